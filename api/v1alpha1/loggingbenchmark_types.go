@@ -1,0 +1,511 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// LoggingBenchmarkSpec describes one benchmark: which PostgreSQL servers to create, what
+// they log, where the logs go, and which pgbench workload measures the cost.
+// +kubebuilder:validation:XValidation:rule="!self.baseline.enabled || self.destinations.all(d, d.name != 'baseline' || d.type == 'None')",message="the destination name 'baseline' is reserved for the automatic baseline; rename it or set baseline.enabled: false"
+// +kubebuilder:validation:XValidation:rule="self.destinations.filter(d, d.type == 'None').size() <= 1",message="at most one destination may have type None (the baseline)"
+type LoggingBenchmarkSpec struct {
+	// Postgres describes every benchmark cluster.
+	// +kubebuilder:default={}
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="postgres is immutable; create a new LoggingBenchmark to change it"
+	Postgres PostgresSpec `json:"postgres,omitempty"`
+
+	// Logging is what the server logs in every destination except the baseline.
+	// +kubebuilder:default={}
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="logging is immutable; create a new LoggingBenchmark to change it"
+	Logging LoggingSpec `json:"logging,omitempty"`
+
+	// Destinations are the logging destinations to compare; each gets its own cluster.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=12
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="destinations are immutable; create a new LoggingBenchmark to change them"
+	Destinations []Destination `json:"destinations"`
+
+	// Baseline controls the automatic no-logging baseline.
+	// +kubebuilder:default={}
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="baseline is immutable; create a new LoggingBenchmark to change it"
+	Baseline BaselineSpec `json:"baseline,omitempty"`
+
+	// Workload is the pgbench workload run against every destination.
+	// +kubebuilder:default={}
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="workload is immutable; create a new LoggingBenchmark to change it"
+	Workload WorkloadSpec `json:"workload,omitempty"`
+
+	// DrainTimeout bounds the wait, after pgbench ends, for the destination to hold the
+	// last record of the run.
+	// +kubebuilder:default="60s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+h)?([0-9]+m)?([0-9]+s)?$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s') && duration(self) <= duration('1h')",message="drainTimeout must be between 0s and 1h"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="drainTimeout is immutable; create a new LoggingBenchmark to change it"
+	DrainTimeout metav1.Duration `json:"drainTimeout,omitempty"`
+
+	// Cleanup says what happens to the benchmark clusters when the benchmark ends.
+	// It is the only field that may change after creation.
+	// +kubebuilder:default=OnSuccess
+	Cleanup CleanupPolicy `json:"cleanup,omitempty"`
+}
+
+// CleanupPolicy says when the benchmark clusters are deleted.
+// +kubebuilder:validation:Enum=Always;OnSuccess;Never
+type CleanupPolicy string
+
+const (
+	CleanupAlways    CleanupPolicy = "Always"
+	CleanupOnSuccess CleanupPolicy = "OnSuccess"
+	CleanupNever     CleanupPolicy = "Never"
+)
+
+// PostgresSpec describes the CloudNativePG cluster created for each destination.
+// +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.parameters.all(k, !(k in ['log_destination', 'logging_collector', 'log_directory', 'log_filename', 'log_truncate_on_rotation', 'log_file_mode', 'event_source']) && !k.startsWith('log_rotation_') && !k.startsWith('syslog_'))",message="logging destination parameters (log_destination, logging_collector, log_directory, log_filename, log_rotation_*, log_truncate_on_rotation, log_file_mode, syslog_*) are set by logbench per destination: use spec.destinations"
+// +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.parameters.all(k, !(k in ['log_statement', 'log_min_duration_statement', 'log_duration', 'log_line_prefix', 'track_io_timing', 'application_name']))",message="statement logging parameters (log_statement, log_min_duration_statement, log_duration, log_line_prefix, track_io_timing) are set by logbench: use spec.logging"
+type PostgresSpec struct {
+	// ImageName is the PostgreSQL operand image; empty means CloudNativePG's default.
+	// The image must contain pgbench (the official CloudNativePG images do).
+	// +optional
+	ImageName string `json:"imageName,omitempty"`
+
+	// Instances per cluster.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=9
+	Instances int32 `json:"instances,omitempty"`
+
+	// Storage of each instance.
+	// +kubebuilder:default={}
+	Storage StorageSpec `json:"storage,omitempty"`
+
+	// Resources of each PostgreSQL instance.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// Parameters are passed to CloudNativePG's spec.postgresql.parameters. Logging
+	// parameters are rejected here: they belong to spec.logging and spec.destinations.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	Parameters map[string]string `json:"parameters,omitempty"`
+
+	// NodeSelector for the instance pods.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Tolerations for the instance pods.
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// Affinity for the instance pods (CloudNativePG's additionalPodAffinity and
+	// additionalPodAntiAffinity, and nodeAffinity).
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+}
+
+// StorageSpec is the persistent volume of each instance.
+type StorageSpec struct {
+	// Size of the volume.
+	// +kubebuilder:default="1Gi"
+	Size resource.Quantity `json:"size,omitempty"`
+
+	// StorageClass of the volume; empty means the cluster default.
+	// +optional
+	StorageClass *string `json:"storageClass,omitempty"`
+}
+
+// StatementLogging is PostgreSQL's log_statement.
+// +kubebuilder:validation:Enum=none;ddl;mod;all
+type StatementLogging string
+
+const (
+	StatementNone StatementLogging = "none"
+	StatementDDL  StatementLogging = "ddl"
+	StatementMod  StatementLogging = "mod"
+	StatementAll  StatementLogging = "all"
+)
+
+// LoggingSpec is what PostgreSQL logs in every non-baseline destination.
+type LoggingSpec struct {
+	// Statement is log_statement.
+	// +kubebuilder:default=all
+	Statement StatementLogging `json:"statement,omitempty"`
+
+	// MinDurationStatement is log_min_duration_statement in milliseconds; -1 turns it off.
+	// Values above 0 make the expected record count an estimate.
+	// +kubebuilder:default=-1
+	// +kubebuilder:validation:Minimum=-1
+	MinDurationStatement *int32 `json:"minDurationStatement,omitempty"`
+
+	// Duration is log_duration.
+	// +optional
+	Duration bool `json:"duration,omitempty"`
+
+	// TrackIOTiming is track_io_timing.
+	// +optional
+	TrackIOTiming bool `json:"trackIOTiming,omitempty"`
+
+	// LinePrefix is log_line_prefix. It must contain %a (the application name, by which
+	// logbench recognises the records of a run in the plain stderr format).
+	// +kubebuilder:default="%m [%p] %q%u@%d %a "
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule="self.contains('%a')",message="linePrefix must contain %a: logbench recognises the records of a run by their application name"
+	LinePrefix string `json:"linePrefix,omitempty"`
+}
+
+// DestinationType is where PostgreSQL's log records go.
+// +kubebuilder:validation:Enum=None;Stdout;Stderr;CSVLog;JSONLog;FluentBitSidecar;Loki
+type DestinationType string
+
+const (
+	// DestinationNone is the baseline: statement logging off.
+	DestinationNone DestinationType = "None"
+	// DestinationStdout is CloudNativePG's own pipeline to the container log
+	// (locally: the server's stderr piped into logbench).
+	DestinationStdout DestinationType = "Stdout"
+	// DestinationStderr is stderr-format files written by the logging collector.
+	DestinationStderr DestinationType = "Stderr"
+	// DestinationCSVLog is csvlog files written by the logging collector.
+	DestinationCSVLog DestinationType = "CSVLog"
+	// DestinationJSONLog is jsonlog files written by the logging collector.
+	DestinationJSONLog DestinationType = "JSONLog"
+	// DestinationFluentBitSidecar ships log files with a Fluent Bit sidecar.
+	DestinationFluentBitSidecar DestinationType = "FluentBitSidecar"
+	// DestinationLoki ships log files to a remote Loki.
+	DestinationLoki DestinationType = "Loki"
+)
+
+// LogFormat is the PostgreSQL log format used by a Stdout destination.
+// +kubebuilder:validation:Enum=CSVLog;Stderr;JSONLog
+type LogFormat string
+
+const (
+	FormatCSVLog  LogFormat = "CSVLog"
+	FormatStderr  LogFormat = "Stderr"
+	FormatJSONLog LogFormat = "JSONLog"
+)
+
+// Destination is one logging destination to measure.
+// +kubebuilder:validation:XValidation:rule="!has(self.format) || self.type == 'Stdout'",message="format applies only to destinations of type Stdout"
+// +kubebuilder:validation:XValidation:rule="self.type != 'FluentBitSidecar' && self.type != 'Loki'",message="destination types FluentBitSidecar and Loki are not supported by this version of logbench yet"
+type Destination struct {
+	// Name identifies the destination; it is part of the cluster's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=20
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// Type of the destination.
+	Type DestinationType `json:"type"`
+
+	// Format of the records a Stdout destination carries; CSVLog (CloudNativePG's
+	// default) when empty.
+	// +optional
+	Format LogFormat `json:"format,omitempty"`
+}
+
+// BaselineSpec controls the automatic baseline.
+type BaselineSpec struct {
+	// Enabled adds a destination named "baseline" of type None unless one of type None
+	// is listed.
+	// +kubebuilder:default=true
+	Enabled bool `json:"enabled"`
+}
+
+// BuiltinWorkload is the pgbench builtin script the workload reproduces.
+// +kubebuilder:validation:Enum=SelectOnly;TPCBLike;SimpleUpdate
+type BuiltinWorkload string
+
+const (
+	WorkloadSelectOnly   BuiltinWorkload = "SelectOnly"
+	WorkloadTPCBLike     BuiltinWorkload = "TPCBLike"
+	WorkloadSimpleUpdate BuiltinWorkload = "SimpleUpdate"
+)
+
+// QueryMode is pgbench's --protocol.
+// +kubebuilder:validation:Enum=Simple;Extended;Prepared
+type QueryMode string
+
+const (
+	QuerySimple   QueryMode = "Simple"
+	QueryExtended QueryMode = "Extended"
+	QueryPrepared QueryMode = "Prepared"
+)
+
+// Aggregate says how repeats of one run are combined.
+// +kubebuilder:validation:Enum=Median;Best
+type Aggregate string
+
+const (
+	AggregateMedian Aggregate = "Median"
+	AggregateBest   Aggregate = "Best"
+)
+
+// WorkloadSpec is the pgbench workload.
+type WorkloadSpec struct {
+	// Builtin is the pgbench builtin script reproduced (with the run's tag in it).
+	// +kubebuilder:default=SelectOnly
+	Builtin BuiltinWorkload `json:"builtin,omitempty"`
+
+	// QueryMode is pgbench's --protocol.
+	// +kubebuilder:default=Prepared
+	QueryMode QueryMode `json:"queryMode,omitempty"`
+
+	// Scale is pgbench's scale factor (100,000 accounts per unit).
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	Scale int32 `json:"scale,omitempty"`
+
+	// UnloggedTables creates the pgbench tables UNLOGGED (no WAL).
+	// +optional
+	UnloggedTables bool `json:"unloggedTables,omitempty"`
+
+	// Clients are the client counts to run, each a separate run.
+	// +kubebuilder:default={1,4}
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:Minimum=1
+	// +kubebuilder:validation:items:Maximum=1000
+	// +listType=set
+	Clients []int32 `json:"clients,omitempty"`
+
+	// Threads is pgbench's --jobs; 0 means min(clients, CPUs available to pgbench).
+	// +kubebuilder:default=0
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	Threads int32 `json:"threads,omitempty"`
+
+	// Duration of each run.
+	// +kubebuilder:default="30s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+h)?([0-9]+m)?([0-9]+s)?$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('24h')",message="duration must be between 1s and 24h"
+	Duration metav1.Duration `json:"duration,omitempty"`
+
+	// Repeats of every run; results aggregate them.
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=20
+	Repeats int32 `json:"repeats,omitempty"`
+
+	// Aggregate is how repeats are combined.
+	// +kubebuilder:default=Median
+	Aggregate Aggregate `json:"aggregate,omitempty"`
+
+	// Resources of the pgbench pod.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// Phase is the lifecycle phase of a benchmark.
+// +kubebuilder:validation:Enum=Pending;Provisioning;Running;Succeeded;Failed
+type Phase string
+
+const (
+	PhasePending      Phase = "Pending"
+	PhaseProvisioning Phase = "Provisioning"
+	PhaseRunning      Phase = "Running"
+	PhaseSucceeded    Phase = "Succeeded"
+	PhaseFailed       Phase = "Failed"
+)
+
+// LoggingBenchmarkStatus is the observed state of a benchmark. Everything in it can be
+// reconstructed from the benchmark's clusters and Jobs.
+type LoggingBenchmarkStatus struct {
+	// ObservedGeneration is the generation last reconciled successfully.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Phase of the benchmark.
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+
+	// Conditions: Ready (the benchmark finished), Progressing, Degraded.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Progress of the runs.
+	// +optional
+	Progress Progress `json:"progress,omitempty"`
+
+	// StartTime is when the first cluster was requested.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// CompletionTime is when the benchmark reached Succeeded or Failed.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// Destinations is the state of each destination's cluster.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Destinations []DestinationStatus `json:"destinations,omitempty"`
+
+	// Results has one row per destination and client count.
+	// +optional
+	Results []Result `json:"results,omitempty"`
+
+	// Summary holds the figures shown by kubectl get.
+	// +optional
+	Summary Summary `json:"summary,omitempty"`
+}
+
+// Progress counts runs (one pgbench execution each).
+type Progress struct {
+	// Done runs, failed ones included.
+	RunsDone int32 `json:"runsDone"`
+	// Total runs: destinations x client counts x repeats.
+	RunsTotal int32 `json:"runsTotal"`
+	// Text is "done/total", for kubectl get.
+	Text string `json:"text,omitempty"`
+	// Current is the run in progress, as destination/clients/repeat.
+	// +optional
+	Current string `json:"current,omitempty"`
+}
+
+// DestinationState is the state of a destination's cluster.
+// +kubebuilder:validation:Enum=Pending;Provisioning;Ready;Failed;Deleted
+type DestinationState string
+
+const (
+	DestinationPending      DestinationState = "Pending"
+	DestinationProvisioning DestinationState = "Provisioning"
+	DestinationReady        DestinationState = "Ready"
+	DestinationFailed       DestinationState = "Failed"
+	DestinationDeleted      DestinationState = "Deleted"
+)
+
+// DestinationStatus is the state of one destination's cluster.
+type DestinationStatus struct {
+	// Name of the destination.
+	Name string `json:"name"`
+	// Type of the destination.
+	Type DestinationType `json:"type"`
+	// ClusterName is the CloudNativePG cluster serving it.
+	ClusterName string `json:"clusterName"`
+	// State of the cluster.
+	State DestinationState `json:"state"`
+	// Message explains a failure.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// Records counts the log records of runs.
+type Records struct {
+	// Expected records PostgreSQL had to emit, from pgbench's counts and the settings.
+	Expected int64 `json:"expected"`
+	// Delivered records counted at the destination.
+	Delivered int64 `json:"delivered"`
+	// Dropped is expected - delivered. Absent when expected is an estimate.
+	// +optional
+	Dropped *int64 `json:"dropped,omitempty"`
+	// ExpectedIsEstimate is true when the settings make an exact count impossible
+	// (log_min_duration_statement above 0, failed transactions).
+	// +optional
+	ExpectedIsEstimate bool `json:"expectedIsEstimate,omitempty"`
+	// AccountingError is set when delivered exceeds expected: the counts cannot both be
+	// right, and the row says so instead of clamping.
+	// +optional
+	AccountingError string `json:"accountingError,omitempty"`
+}
+
+// RepeatResult is one pgbench execution.
+type RepeatResult struct {
+	// Repeat index, from 1.
+	Repeat int32 `json:"repeat"`
+	// TPS without initial connection time.
+	TPS float64 `json:"tps"`
+	// LatencyAvgMs is pgbench's average latency.
+	LatencyAvgMs float64 `json:"latencyAvgMs"`
+	// LatencyStdDevMs is pgbench's latency standard deviation.
+	LatencyStdDevMs float64 `json:"latencyStdDevMs"`
+	// Transactions processed.
+	Transactions int64 `json:"transactions"`
+	// FailedTransactions reported by pgbench.
+	// +optional
+	FailedTransactions int64 `json:"failedTransactions,omitempty"`
+	// Records of this execution.
+	Records Records `json:"records"`
+	// DrainSeconds from the end of pgbench to the last record at the destination.
+	DrainSeconds float64 `json:"drainSeconds"`
+	// Error is set when the run failed after its retries; the numbers are then absent.
+	// +optional
+	Error string `json:"error,omitempty"`
+}
+
+// Result is the aggregate of one destination at one client count.
+type Result struct {
+	// Destination name.
+	Destination string `json:"destination"`
+	// Type of the destination.
+	Type DestinationType `json:"type"`
+	// Clients of the runs.
+	Clients int32 `json:"clients"`
+	// TPS aggregated over successful repeats (median or best).
+	TPS float64 `json:"tps"`
+	// TPSStdDev across repeats.
+	TPSStdDev float64 `json:"tpsStdDev"`
+	// TPSCoefficientOfVariation is TPSStdDev / mean TPS, in percent.
+	TPSCoefficientOfVariation float64 `json:"tpsCVPercent"`
+	// LatencyAvgMs of the chosen repeat (median or best).
+	LatencyAvgMs float64 `json:"latencyAvgMs"`
+	// LatencyStdDevMs of the chosen repeat.
+	LatencyStdDevMs float64 `json:"latencyStdDevMs"`
+	// OverheadPercent is the TPS lost against the baseline at the same client count;
+	// absent for the baseline itself or when the baseline has no result.
+	// +optional
+	OverheadPercent *float64 `json:"overheadPercent,omitempty"`
+	// Records summed over successful repeats.
+	Records Records `json:"records"`
+	// DrainSeconds is the longest drain of the repeats.
+	DrainSeconds float64 `json:"drainSeconds"`
+	// Repeats are the raw values.
+	Repeats []RepeatResult `json:"repeats,omitempty"`
+}
+
+// Summary holds figures for kubectl get.
+type Summary struct {
+	// WorstOverheadPercent over all rows, formatted, e.g. "42.1%".
+	// +optional
+	WorstOverhead string `json:"worstOverhead,omitempty"`
+	// DroppedRecords over all rows with an exact count.
+	// +optional
+	DroppedRecords int64 `json:"droppedRecords,omitempty"`
+}
+
+// LoggingBenchmark measures what PostgreSQL logging costs for each logging destination.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=lbench,categories=logbench
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress.text`
+// +kubebuilder:printcolumn:name="Worst Overhead",type=string,JSONPath=`.status.summary.worstOverhead`
+// +kubebuilder:printcolumn:name="Dropped",type=integer,JSONPath=`.status.summary.droppedRecords`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type LoggingBenchmark struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   LoggingBenchmarkSpec   `json:"spec,omitempty"`
+	Status LoggingBenchmarkStatus `json:"status,omitempty"`
+}
+
+// LoggingBenchmarkList is a list of LoggingBenchmark.
+// +kubebuilder:object:root=true
+type LoggingBenchmarkList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []LoggingBenchmark `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&LoggingBenchmark{}, &LoggingBenchmarkList{})
+}

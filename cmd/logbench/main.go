@@ -1,0 +1,33 @@
+// Command logbench measures what PostgreSQL logging costs. One binary serves every role:
+// the Kubernetes operator, the in-cluster agent that runs pgbench, the local runner and
+// the report renderer.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	if err := newRootCommand().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
+
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "logbench",
+		Short:         "Measure what PostgreSQL logging really costs",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(subcommands...)
+	return root
+}
+
+// subcommands is filled by the init functions of the files beside this one, one file a
+// subcommand, so that they stay independent.
+var subcommands []*cobra.Command
