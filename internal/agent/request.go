@@ -1,0 +1,70 @@
+// Package agent runs one benchmark execution inside the cluster: it applies the
+// destination's logging settings, runs pgbench with the run's tag, counts the delivered
+// records and reports a v1alpha1.RepeatResult as the pod's termination message.
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+)
+
+// RequestEnv is the environment variable holding the JSON Request of an agent Job.
+// Connection settings come separately, as libpq's PGHOST, PGPORT, PGUSER, PGPASSWORD and
+// PGDATABASE, the password from CloudNativePG's superuser Secret: never in the request.
+const RequestEnv = "LOGBENCH_RUN"
+
+// TerminationMessagePath is where the agent writes its JSON v1alpha1.RepeatResult.
+const TerminationMessagePath = "/dev/termination-log"
+
+// Request is what the operator asks of one agent Job: one pgbench execution.
+type Request struct {
+	// Benchmark is the LoggingBenchmark's name.
+	Benchmark string `json:"benchmark"`
+	// Namespace of the benchmark and of the cluster.
+	Namespace string `json:"namespace"`
+	// ClusterName is the CloudNativePG cluster serving the destination.
+	ClusterName string `json:"clusterName"`
+	// Destination measured.
+	Destination v1alpha1.Destination `json:"destination"`
+	// Logging applied unless the destination is the baseline.
+	Logging v1alpha1.LoggingSpec `json:"logging"`
+	// Workload of the benchmark; its Clients list is ignored in favour of Clients.
+	Workload v1alpha1.WorkloadSpec `json:"workload"`
+	// Clients of this execution.
+	Clients int32 `json:"clients"`
+	// Repeat of this execution, from 1.
+	Repeat int32 `json:"repeat"`
+	// DrainTimeout bounds the wait for the last record.
+	DrainTimeout metav1.Duration `json:"drainTimeout"`
+}
+
+// Encode returns the request as the value of RequestEnv.
+func (r Request) Encode() (string, error) {
+	b, err := json.Marshal(r)
+	return string(b), err
+}
+
+// DecodeRequest parses the value of RequestEnv.
+func DecodeRequest(s string) (Request, error) {
+	var r Request
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		return r, fmt.Errorf("decoding %s: %w", RequestEnv, err)
+	}
+	if r.Clients < 1 || r.Repeat < 1 || r.Destination.Name == "" {
+		return r, fmt.Errorf("%s: clients, repeat and destination are required", RequestEnv)
+	}
+	return r, nil
+}
+
+// DecodeResult parses an agent's termination message.
+func DecodeResult(message string) (v1alpha1.RepeatResult, error) {
+	var r v1alpha1.RepeatResult
+	if err := json.Unmarshal([]byte(message), &r); err != nil {
+		return r, fmt.Errorf("decoding agent result: %w", err)
+	}
+	return r, nil
+}
