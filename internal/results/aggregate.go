@@ -1,0 +1,214 @@
+// Package results turns the repeats of a benchmark into result rows, a summary, and the
+// tables logbench prints. Everything here is pure: it neither reads the cluster nor the
+// clock, so the controller and the local runner produce the same rows from the same runs.
+package results
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+)
+
+// RunKey identifies one pgbench execution of a benchmark.
+type RunKey struct {
+	Destination string
+	Clients     int32
+	Repeat      int32
+}
+
+// Aggregate combines the repeats of every (destination, client count) into one row.
+// Rows follow spec.EffectiveDestinations() and then spec.Workload.Clients order; a pair
+// without any run yet has no row. Runs of destinations or client counts the spec does not
+// list are ignored.
+func Aggregate(spec *v1alpha1.LoggingBenchmarkSpec, runs map[RunKey]v1alpha1.RepeatResult) []v1alpha1.Result {
+	var rows []v1alpha1.Result
+	for _, dest := range spec.EffectiveDestinations() {
+		for _, clients := range spec.Workload.Clients {
+			repeats := repeatsOf(runs, dest.Name, clients)
+			if len(repeats) == 0 {
+				continue
+			}
+			rows = append(rows, aggregateRow(dest, clients, repeats, spec.Workload.Aggregate))
+		}
+	}
+	applyOverhead(rows, baselineName(spec))
+	return rows
+}
+
+// Summarize returns the figures kubectl get shows: the worst overhead of any row and the
+// records dropped over all rows whose count is exact.
+func Summarize(rows []v1alpha1.Result) v1alpha1.Summary {
+	var summary v1alpha1.Summary
+	var worst *float64
+	for _, row := range rows {
+		if row.OverheadPercent != nil && (worst == nil || *row.OverheadPercent > *worst) {
+			worst = row.OverheadPercent
+		}
+		if row.Records.Dropped != nil {
+			summary.DroppedRecords += *row.Records.Dropped
+		}
+	}
+	if worst != nil {
+		summary.WorstOverhead = fmt.Sprintf("%.1f%%", *worst)
+	}
+	return summary
+}
+
+// baselineName is the destination of type None among the effective destinations, or ""
+// when the benchmark has no baseline.
+func baselineName(spec *v1alpha1.LoggingBenchmarkSpec) string {
+	for _, dest := range spec.EffectiveDestinations() {
+		if dest.Type == v1alpha1.DestinationNone {
+			return dest.Name
+		}
+	}
+	return ""
+}
+
+// repeatsOf returns the runs of one destination at one client count in repeat order.
+// The key's repeat index is authoritative: it overwrites the index inside the result.
+func repeatsOf(runs map[RunKey]v1alpha1.RepeatResult, destination string, clients int32) []v1alpha1.RepeatResult {
+	var repeats []v1alpha1.RepeatResult
+	for key, run := range runs {
+		if key.Destination == destination && key.Clients == clients {
+			run.Repeat = key.Repeat
+			repeats = append(repeats, run)
+		}
+	}
+	slices.SortFunc(repeats, func(a, b v1alpha1.RepeatResult) int { return cmp.Compare(a.Repeat, b.Repeat) })
+	return repeats
+}
+
+// Successful returns the repeats that produced a measurement, in their original order.
+func Successful(repeats []v1alpha1.RepeatResult) []v1alpha1.RepeatResult {
+	var ok []v1alpha1.RepeatResult
+	for _, r := range repeats {
+		if r.Error == "" {
+			ok = append(ok, r)
+		}
+	}
+	return ok
+}
+
+func aggregateRow(dest v1alpha1.Destination, clients int32, repeats []v1alpha1.RepeatResult, how v1alpha1.Aggregate) v1alpha1.Result {
+	row := v1alpha1.Result{
+		Destination: dest.Name,
+		Type:        dest.Type,
+		Clients:     clients,
+		Repeats:     repeats,
+	}
+	ok := Successful(repeats)
+	if len(ok) == 0 {
+		return row
+	}
+	tps := make([]float64, len(ok))
+	for i, r := range ok {
+		tps[i] = r.TPS
+		row.DrainSeconds = max(row.DrainSeconds, r.DrainSeconds)
+	}
+	chosen := chooseRepeat(ok, how)
+	row.TPS = chosen.TPS
+	if how != v1alpha1.AggregateBest {
+		row.TPS = median(tps)
+	}
+	row.LatencyAvgMs = chosen.LatencyAvgMs
+	row.LatencyStdDevMs = chosen.LatencyStdDevMs
+	mean, stddev := meanAndSampleStdDev(tps)
+	row.TPSStdDev = stddev
+	if mean != 0 {
+		row.TPSCoefficientOfVariation = stddev / mean * 100
+	}
+	row.Records = sumRecords(ok)
+	return row
+}
+
+// chooseRepeat picks the repeat whose latencies represent the row. For Best it is the
+// repeat with the highest TPS. For Median it is the middle repeat by TPS; with an even
+// count the median is the mean of the two middle repeats, both equally near it, and the
+// lower of the two is taken so that latencies are never flattered. Ties keep repeat order.
+func chooseRepeat(ok []v1alpha1.RepeatResult, how v1alpha1.Aggregate) v1alpha1.RepeatResult {
+	byTPS := func(a, b v1alpha1.RepeatResult) int { return cmp.Compare(a.TPS, b.TPS) }
+	if how == v1alpha1.AggregateBest {
+		return slices.MaxFunc(ok, byTPS)
+	}
+	sorted := slices.Clone(ok)
+	slices.SortStableFunc(sorted, byTPS)
+	return sorted[(len(sorted)-1)/2]
+}
+
+func median(values []float64) float64 {
+	sorted := slices.Clone(values)
+	slices.Sort(sorted)
+	mid := len(sorted) / 2
+	if len(sorted)%2 == 1 {
+		return sorted[mid]
+	}
+	return (sorted[mid-1] + sorted[mid]) / 2
+}
+
+// meanAndSampleStdDev uses n-1: the repeats are a sample of the runs one could make.
+func meanAndSampleStdDev(values []float64) (mean, stddev float64) {
+	for _, v := range values {
+		mean += v
+	}
+	mean /= float64(len(values))
+	if len(values) < 2 {
+		return mean, 0
+	}
+	var squares float64
+	for _, v := range values {
+		squares += (v - mean) * (v - mean)
+	}
+	return mean, math.Sqrt(squares / float64(len(values)-1))
+}
+
+// sumRecords adds up the records of successful repeats. Dropped is only summed when every
+// repeat counted it exactly: a sum with a gap in it would understate the loss.
+func sumRecords(ok []v1alpha1.RepeatResult) v1alpha1.Records {
+	var total v1alpha1.Records
+	var dropped int64
+	exact := true
+	var accountingErrors []string
+	for _, r := range ok {
+		total.Expected += r.Records.Expected
+		total.Delivered += r.Records.Delivered
+		total.ExpectedIsEstimate = total.ExpectedIsEstimate || r.Records.ExpectedIsEstimate
+		if r.Records.Dropped == nil {
+			exact = false
+		} else {
+			dropped += *r.Records.Dropped
+		}
+		if r.Records.AccountingError != "" {
+			accountingErrors = append(accountingErrors, fmt.Sprintf("repeat %d: %s", r.Repeat, r.Records.AccountingError))
+		}
+	}
+	if exact {
+		total.Dropped = &dropped
+	}
+	total.AccountingError = strings.Join(accountingErrors, "; ")
+	return total
+}
+
+// applyOverhead sets each row's TPS loss against the baseline row at the same client
+// count. A faster-than-baseline row keeps its negative overhead: it is noise worth seeing.
+func applyOverhead(rows []v1alpha1.Result, baseline string) {
+	baselineTPS := map[int32]float64{}
+	for _, row := range rows {
+		if row.Destination == baseline && len(Successful(row.Repeats)) > 0 && row.TPS > 0 {
+			baselineTPS[row.Clients] = row.TPS
+		}
+	}
+	for i := range rows {
+		row := &rows[i]
+		base, ok := baselineTPS[row.Clients]
+		if row.Destination == baseline || !ok || len(Successful(row.Repeats)) == 0 {
+			continue
+		}
+		overhead := (base - row.TPS) / base * 100
+		row.OverheadPercent = &overhead
+	}
+}

@@ -1,0 +1,258 @@
+package results
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func testSpec(how v1alpha1.Aggregate, clients ...int32) *v1alpha1.LoggingBenchmarkSpec {
+	return &v1alpha1.LoggingBenchmarkSpec{
+		Destinations: []v1alpha1.Destination{
+			{Name: "csv", Type: v1alpha1.DestinationCSVLog},
+			{Name: "stdout", Type: v1alpha1.DestinationStdout},
+		},
+		Baseline: v1alpha1.BaselineSpec{Enabled: true},
+		Workload: v1alpha1.WorkloadSpec{Clients: clients, Aggregate: how},
+	}
+}
+
+// exact is a successful repeat whose records were counted exactly.
+func exact(tps float64, expected, delivered int64) v1alpha1.RepeatResult {
+	return v1alpha1.RepeatResult{
+		TPS: tps, LatencyAvgMs: 1000 / tps, LatencyStdDevMs: 1, DrainSeconds: tps / 1000,
+		Records: v1alpha1.Records{Expected: expected, Delivered: delivered, Dropped: ptr(expected - delivered)},
+	}
+}
+
+func failed(msg string) v1alpha1.RepeatResult { return v1alpha1.RepeatResult{Error: msg} }
+
+func TestAggregate(t *testing.T) {
+	tests := []struct {
+		name  string
+		spec  *v1alpha1.LoggingBenchmarkSpec
+		runs  map[RunKey]v1alpha1.RepeatResult
+		check func(t *testing.T, rows []v1alpha1.Result)
+	}{
+		{
+			name: "rows follow spec order and skip pairs without runs",
+			spec: testSpec(v1alpha1.AggregateMedian, 4, 1),
+			runs: map[RunKey]v1alpha1.RepeatResult{
+				{"stdout", 1, 1}:   exact(100, 10, 10),
+				{"csv", 1, 1}:      exact(100, 10, 10),
+				{"csv", 4, 1}:      exact(100, 10, 10),
+				{"baseline", 1, 1}: exact(100, 0, 0),
+				{"unknown", 1, 1}:  exact(100, 0, 0),
+				{"csv", 2, 1}:      exact(100, 0, 0),
+			},
+			check: func(t *testing.T, rows []v1alpha1.Result) {
+				var got []string
+				for _, r := range rows {
+					got = append(got, fmt.Sprintf("%s/%d", r.Destination, r.Clients))
+				}
+				if want := []string{"baseline/1", "csv/4", "csv/1", "stdout/1"}; !slices.Equal(got, want) {
+					t.Errorf("rows = %v, want %v", got, want)
+				}
+			},
+		},
+		{
+			name: "odd median takes the middle repeat and its latency",
+			spec: testSpec(v1alpha1.AggregateMedian, 1),
+			runs: map[RunKey]v1alpha1.RepeatResult{
+				{"csv", 1, 1}: exact(300, 30, 30),
+				{"csv", 1, 2}: exact(100, 10, 9),
+				{"csv", 1, 3}: exact(200, 20, 18),
+			},
+			check: func(t *testing.T, rows []v1alpha1.Result) {
+				r := rows[0]
+				assertFloat(t, "TPS", r.TPS, 200)
+				assertFloat(t, "latency", r.LatencyAvgMs, 5)
+				assertFloat(t, "stddev", r.TPSStdDev, 100)
+				assertFloat(t, "CV", r.TPSCoefficientOfVariation, 50)
+				assertFloat(t, "drain", r.DrainSeconds, 0.3)
+				if r.Records.Expected != 60 || r.Records.Delivered != 57 || *r.Records.Dropped != 3 {
+					t.Errorf("records = %+v", r.Records)
+				}
+				for i, rep := range r.Repeats {
+					if rep.Repeat != int32(i+1) {
+						t.Errorf("repeat %d has index %d", i, rep.Repeat)
+					}
+				}
+			},
+		},
+		{
+			name: "even median is the mean of the middle two; latency from the lower",
+			spec: testSpec(v1alpha1.AggregateMedian, 1),
+			runs: map[RunKey]v1alpha1.RepeatResult{
+				{"csv", 1, 1}: exact(400, 0, 0),
+				{"csv", 1, 2}: exact(100, 0, 0),
+				{"csv", 1, 3}: exact(250, 0, 0),
+				{"csv", 1, 4}: exact(200, 0, 0),
+			},
+			check: func(t *testing.T, rows []v1alpha1.Result) {
+				assertFloat(t, "TPS", rows[0].TPS, 225)
+				assertFloat(t, "latency", rows[0].LatencyAvgMs, 5)
+			},
+		},
+		{
+			name: "best takes the fastest repeat",
+			spec: testSpec(v1alpha1.AggregateBest, 1),
+			runs: map[RunKey]v1alpha1.RepeatResult{
+				{"csv", 1, 1}: exact(100, 0, 0),
+				{"csv", 1, 2}: exact(250, 0, 0),
+				{"csv", 1, 3}: exact(200, 0, 0),
+			},
+			check: func(t *testing.T, rows []v1alpha1.Result) {
+				assertFloat(t, "TPS", rows[0].TPS, 250)
+				assertFloat(t, "latency", rows[0].LatencyAvgMs, 4)
+			},
+		},
+		{
+			name: "single repeat has no spread",
+			spec: testSpec(v1alpha1.AggregateMedian, 1),
+			runs: map[RunKey]v1alpha1.RepeatResult{{"csv", 1, 1}: exact(100, 0, 0)},
+			check: func(t *testing.T, rows []v1alpha1.Result) {
+				assertFloat(t, "stddev", rows[0].TPSStdDev, 0)
+				assertFloat(t, "CV", rows[0].TPSCoefficientOfVariation, 0)
+			},
+		},
+		{
+			name: "failed repeats are kept but not counted",
+			spec: testSpec(v1alpha1.AggregateMedian, 1),
+			runs: map[RunKey]v1alpha1.RepeatResult{
+				{"csv", 1, 1}: exact(100, 10, 10),
+				{"csv", 1, 2}: failed("pgbench: connection refused"),
+			},
+			check: func(t *testing.T, rows []v1alpha1.Result) {
+				r := rows[0]
+				assertFloat(t, "TPS", r.TPS, 100)
+				if len(r.Repeats) != 2 || r.Records.Expected != 10 {
+					t.Errorf("row = %+v", r)
+				}
+			},
+		},
+		{
+			name: "estimates and accounting errors propagate; dropped needs every repeat exact",
+			spec: testSpec(v1alpha1.AggregateMedian, 1),
+			runs: map[RunKey]v1alpha1.RepeatResult{
+				{"csv", 1, 1}: exact(100, 10, 10),
+				{"csv", 1, 2}: {TPS: 100, Records: v1alpha1.Records{Expected: 10, Delivered: 12, AccountingError: "delivered 12 > expected 10"}},
+				{"csv", 1, 3}: {TPS: 100, Records: v1alpha1.Records{Expected: 10, Delivered: 5, ExpectedIsEstimate: true}},
+			},
+			check: func(t *testing.T, rows []v1alpha1.Result) {
+				rec := rows[0].Records
+				if rec.Dropped != nil || !rec.ExpectedIsEstimate || rec.Expected != 30 || rec.Delivered != 27 {
+					t.Errorf("records = %+v", rec)
+				}
+				if rec.AccountingError != "repeat 2: delivered 12 > expected 10" {
+					t.Errorf("accounting error = %q", rec.AccountingError)
+				}
+			},
+		},
+		{
+			name: "overhead against the baseline at the same client count, negative kept",
+			spec: testSpec(v1alpha1.AggregateMedian, 1, 4),
+			runs: map[RunKey]v1alpha1.RepeatResult{
+				{"baseline", 1, 1}: exact(200, 0, 0),
+				{"baseline", 4, 1}: exact(400, 0, 0),
+				{"csv", 1, 1}:      exact(150, 0, 0),
+				{"csv", 4, 1}:      exact(440, 0, 0),
+			},
+			check: func(t *testing.T, rows []v1alpha1.Result) {
+				if rows[0].OverheadPercent != nil || rows[1].OverheadPercent != nil {
+					t.Errorf("baseline rows have an overhead")
+				}
+				assertFloat(t, "overhead at 1", *rows[2].OverheadPercent, 25)
+				assertFloat(t, "overhead at 4", *rows[3].OverheadPercent, -10)
+			},
+		},
+		{
+			name: "no overhead without a successful baseline, or for an all-failed row",
+			spec: testSpec(v1alpha1.AggregateMedian, 1, 4),
+			runs: map[RunKey]v1alpha1.RepeatResult{
+				{"baseline", 1, 1}: failed("boom"),
+				{"baseline", 4, 1}: exact(400, 0, 0),
+				{"csv", 1, 1}:      exact(150, 0, 0),
+				{"csv", 4, 1}:      failed("boom"),
+			},
+			check: func(t *testing.T, rows []v1alpha1.Result) {
+				for _, r := range rows {
+					if r.OverheadPercent != nil {
+						t.Errorf("%s/%d has overhead %v", r.Destination, r.Clients, *r.OverheadPercent)
+					}
+				}
+				failedRow := rows[3]
+				if failedRow.TPS != 0 || len(failedRow.Repeats) != 1 || failedRow.Records.Dropped != nil {
+					t.Errorf("all-failed row = %+v", failedRow)
+				}
+			},
+		},
+		{
+			name: "a listed None destination is the baseline",
+			spec: &v1alpha1.LoggingBenchmarkSpec{
+				Destinations: []v1alpha1.Destination{
+					{Name: "csv", Type: v1alpha1.DestinationCSVLog},
+					{Name: "quiet", Type: v1alpha1.DestinationNone},
+				},
+				Baseline: v1alpha1.BaselineSpec{Enabled: true},
+				Workload: v1alpha1.WorkloadSpec{Clients: []int32{1}},
+			},
+			runs: map[RunKey]v1alpha1.RepeatResult{
+				{"quiet", 1, 1}: exact(100, 0, 0),
+				{"csv", 1, 1}:   exact(50, 0, 0),
+			},
+			check: func(t *testing.T, rows []v1alpha1.Result) {
+				assertFloat(t, "overhead", *rows[0].OverheadPercent, 50)
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.check(t, Aggregate(tt.spec, tt.runs))
+		})
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	tests := []struct {
+		name string
+		rows []v1alpha1.Result
+		want v1alpha1.Summary
+	}{
+		{name: "empty"},
+		{
+			name: "worst overhead and exact drops",
+			rows: []v1alpha1.Result{
+				{OverheadPercent: ptr(12.34), Records: v1alpha1.Records{Dropped: ptr(int64(5))}},
+				{OverheadPercent: ptr(42.06), Records: v1alpha1.Records{Dropped: ptr(int64(7))}},
+				{OverheadPercent: ptr(-3.0), Records: v1alpha1.Records{Delivered: 1000}},
+				{},
+			},
+			want: v1alpha1.Summary{WorstOverhead: "42.1%", DroppedRecords: 12},
+		},
+		{
+			name: "negative worst is shown as is",
+			rows: []v1alpha1.Result{{OverheadPercent: ptr(-1.25)}},
+			want: v1alpha1.Summary{WorstOverhead: "-1.2%"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Summarize(tt.rows); got != tt.want {
+				t.Errorf("Summarize = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func assertFloat(t *testing.T, what string, got, want float64) {
+	t.Helper()
+	if math.Abs(got-want) > 1e-9 {
+		t.Errorf("%s = %v, want %v", what, got, want)
+	}
+}
