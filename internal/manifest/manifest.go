@@ -126,4 +126,3 @@ var loadSchema = sync.OnceValues(func() (compiledSchema, error) {
 		cel:        cel.NewValidator(structural, true, celconfig.PerCallLimit),
 	}, nil
 })
-
