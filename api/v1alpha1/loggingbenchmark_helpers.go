@@ -1,5 +1,7 @@
 package v1alpha1
 
+import "strconv"
+
 // BaselineName is the name of the destination added when spec.baseline.enabled is true
 // and no destination of type None is listed.
 const BaselineName = "baseline"
@@ -41,4 +43,38 @@ func (d Destination) EffectiveFormat() LogFormat {
 		}
 	}
 	return FormatCSVLog
+}
+
+// ServerParameters returns the PostgreSQL settings every server of the destination runs
+// with: spec.postgres.parameters plus the statement logging of spec.logging, or statement
+// logging off for the baseline. Where records go (log_destination and friends) is not
+// included: it differs between a CloudNativePG pod and a local server.
+func (s *LoggingBenchmarkSpec) ServerParameters(d Destination) map[string]string {
+	parameters := make(map[string]string, len(s.Postgres.Parameters)+5)
+	for name, value := range s.Postgres.Parameters {
+		parameters[name] = value
+	}
+	logging := s.Logging
+	if d.Type == DestinationNone {
+		logging = LoggingSpec{Statement: StatementNone, LinePrefix: s.Logging.LinePrefix, TrackIOTiming: s.Logging.TrackIOTiming}
+	}
+	minDuration := int32(-1)
+	if logging.MinDurationStatement != nil {
+		minDuration = *logging.MinDurationStatement
+	}
+	parameters["log_statement"] = string(logging.Statement)
+	parameters["log_min_duration_statement"] = strconv.Itoa(int(minDuration))
+	parameters["log_duration"] = onOff(logging.Duration)
+	parameters["track_io_timing"] = onOff(logging.TrackIOTiming)
+	if logging.LinePrefix != "" {
+		parameters["log_line_prefix"] = logging.LinePrefix
+	}
+	return parameters
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }
