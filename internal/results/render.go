@@ -1,0 +1,244 @@
+package results
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+)
+
+// Format is an output format of Render.
+type Format string
+
+const (
+	FormatTable    Format = "table"
+	FormatJSON     Format = "json"
+	FormatCSV      Format = "csv"
+	FormatMarkdown Format = "markdown"
+)
+
+// Formats lists the formats Render accepts, for flag help.
+var Formats = []Format{FormatTable, FormatJSON, FormatCSV, FormatMarkdown}
+
+// ParseFormat reads a format name, case-insensitively.
+func ParseFormat(name string) (Format, error) {
+	for _, f := range Formats {
+		if strings.EqualFold(name, string(f)) {
+			return f, nil
+		}
+	}
+	return "", unknownFormat(name)
+}
+
+func unknownFormat(name string) error {
+	names := make([]string, len(Formats))
+	for i, f := range Formats {
+		names[i] = string(f)
+	}
+	return fmt.Errorf("unknown output format %q: use one of %s", name, strings.Join(names, ", "))
+}
+
+// Render writes the rows in the given format.
+func Render(w io.Writer, f Format, rows []v1alpha1.Result) error {
+	switch f {
+	case FormatTable:
+		return renderTable(w, rows)
+	case FormatJSON:
+		return renderJSON(w, rows)
+	case FormatCSV:
+		return renderCSV(w, rows)
+	case FormatMarkdown:
+		return renderMarkdown(w, rows)
+	}
+	return unknownFormat(string(f))
+}
+
+var humanHeader = []string{
+	"DESTINATION", "TYPE", "CLIENTS", "REPEATS", "TPS", "±STDDEV(CV%)", "LATENCY(ms)",
+	"OVERHEAD", "EXPECTED", "DELIVERED", "DROPPED", "DRAIN(s)",
+}
+
+// Markers in human-readable cells; the footnotes explain them.
+const (
+	estimateMarker   = "~"
+	accountingMarker = "!"
+	missing          = "-"
+)
+
+// humanCells is one row as the table and Markdown show it. A row without a successful
+// repeat has no figures at all: zeros would read as measurements.
+func humanCells(row v1alpha1.Result) []string {
+	ok := len(Successful(row.Repeats))
+	cells := []string{row.Destination, string(row.Type), strconv.Itoa(int(row.Clients)), fmt.Sprintf("%d/%d", ok, len(row.Repeats))}
+	if ok == 0 {
+		for range humanHeader[len(cells):] {
+			cells = append(cells, missing)
+		}
+		return cells
+	}
+	overhead := missing
+	if row.OverheadPercent != nil {
+		overhead = fmt.Sprintf("%.1f%%", *row.OverheadPercent)
+	}
+	expected := strconv.FormatInt(row.Records.Expected, 10)
+	if row.Records.ExpectedIsEstimate {
+		expected = estimateMarker + expected
+	}
+	delivered := strconv.FormatInt(row.Records.Delivered, 10)
+	if row.Records.AccountingError != "" {
+		delivered += accountingMarker
+	}
+	dropped := missing
+	if row.Records.Dropped != nil {
+		dropped = strconv.FormatInt(*row.Records.Dropped, 10)
+	}
+	return append(cells,
+		fmt.Sprintf("%.1f", row.TPS),
+		fmt.Sprintf("±%.1f (%.1f%%)", row.TPSStdDev, row.TPSCoefficientOfVariation),
+		fmt.Sprintf("%.3f ±%.3f", row.LatencyAvgMs, row.LatencyStdDevMs),
+		overhead, expected, delivered, dropped,
+		fmt.Sprintf("%.1f", row.DrainSeconds),
+	)
+}
+
+// footnotes explain the markers and list failed repeats, one line each.
+func footnotes(rows []v1alpha1.Result) []string {
+	var estimates bool
+	var accounting, failures []string
+	for _, row := range rows {
+		run := fmt.Sprintf("%s/%d", row.Destination, row.Clients)
+		if len(Successful(row.Repeats)) > 0 {
+			estimates = estimates || row.Records.ExpectedIsEstimate
+			if row.Records.AccountingError != "" {
+				accounting = append(accounting, fmt.Sprintf("%s %s: %s", accountingMarker, run, row.Records.AccountingError))
+			}
+		}
+		for _, r := range row.Repeats {
+			if r.Error != "" {
+				failures = append(failures, fmt.Sprintf("%s repeat %d failed: %s", run, r.Repeat, firstLine(r.Error)))
+			}
+		}
+	}
+	var notes []string
+	if estimates {
+		notes = append(notes, estimateMarker+" expected is an estimate (log_min_duration_statement above 0 or failed transactions), so dropped is not computed")
+	}
+	notes = append(notes, accounting...)
+	return append(notes, failures...)
+}
+
+// firstLine keeps footnotes one line each; the full error is in the JSON output.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+func renderTable(w io.Writer, rows []v1alpha1.Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(humanHeader, "\t"))
+	for _, row := range rows {
+		fmt.Fprintln(tw, strings.Join(humanCells(row), "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return writeFootnotes(w, rows, "")
+}
+
+func renderMarkdown(w io.Writer, rows []v1alpha1.Result) error {
+	var b strings.Builder
+	writeMarkdownRow(&b, humanHeader)
+	separator := make([]string, len(humanHeader))
+	for i := range separator {
+		separator[i] = "---"
+	}
+	writeMarkdownRow(&b, separator)
+	for _, row := range rows {
+		writeMarkdownRow(&b, humanCells(row))
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	return writeFootnotes(w, rows, "- ")
+}
+
+func writeMarkdownRow(b *strings.Builder, cells []string) {
+	b.WriteString("|")
+	for _, c := range cells {
+		b.WriteString(" " + strings.ReplaceAll(c, "|", `\|`) + " |")
+	}
+	b.WriteString("\n")
+}
+
+// writeFootnotes separates the notes from the table by a blank line and prefixes each.
+func writeFootnotes(w io.Writer, rows []v1alpha1.Result, prefix string) error {
+	notes := footnotes(rows)
+	if len(notes) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("\n")
+	for _, n := range notes {
+		b.WriteString(prefix + n + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func renderJSON(w io.Writer, rows []v1alpha1.Result) error {
+	if rows == nil {
+		rows = []v1alpha1.Result{} // "[]", not "null", for consumers that expect a list
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rows)
+}
+
+var csvHeader = []string{
+	"destination", "type", "clients", "repeats", "failed_repeats",
+	"tps", "tps_stddev", "tps_cv_percent", "latency_avg_ms", "latency_stddev_ms",
+	"overhead_percent", "expected", "expected_is_estimate", "delivered", "dropped",
+	"accounting_error", "drain_seconds",
+}
+
+// renderCSV writes full-precision numbers for further processing; absent values
+// (overhead, dropped) are empty fields.
+func renderCSV(w io.Writer, rows []v1alpha1.Result) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(csvHeader); err != nil {
+		return err
+	}
+	for _, row := range rows {
+		ok := len(Successful(row.Repeats))
+		record := []string{
+			row.Destination, string(row.Type), strconv.Itoa(int(row.Clients)),
+			strconv.Itoa(len(row.Repeats)), strconv.Itoa(len(row.Repeats) - ok),
+			formatFloat(row.TPS), formatFloat(row.TPSStdDev), formatFloat(row.TPSCoefficientOfVariation),
+			formatFloat(row.LatencyAvgMs), formatFloat(row.LatencyStdDevMs),
+			optional(row.OverheadPercent, formatFloat),
+			strconv.FormatInt(row.Records.Expected, 10), strconv.FormatBool(row.Records.ExpectedIsEstimate),
+			strconv.FormatInt(row.Records.Delivered, 10),
+			optional(row.Records.Dropped, func(v int64) string { return strconv.FormatInt(v, 10) }),
+			row.Records.AccountingError, formatFloat(row.DrainSeconds),
+		}
+		if err := cw.Write(record); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func formatFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+func optional[T any](v *T, format func(T) string) string {
+	if v == nil {
+		return ""
+	}
+	return format(*v)
+}

@@ -1,0 +1,121 @@
+package results
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+
+// goldenRows cover every marker: a baseline, an exact row with drops, an estimate, an
+// accounting error, a failed repeat among successful ones, and a row that failed entirely.
+func goldenRows() []v1alpha1.Result {
+	spec := testSpec(v1alpha1.AggregateMedian, 1, 4)
+	spec.Destinations = append(spec.Destinations, v1alpha1.Destination{Name: "json", Type: v1alpha1.DestinationJSONLog})
+	estimate := exact(9100, 91000, 90000)
+	estimate.Records.Dropped, estimate.Records.ExpectedIsEstimate = nil, true
+	overcount := exact(15000, 150000, 150010)
+	overcount.Records.Dropped, overcount.Records.AccountingError = nil, "delivered 150010 records but expected 150000"
+	return Aggregate(spec, map[RunKey]v1alpha1.RepeatResult{
+		{"baseline", 1, 1}: exact(27300, 0, 0),
+		{"baseline", 1, 2}: exact(27100, 0, 0),
+		{"baseline", 4, 1}: exact(49200, 0, 0),
+		{"baseline", 4, 2}: exact(48800, 0, 0),
+		{"csv", 1, 1}:      exact(16100, 161002, 161002),
+		{"csv", 1, 2}:      exact(15900, 159002, 158990),
+		{"csv", 4, 1}:      exact(17100, 171002, 171002),
+		{"csv", 4, 2}:      failed("pgbench: exit status 1\nconnection to server failed"),
+		{"stdout", 1, 1}:   estimate,
+		{"stdout", 1, 2}:   overcount,
+		{"stdout", 4, 1}:   failed("cluster not ready"),
+		{"stdout", 4, 2}:   failed("cluster not ready"),
+		{"json", 1, 1}:     exact(14000, 140002, 140002),
+	})
+}
+
+func TestRender(t *testing.T) {
+	for _, f := range Formats {
+		t.Run(string(f), func(t *testing.T) {
+			var out bytes.Buffer
+			if err := Render(&out, f, goldenRows()); err != nil {
+				t.Fatal(err)
+			}
+			assertGolden(t, filepath.Join("testdata", string(f)+".golden"), out.Bytes())
+		})
+	}
+}
+
+func TestRenderEmpty(t *testing.T) {
+	tests := []struct {
+		format Format
+		want   string
+	}{
+		{FormatJSON, "[]\n"},
+		{FormatCSV, strings.Join(csvHeader, ",") + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.format), func(t *testing.T) {
+			var out bytes.Buffer
+			if err := Render(&out, tt.format, nil); err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != tt.want {
+				t.Errorf("Render(nil) = %q, want %q", out.String(), tt.want)
+			}
+		})
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Format
+		wantErr string
+	}{
+		{in: "table", want: FormatTable},
+		{in: "JSON", want: FormatJSON},
+		{in: "csv", want: FormatCSV},
+		{in: "Markdown", want: FormatMarkdown},
+		{in: "yaml", wantErr: `unknown output format "yaml": use one of table, json, csv, markdown`},
+		{in: "", wantErr: `unknown output format ""`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseFormat(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("ParseFormat(%q) error = %v, want %q", tt.in, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("ParseFormat(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+			}
+		})
+	}
+	if err := Render(&bytes.Buffer{}, Format("yaml"), nil); err == nil {
+		t.Error("Render accepted an unknown format")
+	}
+}
+
+func assertGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/results -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("output differs from %s (rerun with -update if the change is intended):\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
+	}
+}
