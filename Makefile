@@ -1,0 +1,182 @@
+# Image of the operator; the same image runs the agent Jobs, since one binary serves
+# every role.
+IMG ?= logbench:dev
+
+# CONTAINER_TOOL defines the container tool used to build the image (docker, podman, ...).
+CONTAINER_TOOL ?= docker
+
+# FUZZTIME is how long `make test` fuzzes each Fuzz target.
+FUZZTIME ?= 5s
+
+# Recipes fail on the first failing command, including inside pipes.
+SHELL = /usr/bin/env bash -o pipefail
+.SHELLFLAGS = -ec
+
+.PHONY: all
+all: build
+
+##@ General
+
+# The help target prints the targets annotated with `## ` under their `##@` sections.
+.PHONY: help
+help: ## Display this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Development
+
+# allowDangerousTypes admits the float64 fields of the results (TPS, latencies).
+.PHONY: manifests
+manifests: controller-gen ## Generate the ClusterRole and CustomResourceDefinition objects.
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:allowDangerousTypes=true webhook paths="./..." output:crd:artifacts:config=config/crd/bases
+
+.PHONY: generate
+generate: controller-gen ## Generate the DeepCopy, DeepCopyInto and DeepCopyObject methods.
+	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./..."
+
+.PHONY: fmt
+fmt: ## Run go fmt against code.
+	go fmt ./...
+
+.PHONY: vet
+vet: ## Run go vet against code.
+	go vet ./...
+
+# End-to-end tests carry the e2e build tag, so go test ./... leaves them out.
+.PHONY: test
+test: manifests generate fmt vet envtest ## Run the unit and envtest suites, then fuzz every Fuzz target for FUZZTIME.
+	KUBEBUILDER_ASSETS="$(ENVTEST_DIR)" go test ./... -coverprofile cover.out
+	FUZZTIME=$(FUZZTIME) hack/fuzz-brief.sh
+
+.PHONY: verify-generated
+verify-generated: manifests generate ## Fail when the generated code or manifests are not committed.
+	@changes=$$(git status --porcelain -- api config); \
+	if [ -n "$$changes" ]; then \
+		echo "$$changes"; \
+		echo "generated files differ from the commit: run make manifests generate and commit the result" >&2; \
+		exit 1; \
+	fi
+
+.PHONY: lint
+lint: golangci-lint ## Run golangci-lint.
+	$(GOLANGCI_LINT) run
+
+.PHONY: lint-fix
+lint-fix: golangci-lint ## Run golangci-lint and apply the fixes it can.
+	$(GOLANGCI_LINT) run --fix
+
+##@ Build
+
+.PHONY: build
+build: manifests generate fmt vet ## Build the logbench binary into bin/.
+	go build -o $(LOCALBIN)/logbench ./cmd/logbench
+
+.PHONY: run
+run: manifests generate fmt vet ## Run the operator from your host against the current kubeconfig.
+	go run ./cmd/logbench operator --agent-image=$(IMG)
+
+.PHONY: docker-build
+docker-build: ## Build the container image IMG.
+	$(CONTAINER_TOOL) build -t $(IMG) .
+
+.PHONY: docker-push
+docker-push: ## Push the container image IMG.
+	$(CONTAINER_TOOL) push $(IMG)
+
+.PHONY: build-installer
+build-installer: manifests generate installer-overlay ## Generate dist/install.yaml: CRD, RBAC and the operator Deployment running IMG.
+	$(KUSTOMIZE) build $(INSTALLER_OVERLAY) > dist/install.yaml
+
+##@ Deployment
+
+ifndef ignore-not-found
+  ignore-not-found = false
+endif
+
+.PHONY: install
+install: manifests kustomize ## Install the CRD into the cluster of the current kubeconfig.
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) apply --server-side -f -
+
+.PHONY: uninstall
+uninstall: manifests kustomize ## Uninstall the CRD. Call with ignore-not-found=true to ignore missing resources.
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
+
+.PHONY: deploy
+deploy: manifests installer-overlay ## Deploy the operator running IMG into the cluster of the current kubeconfig.
+	$(KUSTOMIZE) build $(INSTALLER_OVERLAY) | $(KUBECTL) apply --server-side -f -
+
+.PHONY: undeploy
+undeploy: kustomize ## Remove the operator. Call with ignore-not-found=true to ignore missing resources.
+	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
+
+# The image is set in a throwaway overlay, so that the committed
+# config/manager/kustomization.yaml keeps its placeholder and `make deploy` leaves the
+# work tree clean.
+INSTALLER_OVERLAY = dist/overlay
+
+.PHONY: installer-overlay
+installer-overlay: kustomize
+	rm -rf $(INSTALLER_OVERLAY) && mkdir -p $(INSTALLER_OVERLAY)
+	cd $(INSTALLER_OVERLAY) && $(KUSTOMIZE) create --resources ../../config/default && $(KUSTOMIZE) edit set image controller=$(IMG)
+
+##@ Dependencies
+
+LOCALBIN ?= $(shell pwd)/bin
+$(LOCALBIN):
+	mkdir -p $(LOCALBIN)
+
+KUBECTL ?= kubectl
+KUSTOMIZE ?= $(LOCALBIN)/kustomize
+CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
+GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
+
+## Tool versions
+KUSTOMIZE_VERSION ?= v5.7.1
+CONTROLLER_TOOLS_VERSION ?= v0.19.0
+GOLANGCI_LINT_VERSION ?= v2.15.0
+# The Kubernetes release whose kube-apiserver envtest runs; it matches k8s.io/* in go.mod.
+ENVTEST_K8S_VERSION ?= 1.34.4
+
+# envtest needs a kube-apiserver and an etcd in one folder. No Kubernetes release
+# downloads are reachable here, so kube-apiserver is built from the Go module proxy and
+# etcd comes from Debian's etcd-server package.
+ENVTEST_DIR ?= $(LOCALBIN)/k8s
+ETCD ?= /usr/bin/etcd
+
+.PHONY: envtest
+envtest: $(ENVTEST_DIR)/kube-apiserver $(ENVTEST_DIR)/etcd ## Provide the envtest binaries in bin/k8s.
+
+$(ENVTEST_DIR)/kube-apiserver:
+	KUBE_VERSION=$(ENVTEST_K8S_VERSION) hack/build-kube.sh $(ENVTEST_DIR) kube-apiserver
+
+$(ENVTEST_DIR)/etcd:
+	@test -x $(ETCD) || { echo "$(ETCD) not found: install it with apt-get install etcd-server, or pass ETCD=/path/to/etcd" >&2; exit 1; }
+	mkdir -p $(ENVTEST_DIR)
+	ln -sf $(ETCD) $@
+
+.PHONY: kustomize
+kustomize: | $(LOCALBIN) ## Install kustomize into bin/ unless it is there.
+	$(call go-install-tool,$(KUSTOMIZE),sigs.k8s.io/kustomize/kustomize/v5,$(KUSTOMIZE_VERSION))
+
+.PHONY: controller-gen
+controller-gen: | $(LOCALBIN) ## Install controller-gen into bin/ unless it is there.
+	$(call go-install-tool,$(CONTROLLER_GEN),sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_TOOLS_VERSION))
+
+.PHONY: golangci-lint
+golangci-lint: | $(LOCALBIN) ## Install golangci-lint into bin/ unless it is there.
+	$(call go-install-tool,$(GOLANGCI_LINT),github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION))
+
+# go-install-tool installs package $(2) at version $(3) as $(1)-$(3), unless that file is
+# already there, and points the symlink $(1) at it: a version bump installs the new
+# version, and an installed one is never rebuilt. The tool targets are phony so that this
+# check, which is cheap, runs every time.
+define go-install-tool
+@[ -s "$(1)-$(3)" ] || { \
+set -e; \
+package=$(2)@$(3) ;\
+echo "Downloading $${package}" ;\
+rm -f $(1) ;\
+GOBIN=$(LOCALBIN) go install $${package} ;\
+mv $(1) $(1)-$(3) ;\
+} ;\
+ln -sf $$(basename $(1)-$(3)) $(1)
+endef
