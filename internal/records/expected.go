@@ -1,0 +1,163 @@
+package records
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/pgbench"
+	"github.com/logbench/logbench/internal/workload"
+)
+
+// Execution is what one pgbench run executed, from its script and pgbench's report.
+type Execution struct {
+	Script    workload.Script
+	QueryMode v1alpha1.QueryMode
+	Clients   int
+	// Transactions processed successfully, as pgbench reports them.
+	Transactions int64
+	// Failed transactions, as pgbench reports them.
+	Failed int64
+	// Statements is pgbench's per-command report; its retries count failed tries.
+	Statements []pgbench.StatementStat
+}
+
+// Expectation is how many records of a run the server had to emit.
+type Expectation struct {
+	// Records is the exact count, or the least the server can have emitted when Estimate.
+	Records int64
+	// Max is the most the server can have emitted; zero means Records.
+	Max int64
+	// Estimate is true when the settings or the run make an exact count impossible.
+	Estimate bool
+	// Reason says why the count is an estimate.
+	Reason string
+}
+
+// upper is the most records the expectation allows.
+func (e Expectation) upper() int64 {
+	return max(e.Records, e.Max)
+}
+
+// Expected returns the records PostgreSQL must emit for the run's statements. The rules
+// below were measured against PostgreSQL 15 (see groundtruth_test.go, which checks each
+// of them against a real server's csvlog).
+func Expected(exec Execution, s Settings) Expectation {
+	statements := int64(len(exec.Script.Statements))
+	messages := protocolMessages(exec.QueryMode)
+
+	// log_statement: one record per executed statement of a logged class ("statement:"
+	// in simple mode, "execute <name>:" in extended and prepared mode, both at Execute).
+	statementRecords := exec.Transactions * int64(loggedStatements(exec.Script, s.Statement))
+	// log_duration and log_min_duration_statement: one "duration:" record per protocol
+	// message (Query; or Parse, Bind, Execute), never two for one message, whatever
+	// log_statement already logged.
+	durationRecords := exec.Transactions*statements*messages.perExecution +
+		int64(exec.Clients)*statements*messages.perSession
+
+	e := Expectation{Records: statementRecords}
+	var reasons []string
+	allDurations := s.Duration || s.MinDurationStatementMs == 0
+	switch {
+	case allDurations:
+		// log_duration=on logs every message's duration (the statement text is added when
+		// log_min_duration_statement is also exceeded); log_min_duration_statement=0 does
+		// the same with the text.
+		e.Records += durationRecords
+		e.Max = e.Records
+	case s.MinDurationStatementMs > 0:
+		// Only messages slower than the threshold are logged: anywhere from none to all.
+		e.Max = e.Records + durationRecords
+		reasons = append(reasons, fmt.Sprintf("log_min_duration_statement=%d ms logs only statements slower than that", s.MinDurationStatementMs))
+	default:
+		e.Max = e.Records
+	}
+	if allDurations && messages.perSession > 0 && exec.Transactions < int64(exec.Clients) {
+		// A session that ran no transaction may not have prepared the statements.
+		e.Records -= int64(exec.Clients) * statements * messages.perSession
+		reasons = append(reasons, fmt.Sprintf("fewer transactions (%d) than clients (%d): some sessions may not have prepared their statements", exec.Transactions, exec.Clients))
+	}
+	if failedTries := exec.Failed + retries(exec.Statements); failedTries > 0 {
+		// A failed try logs its statements up to the failure, an ERROR record and
+		// pgbench's ROLLBACK; the successful transactions are counted above.
+		perStatement := 1 + messages.perExecution
+		e.Max += failedTries * ((statements+1)*perStatement + 1)
+		reasons = append(reasons, fmt.Sprintf("pgbench reported %d failed transactions and %d retries, whose records depend on where each try failed", exec.Failed, failedTries-exec.Failed))
+	}
+	if len(reasons) > 0 {
+		e.Estimate = true
+		e.Reason = fmt.Sprintf("%s: between %d and %d records", strings.Join(reasons, "; "), e.Records, e.Max)
+	}
+	return e
+}
+
+// messageCounts are the protocol messages that each get a duration record.
+type messageCounts struct {
+	// perExecution: messages each time a statement runs.
+	perExecution int64
+	// perSession: messages once per session and statement.
+	perSession int64
+}
+
+func protocolMessages(mode v1alpha1.QueryMode) messageCounts {
+	switch mode {
+	case v1alpha1.QueryExtended:
+		// Parse, Bind and Execute of an unnamed statement every time.
+		return messageCounts{perExecution: 3}
+	case v1alpha1.QueryPrepared:
+		// Bind and Execute every time; Parse of the named statement once per session.
+		return messageCounts{perExecution: 2, perSession: 1}
+	}
+	// One Query message.
+	return messageCounts{perExecution: 1}
+}
+
+// loggedStatements counts the statements of one transaction that log_statement logs.
+func loggedStatements(script workload.Script, level v1alpha1.StatementLogging) int {
+	n := 0
+	for _, s := range script.Statements {
+		if logs(level, s.Class) {
+			n++
+		}
+	}
+	return n
+}
+
+// logs reports whether log_statement=level logs a statement of the class: ddl logs
+// DDL, mod adds data-modifying statements, all logs everything.
+func logs(level v1alpha1.StatementLogging, class workload.StatementClass) bool {
+	switch level {
+	case v1alpha1.StatementAll:
+		return true
+	case v1alpha1.StatementMod:
+		return class == workload.ClassMod || class == workload.ClassDDL
+	case v1alpha1.StatementDDL:
+		return class == workload.ClassDDL
+	}
+	return false
+}
+
+func retries(stats []pgbench.StatementStat) int64 {
+	var n int64
+	for _, s := range stats {
+		n += s.Retries
+	}
+	return n
+}
+
+// Reconcile compares the records delivered to a destination with the expectation.
+// Dropped is reported only for exact expectations, and reported as it is: a negative
+// value is never clamped, and more records than the server can have emitted is an
+// accounting error.
+func Reconcile(e Expectation, delivered int64) v1alpha1.Records {
+	r := v1alpha1.Records{Expected: e.Records, Delivered: delivered, ExpectedIsEstimate: e.Estimate}
+	if !e.Estimate {
+		dropped := e.Records - delivered
+		r.Dropped = &dropped
+	}
+	if delivered > e.upper() {
+		r.AccountingError = fmt.Sprintf("%d records delivered but the server can have emitted at most %d for this run: "+
+			"the destination counted records that are not the run's, or the expectation misses a kind of record", delivered, e.upper())
+	}
+	return r
+}

@@ -1,0 +1,27 @@
+package records
+
+import "github.com/logbench/logbench/api/v1alpha1"
+
+// Settings are the server settings that decide which statement records a run produces.
+type Settings struct {
+	// Statement is log_statement; empty means PostgreSQL's default, none.
+	Statement v1alpha1.StatementLogging
+	// MinDurationStatementMs is log_min_duration_statement; -1 is off.
+	MinDurationStatementMs int32
+	// Duration is log_duration.
+	Duration bool
+}
+
+// SettingsFor returns the settings the destination's server runs with, as
+// v1alpha1.LoggingBenchmarkSpec.ServerParameters sets them: the baseline logs no
+// statements.
+func SettingsFor(d v1alpha1.Destination, l v1alpha1.LoggingSpec) Settings {
+	if d.Type == v1alpha1.DestinationNone {
+		return Settings{Statement: v1alpha1.StatementNone, MinDurationStatementMs: -1}
+	}
+	minDuration := int32(-1)
+	if l.MinDurationStatement != nil {
+		minDuration = *l.MinDurationStatement
+	}
+	return Settings{Statement: l.Statement, MinDurationStatementMs: minDuration, Duration: l.Duration}
+}
