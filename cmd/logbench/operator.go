@@ -1,0 +1,94 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers"
+)
+
+// agentImageEnv names the image holding this binary, which the agent Jobs copy into
+// the PostgreSQL image; the operator's Deployment sets it to its own image.
+const agentImageEnv = "LOGBENCH_AGENT_IMAGE"
+
+func init() {
+	subcommands = append(subcommands, newOperatorCommand())
+}
+
+func newOperatorCommand() *cobra.Command {
+	var (
+		metricsAddr         string
+		probeAddr           string
+		leaderElect         bool
+		agentImage          string
+		clusterReadyTimeout time.Duration
+		zapOptions          zap.Options
+	)
+	cmd := &cobra.Command{
+		Use:   "operator",
+		Short: "Run the Kubernetes operator reconciling LoggingBenchmarks",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if agentImage == "" {
+				return errors.New("the agent image is unknown: set --agent-image or " + agentImageEnv + " to the image of this operator")
+			}
+			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOptions)))
+			scheme := runtime.NewScheme()
+			if err := clientgoscheme.AddToScheme(scheme); err != nil {
+				return err
+			}
+			if err := v1alpha1.AddToScheme(scheme); err != nil {
+				return err
+			}
+			mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+				Scheme:                 scheme,
+				Client:                 controllers.ClientOptions(),
+				Metrics:                metricsserver.Options{BindAddress: metricsAddr},
+				HealthProbeBindAddress: probeAddr,
+				LeaderElection:         leaderElect,
+				LeaderElectionID:       "operator.bench.logbench.io",
+			})
+			if err != nil {
+				return err
+			}
+			reconciler := &controllers.LoggingBenchmarkReconciler{
+				Client:              mgr.GetClient(),
+				Scheme:              mgr.GetScheme(),
+				Recorder:            mgr.GetEventRecorderFor("logbench"),
+				AgentImage:          agentImage,
+				ClusterReadyTimeout: clusterReadyTimeout,
+			}
+			if err := reconciler.SetupWithManager(mgr); err != nil {
+				return err
+			}
+			if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+				return err
+			}
+			if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+				return err
+			}
+			return mgr.Start(ctrl.SetupSignalHandler())
+		},
+	}
+	flags := cmd.Flags()
+	flags.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address the metrics endpoint binds to; 0 disables it")
+	flags.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address the health probe endpoint binds to")
+	flags.BoolVar(&leaderElect, "leader-elect", false, "elect a leader, so that only one of several replicas reconciles")
+	flags.StringVar(&agentImage, "agent-image", os.Getenv(agentImageEnv), "image holding the logbench binary the agent Jobs run (default $"+agentImageEnv+")")
+	flags.DurationVar(&clusterReadyTimeout, "cluster-ready-timeout", 10*time.Minute, "how long a destination's cluster may take to become ready before the destination fails")
+	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
+	zapOptions.BindFlags(zapFlags)
+	flags.AddGoFlagSet(zapFlags)
+	return cmd
+}

@@ -1,0 +1,120 @@
+package controllers
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+)
+
+// ClusterGVK is CloudNativePG's Cluster. logbench handles it as unstructured data so that
+// it does not depend on CloudNativePG's Go module and its API churn.
+var ClusterGVK = schema.GroupVersionKind{Group: "postgresql.cnpg.io", Version: "v1", Kind: "Cluster"}
+
+// clusterPhaseHealthy is CloudNativePG's status.phase of a cluster doing nothing.
+const clusterPhaseHealthy = "Cluster in healthy state"
+
+// NewClusterObject returns an empty CloudNativePG Cluster to read into.
+func NewClusterObject() *unstructured.Unstructured {
+	cluster := &unstructured.Unstructured{}
+	cluster.SetGroupVersionKind(ClusterGVK)
+	return cluster
+}
+
+// cnpgClusterSpec mirrors the fields of CloudNativePG's ClusterSpec (api/v1
+// cluster_types.go, v1.30.0) that logbench sets.
+type cnpgClusterSpec struct {
+	Instances             int32                       `json:"instances"`
+	ImageName             string                      `json:"imageName,omitempty"`
+	EnableSuperuserAccess bool                        `json:"enableSuperuserAccess"`
+	PostgreSQL            cnpgPostgresConfiguration   `json:"postgresql"`
+	Storage               cnpgStorageConfiguration    `json:"storage"`
+	Resources             corev1.ResourceRequirements `json:"resources,omitempty"`
+	Affinity              cnpgAffinityConfiguration   `json:"affinity,omitempty"`
+}
+
+type cnpgPostgresConfiguration struct {
+	Parameters        map[string]string `json:"parameters,omitempty"`
+	EnableAlterSystem bool              `json:"enableAlterSystem,omitempty"`
+}
+
+type cnpgStorageConfiguration struct {
+	Size         string  `json:"size,omitempty"`
+	StorageClass *string `json:"storageClass,omitempty"`
+}
+
+type cnpgAffinityConfiguration struct {
+	NodeSelector              map[string]string       `json:"nodeSelector,omitempty"`
+	NodeAffinity              *corev1.NodeAffinity    `json:"nodeAffinity,omitempty"`
+	Tolerations               []corev1.Toleration     `json:"tolerations,omitempty"`
+	AdditionalPodAntiAffinity *corev1.PodAntiAffinity `json:"additionalPodAntiAffinity,omitempty"`
+	AdditionalPodAffinity     *corev1.PodAffinity     `json:"additionalPodAffinity,omitempty"`
+}
+
+// buildCluster returns the CloudNativePG Cluster serving one destination, without owner
+// reference.
+func buildCluster(benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination) (*unstructured.Unstructured, error) {
+	pg := benchmark.Spec.Postgres
+	spec := cnpgClusterSpec{
+		Instances: pg.Instances,
+		ImageName: pg.ImageName,
+		// The agent connects as the superuser: it changes the logging settings and reads
+		// the server's counters.
+		EnableSuperuserAccess: true,
+		PostgreSQL: cnpgPostgresConfiguration{
+			Parameters: benchmark.Spec.ServerParameters(dest),
+			// CloudNativePG rejects log_destination and the other destination settings as
+			// parameters, so the agent applies them with ALTER SYSTEM.
+			EnableAlterSystem: dest.Type != v1alpha1.DestinationNone,
+		},
+		Storage:   cnpgStorageConfiguration{StorageClass: pg.Storage.StorageClass},
+		Resources: pg.Resources,
+		Affinity: cnpgAffinityConfiguration{
+			NodeSelector: pg.NodeSelector,
+			Tolerations:  pg.Tolerations,
+		},
+	}
+	if !pg.Storage.Size.IsZero() {
+		spec.Storage.Size = pg.Storage.Size.String()
+	}
+	if pg.Affinity != nil {
+		spec.Affinity.NodeAffinity = pg.Affinity.NodeAffinity
+		spec.Affinity.AdditionalPodAffinity = pg.Affinity.PodAffinity
+		spec.Affinity.AdditionalPodAntiAffinity = pg.Affinity.PodAntiAffinity
+	}
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&spec)
+	if err != nil {
+		return nil, err
+	}
+	cluster := NewClusterObject()
+	cluster.SetNamespace(benchmark.Namespace)
+	cluster.SetName(clusterName(benchmark.Name, dest.Name))
+	cluster.SetLabels(destinationLabels(benchmark.Name, dest.Name))
+	cluster.Object["spec"] = content
+	return cluster, nil
+}
+
+// clusterReadiness is what the reconciler needs from a Cluster's status.
+type clusterReadiness struct {
+	Ready bool
+	// Image runs PostgreSQL in the cluster; the agent runs in it too, for its pgbench.
+	Image string
+}
+
+// observeCluster reads a Cluster's status: ready once CloudNativePG reports it healthy
+// with every instance ready and the image it runs.
+func observeCluster(cluster *unstructured.Unstructured) clusterReadiness {
+	instances, _, _ := unstructured.NestedInt64(cluster.Object, "spec", "instances")
+	readyInstances, _, _ := unstructured.NestedInt64(cluster.Object, "status", "readyInstances")
+	phase, _, _ := unstructured.NestedString(cluster.Object, "status", "phase")
+	image, _, _ := unstructured.NestedString(cluster.Object, "status", "image")
+	if image == "" {
+		image, _, _ = unstructured.NestedString(cluster.Object, "spec", "imageName")
+	}
+	return clusterReadiness{
+		Ready: phase == clusterPhaseHealthy && instances > 0 && readyInstances == instances && image != "",
+		Image: image,
+	}
+}

@@ -1,0 +1,137 @@
+package controllers
+
+import (
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/agent"
+)
+
+const (
+	// AgentServiceAccount runs the agent pods; it may read the instance pods' logs.
+	AgentServiceAccount = "logbench-agent"
+
+	agentContainer    = "agent"
+	agentBinDir       = "/logbench-bin"
+	agentBinary       = agentBinDir + "/logbench"
+	agentBinVolume    = "logbench-bin"
+	agentTmpVolume    = "tmp"
+	postgresPort      = "5432"
+	applicationDBName = "app"
+	// postgresUID is the postgres user of CloudNativePG's operand images.
+	postgresUID = 26
+	// jobBackoffLimit bounds retries: a run that fails three times is reported failed.
+	jobBackoffLimit = 2
+	// jobSetupMargin covers image pulls, pgbench initialisation and settings reloads on
+	// top of the run's duration and drain timeout.
+	jobSetupMargin = 20 * time.Minute
+)
+
+// jobInput is what buildJob needs beyond the benchmark and the run.
+type jobInput struct {
+	ClusterName string
+	// ClusterImage runs the agent: it holds the pgbench matching the server.
+	ClusterImage string
+	// InstallerImage holds the logbench binary copied into the agent container.
+	InstallerImage string
+}
+
+// buildJob returns the Job running one pgbench execution, without owner reference.
+func buildJob(benchmark *v1alpha1.LoggingBenchmark, run plannedRun, in jobInput) (*batchv1.Job, error) {
+	spec := &benchmark.Spec
+	request, err := agent.Request{
+		Benchmark:    benchmark.Name,
+		Namespace:    benchmark.Namespace,
+		ClusterName:  in.ClusterName,
+		Destination:  run.Destination,
+		Logging:      spec.Logging,
+		Workload:     spec.Workload,
+		Clients:      run.Clients,
+		Repeat:       run.Repeat,
+		DrainTimeout: spec.DrainTimeout,
+	}.Encode()
+	if err != nil {
+		return nil, err
+	}
+	deadline := spec.Workload.Duration.Duration + spec.DrainTimeout.Duration + jobSetupMargin
+	labels := runLabels(benchmark.Name, run)
+	superuserSecret := in.ClusterName + "-superuser"
+
+	scratch := []corev1.VolumeMount{{Name: agentBinVolume, MountPath: agentBinDir}}
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: benchmark.Namespace,
+			Name:      jobName(benchmark.Name, run),
+			Labels:    labels,
+		},
+		Spec: batchv1.JobSpec{
+			BackoffLimit:          ptr.To[int32](jobBackoffLimit),
+			ActiveDeadlineSeconds: ptr.To(int64(deadline.Seconds())),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					RestartPolicy:      corev1.RestartPolicyNever,
+					ServiceAccountName: AgentServiceAccount,
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot:   ptr.To(true),
+						RunAsUser:      ptr.To[int64](postgresUID),
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+					InitContainers: []corev1.Container{{
+						Name:            "install-agent",
+						Image:           in.InstallerImage,
+						Command:         []string{"/logbench", "install-agent", agentBinary},
+						VolumeMounts:    scratch,
+						SecurityContext: restrictedContainerSecurityContext(),
+					}},
+					Containers: []corev1.Container{{
+						Name:    agentContainer,
+						Image:   in.ClusterImage,
+						Command: []string{agentBinary, "agent"},
+						Env: []corev1.EnvVar{
+							{Name: agent.RequestEnv, Value: request},
+							{Name: "PGHOST", Value: in.ClusterName + "-rw"},
+							{Name: "PGPORT", Value: postgresPort},
+							{Name: "PGDATABASE", Value: applicationDBName},
+							secretEnv("PGUSER", superuserSecret, corev1.BasicAuthUsernameKey),
+							secretEnv("PGPASSWORD", superuserSecret, corev1.BasicAuthPasswordKey),
+						},
+						VolumeMounts: append(scratch,
+							corev1.VolumeMount{Name: agentTmpVolume, MountPath: "/tmp"}),
+						TerminationMessagePath:   agent.TerminationMessagePath,
+						TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+						Resources:                spec.Workload.Resources,
+						SecurityContext:          restrictedContainerSecurityContext(),
+					}},
+					Volumes: []corev1.Volume{
+						{Name: agentBinVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+						{Name: agentTmpVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+					},
+				},
+			},
+		},
+	}, nil
+}
+
+// secretEnv references a key of a Secret: the operator never reads the value.
+func secretEnv(name, secret, key string) corev1.EnvVar {
+	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{
+		SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: secret},
+			Key:                  key,
+		},
+	}}
+}
+
+// restrictedContainerSecurityContext satisfies the restricted Pod Security Standard.
+func restrictedContainerSecurityContext() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
+}

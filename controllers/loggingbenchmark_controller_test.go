@@ -1,0 +1,175 @@
+package controllers
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/agent"
+)
+
+// newBenchmark returns a benchmark with a baseline and one CSVLog destination, at 1 and
+// 2 clients, one repeat each: four runs.
+func newBenchmark(namespace, name string, cleanup v1alpha1.CleanupPolicy) *v1alpha1.LoggingBenchmark {
+	return &v1alpha1.LoggingBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: v1alpha1.LoggingBenchmarkSpec{
+			Destinations: []v1alpha1.Destination{{Name: "csv", Type: v1alpha1.DestinationCSVLog}},
+			Baseline:     v1alpha1.BaselineSpec{Enabled: true},
+			Workload: v1alpha1.WorkloadSpec{
+				Clients:  []int32{1, 2},
+				Repeats:  1,
+				Duration: metav1.Duration{Duration: 10 * time.Second},
+			},
+			Cleanup: cleanup,
+		},
+	}
+}
+
+// runBenchmarkDestination plays CloudNativePG and the agent for every run of one
+// destination, each agent reporting the TPS of its client count.
+func runBenchmarkDestination(namespace, benchmark, destination string, tps map[int32]float64) {
+	markClusterReady(namespace, clusterName(benchmark, destination))
+	for _, clients := range []int32{1, 2} {
+		run := plannedRun{Destination: v1alpha1.Destination{Name: destination}, Clients: clients, Repeat: 1}
+		finishJob(namespace, jobName(benchmark, run), resultMessage(tps[clients]), true)
+	}
+}
+
+func expectPhase(namespace, name string, phase v1alpha1.Phase) *v1alpha1.LoggingBenchmark {
+	var benchmark *v1alpha1.LoggingBenchmark
+	Eventually(func(g Gomega) {
+		benchmark = getBenchmark(g, namespace, name)
+		g.Expect(benchmark.Status.Phase).To(Equal(phase))
+	}, timeout).Should(Succeed())
+	return benchmark
+}
+
+var _ = Describe("LoggingBenchmark reconciler", func() {
+	var (
+		ctx          = context.Background()
+		namespace    string
+		stopOperator func()
+	)
+
+	BeforeEach(func() {
+		namespace = newNamespace()
+		stopOperator = startOperator(time.Minute)
+	})
+
+	AfterEach(func() {
+		stopOperator()
+	})
+
+	It("runs every destination and client count in order and reports the overhead", func() {
+		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "happy", v1alpha1.CleanupOnSuccess))).To(Succeed())
+
+		By("provisioning the baseline cluster first, statement logging off")
+		baseline := getCluster(namespace, "happy-baseline")
+		Expect(baseline.GetLabels()).To(HaveKeyWithValue(LabelDestination, "baseline"))
+		params, _, _ := unstructured.NestedStringMap(baseline.Object, "spec", "postgresql", "parameters")
+		Expect(params).To(HaveKeyWithValue("log_statement", "none"))
+		superuser, _, _ := unstructured.NestedBool(baseline.Object, "spec", "enableSuperuserAccess")
+		Expect(superuser).To(BeTrue())
+		Consistently(clusterExists(namespace, "happy-csv"), time.Second).Should(BeFalse())
+		Expect(listJobs(namespace)).To(BeEmpty())
+
+		runBenchmarkDestination(namespace, "happy", "baseline", map[int32]float64{1: 1000, 2: 2000})
+
+		By("provisioning the CSVLog cluster once the baseline is done")
+		csv := getCluster(namespace, "happy-csv")
+		params, _, _ = unstructured.NestedStringMap(csv.Object, "spec", "postgresql", "parameters")
+		Expect(params).To(HaveKeyWithValue("log_statement", "all"))
+		alterSystem, _, _ := unstructured.NestedBool(csv.Object, "spec", "postgresql", "enableAlterSystem")
+		Expect(alterSystem).To(BeTrue())
+		runBenchmarkDestination(namespace, "happy", "csv", map[int32]float64{1: 800, 2: 1500})
+
+		benchmark := expectPhase(namespace, "happy", v1alpha1.PhaseSucceeded)
+		status := benchmark.Status
+		Expect(status.Results).To(HaveLen(4))
+		Expect(status.Progress).To(Equal(v1alpha1.Progress{RunsDone: 4, RunsTotal: 4, Text: "4/4"}))
+		Expect(status.Results[2].Destination).To(Equal("csv"))
+		Expect(status.Results[2].OverheadPercent).To(HaveValue(BeNumerically("~", 20, 0.01)))
+		Expect(status.Results[3].OverheadPercent).To(HaveValue(BeNumerically("~", 25, 0.01)))
+		Expect(status.Summary.WorstOverhead).To(Equal("25.0%"))
+		Expect(status.StartTime).NotTo(BeNil())
+		Expect(status.CompletionTime).NotTo(BeNil())
+		Expect(status.ObservedGeneration).To(Equal(benchmark.Generation))
+		Expect(meta.IsStatusConditionTrue(status.Conditions, ConditionReady)).To(BeTrue())
+		Expect(meta.IsStatusConditionFalse(status.Conditions, ConditionDegraded)).To(BeTrue())
+		Expect(listJobs(namespace)).To(HaveLen(4))
+
+		By("deleting the clusters of a successful benchmark under OnSuccess")
+		Eventually(clusterExists(namespace, "happy-baseline"), timeout).Should(BeFalse())
+		Eventually(clusterExists(namespace, "happy-csv"), timeout).Should(BeFalse())
+		Eventually(func(g Gomega) {
+			for _, dest := range getBenchmark(g, namespace, "happy").Status.Destinations {
+				g.Expect(dest.State).To(Equal(v1alpha1.DestinationDeleted))
+			}
+		}, timeout).Should(Succeed())
+
+		By("exporting the results as metrics")
+		Expect(testutil.ToFloat64(resultTPS.WithLabelValues(namespace, "happy", "csv", "CSVLog", "1"))).To(Equal(800.0))
+		Expect(testutil.ToFloat64(resultOverhead.WithLabelValues(namespace, "happy", "csv", "CSVLog", "2"))).To(BeNumerically("~", 25, 0.01))
+		Expect(testutil.ToFloat64(runsTotal.WithLabelValues(namespace, "happy", outcomeSucceeded))).To(Equal(4.0))
+		Expect(testutil.ToFloat64(benchmarkPhase.WithLabelValues(namespace, "happy", string(v1alpha1.PhaseSucceeded)))).To(Equal(1.0))
+	})
+
+	It("creates agent Jobs that reference the superuser secret and never hold the password", func() {
+		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "jobs", v1alpha1.CleanupNever))).To(Succeed())
+		markClusterReady(namespace, "jobs-baseline")
+		job := getJob(namespace, "jobs-baseline-c1-r1")
+
+		Expect(job.Labels).To(Equal(map[string]string{
+			LabelBenchmark: "jobs", LabelDestination: "baseline", LabelClients: "1", LabelRepeat: "1",
+		}))
+		Expect(job.OwnerReferences).To(ConsistOf(HaveField("Name", "jobs")))
+		Expect(*job.OwnerReferences[0].Controller).To(BeTrue())
+		Expect(*job.Spec.BackoffLimit).To(Equal(int32(jobBackoffLimit)))
+		Expect(*job.Spec.ActiveDeadlineSeconds).To(BeNumerically(">", 10+60))
+
+		pod := job.Spec.Template.Spec
+		Expect(pod.RestartPolicy).To(Equal(corev1.RestartPolicyNever))
+		Expect(pod.ServiceAccountName).To(Equal(AgentServiceAccount))
+		Expect(pod.InitContainers).To(ConsistOf(HaveField("Image", testAgentImage)))
+		Expect(pod.Containers).To(HaveLen(1))
+		container := pod.Containers[0]
+		Expect(container.Image).To(Equal(testClusterImage))
+		Expect(container.Command).To(Equal([]string{"/logbench-bin/logbench", "agent"}))
+		Expect(container.TerminationMessagePath).To(Equal(agent.TerminationMessagePath))
+
+		env := map[string]corev1.EnvVar{}
+		for _, variable := range container.Env {
+			env[variable.Name] = variable
+		}
+		Expect(env["PGHOST"].Value).To(Equal("jobs-baseline-rw"))
+		Expect(env["PGPASSWORD"].Value).To(BeEmpty())
+		Expect(env["PGPASSWORD"].ValueFrom.SecretKeyRef.Name).To(Equal("jobs-baseline-superuser"))
+		Expect(env["PGPASSWORD"].ValueFrom.SecretKeyRef.Key).To(Equal("password"))
+		Expect(env["PGUSER"].ValueFrom.SecretKeyRef.Key).To(Equal("username"))
+		request, err := agent.DecodeRequest(env[agent.RequestEnv].Value)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(request.ClusterName).To(Equal("jobs-baseline"))
+		Expect(request.Destination.Type).To(Equal(v1alpha1.DestinationNone))
+		Expect(request.Clients).To(Equal(int32(1)))
+		Expect(request.Repeat).To(Equal(int32(1)))
+
+		By("granting the agent read access to the pods of the namespace")
+		account := &corev1.ServiceAccount{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: AgentServiceAccount}, account)).To(Succeed())
+		Expect(account.OwnerReferences).To(ConsistOf(HaveField("Name", "jobs")))
+
+		By("starting one run at a time")
+		Consistently(func() []batchv1.Job { return listJobs(namespace) }, time.Second).Should(HaveLen(1))
+	})
+})

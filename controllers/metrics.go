@@ -1,0 +1,124 @@
+package controllers
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+)
+
+// Metrics the operator exports on its metrics endpoint, beside controller-runtime's own.
+var (
+	resultLabels = []string{"namespace", "benchmark", "destination", "type", "clients"}
+
+	resultTPS = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_tps",
+		Help: "Transactions per second of a result row (destination and client count), aggregated over its repeats.",
+	}, resultLabels)
+	resultLatency = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_latency_avg_ms",
+		Help: "Average transaction latency of a result row, in milliseconds.",
+	}, resultLabels)
+	resultOverhead = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_overhead_percent",
+		Help: "TPS lost against the baseline at the same client count, in percent; absent without a baseline.",
+	}, resultLabels)
+	resultRecordsExpected = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_records_expected",
+		Help: "Statement log records PostgreSQL had to emit for a result row.",
+	}, resultLabels)
+	resultRecordsDelivered = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_records_delivered",
+		Help: "Statement log records of a result row counted at the destination.",
+	}, resultLabels)
+	resultRecordsDropped = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_records_dropped",
+		Help: "Statement log records of a result row that never reached the destination; absent when the count is not exact.",
+	}, resultLabels)
+	resultDrain = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_drain_seconds",
+		Help: "Seconds from the end of pgbench until the destination held the last record of a result row.",
+	}, resultLabels)
+	runsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "logbench_runs_total",
+		Help: "Benchmark runs (pgbench executions) this operator process saw finish, by outcome (succeeded or failed).",
+	}, []string{"namespace", "benchmark", "outcome"})
+	benchmarkPhase = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_benchmark_phase",
+		Help: "1 for the current phase of a benchmark, 0 for the others.",
+	}, []string{"namespace", "benchmark", "phase"})
+
+	resultGauges = []*prometheus.GaugeVec{
+		resultTPS, resultLatency, resultOverhead, resultRecordsExpected,
+		resultRecordsDelivered, resultRecordsDropped, resultDrain,
+	}
+	phases = []v1alpha1.Phase{
+		v1alpha1.PhasePending, v1alpha1.PhaseProvisioning, v1alpha1.PhaseRunning,
+		v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed,
+	}
+)
+
+const (
+	outcomeSucceeded = "succeeded"
+	outcomeFailed    = "failed"
+)
+
+func init() {
+	metrics.Registry.MustRegister(runsTotal, benchmarkPhase)
+	for _, gauge := range resultGauges {
+		metrics.Registry.MustRegister(gauge)
+	}
+}
+
+// exportBenchmarkMetrics sets the phase and result series of a benchmark, replacing the
+// previous ones so that rows that disappeared leave no stale series.
+func exportBenchmarkMetrics(benchmark *v1alpha1.LoggingBenchmark) {
+	forgetResultMetrics(benchmark.Namespace, benchmark.Name)
+	for _, phase := range phases {
+		value := 0.0
+		if benchmark.Status.Phase == phase {
+			value = 1
+		}
+		benchmarkPhase.WithLabelValues(benchmark.Namespace, benchmark.Name, string(phase)).Set(value)
+	}
+	for _, row := range benchmark.Status.Results {
+		labels := prometheus.Labels{
+			"namespace":   benchmark.Namespace,
+			"benchmark":   benchmark.Name,
+			"destination": row.Destination,
+			"type":        string(row.Type),
+			"clients":     strconv.Itoa(int(row.Clients)),
+		}
+		resultTPS.With(labels).Set(row.TPS)
+		resultLatency.With(labels).Set(row.LatencyAvgMs)
+		resultRecordsExpected.With(labels).Set(float64(row.Records.Expected))
+		resultRecordsDelivered.With(labels).Set(float64(row.Records.Delivered))
+		resultDrain.With(labels).Set(row.DrainSeconds)
+		if row.OverheadPercent != nil {
+			resultOverhead.With(labels).Set(*row.OverheadPercent)
+		}
+		if row.Records.Dropped != nil {
+			resultRecordsDropped.With(labels).Set(float64(*row.Records.Dropped))
+		}
+	}
+}
+
+func countRuns(benchmark *v1alpha1.LoggingBenchmark, outcome string, runs int) {
+	runsTotal.WithLabelValues(benchmark.Namespace, benchmark.Name, outcome).Add(float64(runs))
+}
+
+func forgetResultMetrics(namespace, name string) {
+	for _, gauge := range resultGauges {
+		gauge.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "benchmark": name})
+	}
+}
+
+// forgetBenchmarkMetrics deletes every series of a deleted benchmark.
+func forgetBenchmarkMetrics(namespace, name string) {
+	forgetResultMetrics(namespace, name)
+	owner := prometheus.Labels{"namespace": namespace, "benchmark": name}
+	runsTotal.DeletePartialMatch(owner)
+	benchmarkPhase.DeletePartialMatch(owner)
+}

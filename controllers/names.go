@@ -1,0 +1,112 @@
+package controllers
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strconv"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/results"
+)
+
+// Labels and annotations logbench puts on the objects it creates.
+const (
+	LabelBenchmark   = "bench.logbench.io/benchmark"
+	LabelDestination = "bench.logbench.io/destination"
+	LabelClients     = "bench.logbench.io/clients"
+	LabelRepeat      = "bench.logbench.io/repeat"
+
+	// AnnotationResult holds a finished Job's JSON v1alpha1.RepeatResult, copied from its
+	// pod's termination message so that it survives the garbage collection of the pod.
+	AnnotationResult = "bench.logbench.io/result"
+)
+
+const (
+	// maxClusterNameLength is CloudNativePG's limit: it derives longer names (services,
+	// pods, jobs) from the cluster's.
+	maxClusterNameLength = 50
+	// maxJobNameLength keeps the Job's name usable as the value of its pods' job-name label.
+	maxJobNameLength = 63
+)
+
+// plannedRun is one pgbench execution of a benchmark.
+type plannedRun struct {
+	Destination v1alpha1.Destination
+	Clients     int32
+	Repeat      int32
+}
+
+func (r plannedRun) key() results.RunKey {
+	return results.RunKey{Destination: r.Destination.Name, Clients: r.Clients, Repeat: r.Repeat}
+}
+
+// plannedRuns lists the runs of a benchmark in the order they execute: destination, then
+// client count, then repeat, so that each cluster is needed for one contiguous stretch.
+func plannedRuns(spec *v1alpha1.LoggingBenchmarkSpec) []plannedRun {
+	var runs []plannedRun
+	for _, dest := range spec.EffectiveDestinations() {
+		for _, clients := range spec.Workload.Clients {
+			for repeat := int32(1); repeat <= spec.Workload.Repeats; repeat++ {
+				runs = append(runs, plannedRun{Destination: dest, Clients: clients, Repeat: repeat})
+			}
+		}
+	}
+	return runs
+}
+
+func clusterName(benchmark, destination string) string {
+	return benchmark + "-" + destination
+}
+
+// validateClusterNames reports the first destination whose cluster name CloudNativePG
+// would reject.
+func validateClusterNames(benchmark string, spec *v1alpha1.LoggingBenchmarkSpec) error {
+	for _, dest := range spec.EffectiveDestinations() {
+		if name := clusterName(benchmark, dest.Name); len(name) > maxClusterNameLength {
+			return fmt.Errorf("cluster name %q is %d characters long but CloudNativePG allows %d: "+
+				"shorten the benchmark name to at most %d characters",
+				name, len(name), maxClusterNameLength, maxClusterNameLength-len(dest.Name)-1)
+		}
+	}
+	return nil
+}
+
+// jobName is deterministic, so that a run never gets a second Job; names too long for a
+// label value keep a readable prefix and end with a hash of the full name.
+func jobName(benchmark string, run plannedRun) string {
+	name := fmt.Sprintf("%s-%s-c%d-r%d", benchmark, run.Destination.Name, run.Clients, run.Repeat)
+	if len(name) <= maxJobNameLength {
+		return name
+	}
+	hash := fnv.New32a()
+	_, _ = hash.Write([]byte(name))
+	suffix := fmt.Sprintf("-%08x", hash.Sum32())
+	return name[:maxJobNameLength-len(suffix)] + suffix
+}
+
+func benchmarkLabels(benchmark string) map[string]string {
+	return map[string]string{LabelBenchmark: benchmark}
+}
+
+func destinationLabels(benchmark, destination string) map[string]string {
+	labels := benchmarkLabels(benchmark)
+	labels[LabelDestination] = destination
+	return labels
+}
+
+func runLabels(benchmark string, run plannedRun) map[string]string {
+	labels := destinationLabels(benchmark, run.Destination.Name)
+	labels[LabelClients] = strconv.Itoa(int(run.Clients))
+	labels[LabelRepeat] = strconv.Itoa(int(run.Repeat))
+	return labels
+}
+
+// runKeyFromLabels identifies the run of a Job from its labels.
+func runKeyFromLabels(labels map[string]string) (results.RunKey, error) {
+	clients, errClients := strconv.ParseInt(labels[LabelClients], 10, 32)
+	repeat, errRepeat := strconv.ParseInt(labels[LabelRepeat], 10, 32)
+	if labels[LabelDestination] == "" || errClients != nil || errRepeat != nil {
+		return results.RunKey{}, fmt.Errorf("labels %s, %s and %s must name the run", LabelDestination, LabelClients, LabelRepeat)
+	}
+	return results.RunKey{Destination: labels[LabelDestination], Clients: int32(clients), Repeat: int32(repeat)}, nil
+}

@@ -1,0 +1,84 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+)
+
+// Condition types of a LoggingBenchmark.
+const (
+	// ConditionReady is True once every run succeeded.
+	ConditionReady = "Ready"
+	// ConditionProgressing is True while clusters are provisioned or runs execute.
+	ConditionProgressing = "Progressing"
+	// ConditionDegraded is True when a run or a destination failed or the spec is unusable.
+	ConditionDegraded = "Degraded"
+)
+
+// Condition reasons.
+const (
+	ReasonPending             = "Pending"
+	ReasonProvisioningCluster = "ProvisioningCluster"
+	ReasonRunningBenchmark    = "RunningBenchmark"
+	ReasonBenchmarkSucceeded  = "BenchmarkSucceeded"
+	ReasonBenchmarkFailed     = "BenchmarkFailed"
+	ReasonInvalidSpec         = "InvalidSpec"
+	ReasonRunsFailed          = "RunsFailed"
+	ReasonNoFailures          = "NoFailures"
+)
+
+var phaseReasons = map[v1alpha1.Phase]string{
+	v1alpha1.PhasePending:      ReasonPending,
+	v1alpha1.PhaseProvisioning: ReasonProvisioningCluster,
+	v1alpha1.PhaseRunning:      ReasonRunningBenchmark,
+	v1alpha1.PhaseSucceeded:    ReasonBenchmarkSucceeded,
+	v1alpha1.PhaseFailed:       ReasonBenchmarkFailed,
+}
+
+func isFinished(phase v1alpha1.Phase) bool {
+	return phase == v1alpha1.PhaseSucceeded || phase == v1alpha1.PhaseFailed
+}
+
+// setConditions derives the conditions from the phase and progress; degradedReason is
+// empty when nothing failed.
+func setConditions(benchmark *v1alpha1.LoggingBenchmark, degradedReason, degradedMessage string) {
+	status := &benchmark.Status
+	phase := status.Phase
+	phaseMessage := fmt.Sprintf("%s: %s runs done", phase, status.Progress.Text)
+	set := func(conditionType string, isTrue bool, reason, message string) {
+		conditionStatus := metav1.ConditionFalse
+		if isTrue {
+			conditionStatus = metav1.ConditionTrue
+		}
+		meta.SetStatusCondition(&status.Conditions, metav1.Condition{
+			Type:               conditionType,
+			Status:             conditionStatus,
+			ObservedGeneration: benchmark.Generation,
+			Reason:             reason,
+			Message:            message,
+		})
+	}
+	set(ConditionReady, phase == v1alpha1.PhaseSucceeded, phaseReasons[phase], phaseMessage)
+	set(ConditionProgressing, !isFinished(phase), phaseReasons[phase], phaseMessage)
+	if degradedReason == "" {
+		set(ConditionDegraded, false, ReasonNoFailures, "no run or destination failed")
+	} else {
+		set(ConditionDegraded, true, degradedReason, degradedMessage)
+	}
+}
+
+// patchStatus writes the status when the pass changed it, with optimistic locking so that
+// a pass working from a stale read never overwrites a newer status.
+func (r *LoggingBenchmarkReconciler) patchStatus(ctx context.Context, old, benchmark *v1alpha1.LoggingBenchmark) error {
+	if equality.Semantic.DeepEqual(old.Status, benchmark.Status) {
+		return nil
+	}
+	return r.Status().Patch(ctx, benchmark, client.MergeFromWithOptions(old, client.MergeFromWithOptimisticLock{}))
+}
