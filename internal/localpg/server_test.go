@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -111,7 +113,7 @@ func TestStartAppliesSettingsAndCapturesStderr(t *testing.T) {
 		"log_statement":    "all",
 		"log_line_prefix":  "%m [%p] it's %a ",
 		"listen_addresses": "127.0.0.1",
-		"port":             s.Env()[1][len("PGPORT="):],
+		"port":             strconv.Itoa(s.Port()),
 		"fsync":            "on",
 	} {
 		if got := show(t, conn, setting); got != want {
@@ -157,7 +159,7 @@ func TestTwoServersAtOnce(t *testing.T) {
 		t.Fatalf("both servers on port %d", first.Port())
 	}
 	for _, s := range []*Server{first, second} {
-		if got := show(t, connect(t, s), "port"); got != s.Env()[1][len("PGPORT="):] {
+		if got := show(t, connect(t, s), "port"); got != strconv.Itoa(s.Port()) {
 			t.Errorf("server on %d reports port %s", s.Port(), got)
 		}
 	}
@@ -206,4 +208,56 @@ func TestStartFailures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// helperEnv makes the test binary act as a logbench that starts a server and is then
+// killed, in TestServerDiesWithLogbench.
+const helperEnv = "LOCALPG_TEST_HELPER_DIR"
+
+func TestHelperServer(t *testing.T) {
+	dir := os.Getenv(helperEnv)
+	if dir == "" {
+		t.Skip("helper process for TestServerDiesWithLogbench")
+	}
+	inst, err := FindInstallation()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Start(context.Background(), Config{Installation: inst, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Stdout.WriteString(strconv.Itoa(s.process.cmd.Process.Pid) + "\n")
+	select {}
+}
+
+func TestServerDiesWithLogbench(t *testing.T) {
+	cfg := testConfig(t, nil)
+	helper := exec.Command(os.Args[0], "-test.run=^TestHelperServer$")
+	helper.Env = append(os.Environ(), helperEnv+"="+cfg.Dir)
+	stdout, err := helper.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var line [32]byte
+	n, _ := stdout.Read(line[:])
+	pid, err := strconv.Atoi(strings.TrimSpace(string(line[:n])))
+	if err != nil {
+		helper.Process.Kill()
+		t.Fatalf("helper did not report the server's pid: %q", line[:n])
+	}
+	// A server that survives would hold the test's directory; never leave it running.
+	t.Cleanup(func() {
+		if t.Failed() {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	helper.Process.Kill()
+	helper.Wait()
+	eventually(t, "the server to exit after logbench was killed", func() bool {
+		return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+	})
 }
