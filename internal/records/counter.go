@@ -44,6 +44,7 @@ type lineCounter struct {
 	recordCounted bool
 
 	// State of the current line, which may span several writes.
+	midLine     bool
 	kind        lineKind
 	lineCounted bool
 	tagSeen     bool
@@ -57,6 +58,9 @@ func (c *lineCounter) Count() int64 { return c.count }
 func (c *lineCounter) Write(p []byte) (int, error) {
 	written := len(p)
 	for len(p) > 0 {
+		if !c.midLine && !c.recordCounted {
+			p = c.skipLinesWithoutTag(p)
+		}
 		end := bytes.IndexByte(p, '\n')
 		if end < 0 {
 			c.readLine(p, false)
@@ -66,6 +70,21 @@ func (c *lineCounter) Write(p []byte) (int, error) {
 		p = p[end+1:]
 	}
 	return written, nil
+}
+
+// skipLinesWithoutTag passes over the lines of p before the first one holding the tag,
+// letting the classifier see their bytes. Outside a counted record such lines change
+// nothing, whatever their kind: a record they start or continue is not counted, and the
+// next line holding the tag is classified as usual. This is the fast path: one search
+// over many lines instead of one a line.
+func (c *lineCounter) skipLinesWithoutTag(p []byte) []byte {
+	match := bytes.Index(p, c.tag)
+	if match < 0 {
+		match = len(p)
+	}
+	lineStart := bytes.LastIndexByte(p[:match], '\n') + 1
+	c.classifier.consume(p[:lineStart])
+	return p[lineStart:]
 }
 
 // readLine takes the next part of the current line; ended says the line ends with it.
@@ -80,6 +99,7 @@ func (c *lineCounter) readLine(part []byte, ended bool) {
 			c.countLine()
 		}
 	}
+	c.midLine = !ended
 	if ended {
 		c.kind, c.lineCounted, c.tagSeen = kindUnknown, false, false
 		c.head, c.tail = c.head[:0], c.tail[:0]

@@ -29,7 +29,7 @@ type lineClassifier interface {
 	// classify returns the kind of a line from its first bytes. complete says no more
 	// bytes of the line will be offered; only then is kindUnknown not an answer.
 	classify(head []byte, complete bool) lineKind
-	// consume sees every byte of every line but the newlines, in order.
+	// consume sees every byte of the log, in order, newlines or not.
 	consume(part []byte)
 }
 
