@@ -1,6 +1,8 @@
 package localpg
 
 import (
+	"errors"
+	"os"
 	"strings"
 	"testing"
 )
@@ -88,5 +90,31 @@ func TestTailBuffer(t *testing.T) {
 	tail.Write([]byte("a\nb\nc\n"))
 	if got := tail.lastLines(2); got != "b\nc" {
 		t.Errorf("lastLines(2) = %q", got)
+	}
+}
+
+func TestFindInstallation(t *testing.T) {
+	inst, err := FindInstallation()
+	if err != nil {
+		if !strings.Contains(err.Error(), "apt-get install postgresql") {
+			t.Errorf("the error does not say how to install PostgreSQL: %v", err)
+		}
+		t.Skipf("no local PostgreSQL: %v", err)
+	}
+	if inst.Version < MinVersion || inst.Version > MaxVersion {
+		t.Errorf("version %d outside %d to %d", inst.Version, MinVersion, MaxVersion)
+	}
+	for _, name := range serverBinaries {
+		if _, err := os.Stat(inst.Binary(name)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func TestInspectSkipsDirectoriesWithoutAServer(t *testing.T) {
+	for _, dir := range []string{"", t.TempDir()} {
+		if _, err := inspect(dir); !errors.Is(err, errIncomplete) {
+			t.Errorf("inspect(%q) = %v, want errIncomplete", dir, err)
+		}
 	}
 }
