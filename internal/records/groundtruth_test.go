@@ -1,0 +1,248 @@
+package records
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/localpg"
+	"github.com/logbench/logbench/internal/pgbench"
+	"github.com/logbench/logbench/internal/workload"
+)
+
+// csvApplicationName is the csvlog column of application_name (the 23rd in every
+// PostgreSQL version since 9.0).
+const csvApplicationName = 22
+
+// groundTruthTransactions per client: enough for every session to run every statement
+// many times, few enough to keep the whole test well under a minute.
+const groundTruthTransactions = 15
+
+// TestExpectedMatchesServer runs the tagged workloads against a real PostgreSQL with
+// every statement logging setting and query mode, and checks that the records the
+// server wrote to its csvlog are exactly the ones Expected predicts. The records are
+// counted here with encoding/csv, independently of the production counters.
+func TestExpectedMatchesServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL server")
+	}
+	server, pgbenchPath := startLoggingServer(t)
+	settingsCases := []struct {
+		name    string
+		logging v1alpha1.LoggingSpec
+		// baseline measures the destination of type None with the logging above.
+		baseline bool
+	}{
+		{name: "baseline", logging: logging(v1alpha1.StatementAll, -1, true), baseline: true},
+		{name: "none", logging: logging(v1alpha1.StatementNone, -1, false)},
+		{name: "ddl", logging: logging(v1alpha1.StatementDDL, -1, false)},
+		{name: "mod", logging: logging(v1alpha1.StatementMod, -1, false)},
+		{name: "all", logging: logging(v1alpha1.StatementAll, -1, false)},
+		{name: "duration", logging: logging(v1alpha1.StatementNone, -1, true)},
+		{name: "all-duration", logging: logging(v1alpha1.StatementAll, -1, true)},
+		{name: "min0", logging: logging(v1alpha1.StatementNone, 0, false)},
+		{name: "all-min0", logging: logging(v1alpha1.StatementAll, 0, false)},
+		{name: "mod-min0", logging: logging(v1alpha1.StatementMod, 0, false)},
+		{name: "duration-min0", logging: logging(v1alpha1.StatementNone, 0, true)},
+		{name: "duration-min-slow", logging: logging(v1alpha1.StatementMod, 60000, true)},
+		{name: "all-min-slow", logging: logging(v1alpha1.StatementAll, 60000, false)},
+	}
+	builtins := []v1alpha1.BuiltinWorkload{v1alpha1.WorkloadSelectOnly, v1alpha1.WorkloadTPCBLike, v1alpha1.WorkloadSimpleUpdate}
+	modes := []v1alpha1.QueryMode{v1alpha1.QuerySimple, v1alpha1.QueryExtended, v1alpha1.QueryPrepared}
+
+	run := 0
+	for _, sc := range settingsCases {
+		for _, builtin := range builtins {
+			for _, mode := range modes {
+				run++
+				name := fmt.Sprintf("%s/%s/%s", sc.name, builtin, mode)
+				destination := v1alpha1.Destination{Name: "groundtruth", Type: v1alpha1.DestinationCSVLog}
+				if sc.baseline {
+					destination.Type = v1alpha1.DestinationNone
+				}
+				t.Run(name, func(t *testing.T) {
+					spec := v1alpha1.LoggingBenchmarkSpec{Logging: sc.logging}
+					tag := workload.NewTag(destination.Name, 2, int32(run), "000000000000")
+					exec, output := runTagged(t, server, pgbenchPath, builtin, mode, tag, spec.ServerParameters(destination))
+					want := Expected(exec, SettingsFor(destination, sc.logging))
+					got := countInLog(t, server, tag)
+					if want.Estimate {
+						if got < want.Records || got > want.upper() {
+							t.Errorf("%d records with application_name %s, outside the estimate %+v", got, tag, want)
+						}
+						return
+					}
+					if got != want.Records {
+						t.Errorf("%d records with application_name %s, expected exactly %d\npgbench:\n%s", got, tag, want.Records, output)
+					}
+				})
+			}
+		}
+	}
+}
+
+func logging(statement v1alpha1.StatementLogging, minDurationMs int32, duration bool) v1alpha1.LoggingSpec {
+	return v1alpha1.LoggingSpec{Statement: statement, MinDurationStatement: &minDurationMs, Duration: duration}
+}
+
+// startLoggingServer starts a throwaway server writing csvlog and creates the pgbench
+// tables at scale 1.
+func startLoggingServer(t *testing.T) (*localpg.Server, string) {
+	t.Helper()
+	inst, err := localpg.FindInstallation()
+	if err != nil {
+		t.Skipf("no local PostgreSQL server binaries; install postgresql to run the ground-truth test: %v", err)
+	}
+	// The OS user postgres must traverse the server's parent directory when the tests
+	// run as root, and t.TempDir is closed to other users.
+	parent, err := os.MkdirTemp("", "records-groundtruth-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(parent) })
+	if err := os.Chmod(parent, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	server, err := localpg.Start(context.Background(), localpg.Config{
+		Installation: inst,
+		Dir:          parent,
+		Settings:     map[string]string{"logging_collector": "on", "log_destination": "csvlog"},
+	})
+	if err != nil {
+		t.Fatalf("starting PostgreSQL: %v", err)
+	}
+	t.Cleanup(func() { server.Stop(context.Background()) })
+	pgbenchPath := inst.Binary("pgbench")
+	if output, err := pgbenchCommand(pgbenchPath, server, nil, pgbench.InitArgs(1, true)).CombinedOutput(); err != nil {
+		t.Fatalf("pgbench -i: %v\n%s", err, output)
+	}
+	return server, pgbenchPath
+}
+
+func pgbenchCommand(path string, server *localpg.Server, env []string, args []string) *exec.Cmd {
+	cmd := exec.Command(path, args...)
+	cmd.Env = append(append(os.Environ(), server.Env()...), env...)
+	return cmd
+}
+
+// runTagged runs the tagged builtin with the logging parameters set for its sessions
+// (PGOPTIONS: the same settings the server configuration would give them).
+func runTagged(t *testing.T, server *localpg.Server, pgbenchPath string, builtin v1alpha1.BuiltinWorkload, mode v1alpha1.QueryMode, tag string, parameters map[string]string) (Execution, []byte) {
+	t.Helper()
+	script, err := workload.ForBuiltin(builtin, tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scriptFile := filepath.Join(t.TempDir(), "script.pgbench")
+	if err := os.WriteFile(scriptFile, []byte(script.Text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const clients = 2
+	args := pgbench.RunArgs(pgbench.Options{ScriptFile: scriptFile, Clients: clients, Threads: 1,
+		Transactions: groundTruthTransactions, QueryMode: mode, Scale: 1})
+	var options []string
+	for _, name := range []string{"log_statement", "log_min_duration_statement", "log_duration"} {
+		options = append(options, "-c "+name+"="+parameters[name])
+	}
+	output, err := pgbenchCommand(pgbenchPath, server, []string{"PGAPPNAME=" + tag, "PGOPTIONS=" + strings.Join(options, " ")}, args).CombinedOutput()
+	if err != nil {
+		t.Fatalf("pgbench %s: %v\n%s", strings.Join(args, " "), err, output)
+	}
+	result, err := pgbench.Parse(output)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, output)
+	}
+	if result.Transactions != clients*groundTruthTransactions {
+		t.Fatalf("pgbench processed %d transactions, want %d\n%s", result.Transactions, clients*groundTruthTransactions, output)
+	}
+	return Execution{Script: script, QueryMode: mode, Clients: clients, Transactions: result.Transactions,
+		Failed: result.Failed, Statements: result.Statements}, output
+}
+
+// countInLog waits until the logging collector has written everything logged before a
+// marker statement (it writes records in the order backends sent them, and the run's
+// sessions have ended), then counts the records whose application_name is tag.
+func countInLog(t *testing.T, server *localpg.Server, tag string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	marker := "marker_" + tag
+	conn, err := pgx.Connect(ctx, server.ConnString()+"&application_name="+marker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "SET log_statement = 'all'"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		counts, err := countApplicationNames(server.LogDir(), tag, marker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if counts[marker] > 0 {
+			return counts[tag]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the marker statement did not reach the csvlog in %s within 10s", server.LogDir())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// countApplicationNames counts the csvlog records of the given application names in
+// every file of dir.
+func countApplicationNames(dir string, names ...string) (map[string]int64, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.csv"))
+	if err != nil {
+		return nil, err
+	}
+	counts := map[string]int64{}
+	for _, name := range files {
+		if err := countFile(name, names, counts); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return counts, nil
+}
+
+func countFile(path string, names []string, counts map[string]int64) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	reader := csv.NewReader(f)
+	reader.FieldsPerRecord = -1
+	for {
+		record, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if len(record) <= csvApplicationName {
+			return fmt.Errorf("csvlog record with %d fields", len(record))
+		}
+		for _, name := range names {
+			if record[csvApplicationName] == name {
+				counts[name]++
+			}
+		}
+	}
+}
