@@ -28,7 +28,7 @@ const (
 
 // Statement is one SQL command of a script.
 type Statement struct {
-	// SQL is the command's line in the script, as pgbench -r prints it.
+	// SQL is the command's line in the script; pgbench -r prints its first 127 bytes.
 	SQL   string
 	Class StatementClass
 }
