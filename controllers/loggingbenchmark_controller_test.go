@@ -57,21 +57,16 @@ func expectPhase(namespace, name string, phase v1alpha1.Phase) *v1alpha1.Logging
 
 var _ = Describe("LoggingBenchmark reconciler", func() {
 	var (
-		ctx          = context.Background()
-		namespace    string
-		stopOperator func()
+		ctx       = context.Background()
+		namespace string
 	)
 
 	BeforeEach(func() {
 		namespace = newNamespace()
-		stopOperator = startOperator(time.Minute)
-	})
-
-	AfterEach(func() {
-		stopOperator()
 	})
 
 	It("runs every destination and client count in order and reports the overhead", func() {
+		DeferCleanup(startOperator(time.Minute))
 		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "happy", v1alpha1.CleanupOnSuccess))).To(Succeed())
 
 		By("provisioning the baseline cluster first, statement logging off")
@@ -126,6 +121,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 	})
 
 	It("creates agent Jobs that reference the superuser secret and never hold the password", func() {
+		DeferCleanup(startOperator(time.Minute))
 		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "jobs", v1alpha1.CleanupNever))).To(Succeed())
 		markClusterReady(namespace, "jobs-baseline")
 		job := getJob(namespace, "jobs-baseline-c1-r1")
@@ -171,5 +167,93 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 
 		By("starting one run at a time")
 		Consistently(func() []batchv1.Job { return listJobs(namespace) }, time.Second).Should(HaveLen(1))
+	})
+
+	It("keeps the results of the other runs and reports why a run failed", func() {
+		DeferCleanup(startOperator(time.Minute))
+		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "broken", v1alpha1.CleanupOnSuccess))).To(Succeed())
+		markClusterReady(namespace, "broken-baseline")
+		finishJob(namespace, "broken-baseline-c1-r1", resultMessage(1000), true)
+		finishJob(namespace, "broken-baseline-c2-r1", "pgbench: error: connection to server failed", false)
+		runBenchmarkDestination(namespace, "broken", "csv", map[int32]float64{1: 800, 2: 1500})
+
+		benchmark := expectPhase(namespace, "broken", v1alpha1.PhaseFailed)
+		Expect(benchmark.Status.Progress.RunsDone).To(Equal(int32(4)))
+		var errors []string
+		for _, row := range benchmark.Status.Results {
+			for _, repeat := range row.Repeats {
+				errors = append(errors, repeat.Error)
+			}
+		}
+		Expect(errors).To(ContainElement("pgbench: error: connection to server failed"))
+		degraded := meta.FindStatusCondition(benchmark.Status.Conditions, ConditionDegraded)
+		Expect(degraded.Status).To(Equal(metav1.ConditionTrue))
+		Expect(degraded.Reason).To(Equal(ReasonRunsFailed))
+		Expect(degraded.Message).To(ContainSubstring("baseline/2/1"))
+		Expect(getJob(namespace, "broken-baseline-c2-r1").Annotations).To(HaveKey(AnnotationResult))
+		Expect(testutil.ToFloat64(runsTotal.WithLabelValues(namespace, "broken", outcomeFailed))).To(Equal(1.0))
+
+		By("keeping the clusters of a failed benchmark under OnSuccess")
+		Consistently(clusterExists(namespace, "broken-csv"), time.Second).Should(BeTrue())
+	})
+
+	It("fails a destination whose cluster is not ready in time and goes on with the others", func() {
+		DeferCleanup(startOperator(3 * time.Second))
+		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "slow", v1alpha1.CleanupAlways))).To(Succeed())
+		getCluster(namespace, "slow-baseline")
+		runBenchmarkDestination(namespace, "slow", "csv", map[int32]float64{1: 800, 2: 1500})
+
+		benchmark := expectPhase(namespace, "slow", v1alpha1.PhaseFailed)
+		Expect(benchmark.Status.Destinations[0].State).To(Equal(v1alpha1.DestinationFailed))
+		Expect(benchmark.Status.Destinations[0].Message).To(ContainSubstring("not ready within 3s"))
+		Expect(benchmark.Status.Results).To(ContainElement(SatisfyAll(
+			HaveField("Destination", "csv"), HaveField("TPS", 800.0), HaveField("OverheadPercent", BeNil()))))
+
+		By("deleting every cluster under Always")
+		Eventually(clusterExists(namespace, "slow-baseline"), timeout).Should(BeFalse())
+		Eventually(clusterExists(namespace, "slow-csv"), timeout).Should(BeFalse())
+		Eventually(func(g Gomega) {
+			states := getBenchmark(g, namespace, "slow").Status.Destinations
+			g.Expect(states[0].State).To(Equal(v1alpha1.DestinationFailed))
+			g.Expect(states[1].State).To(Equal(v1alpha1.DestinationDeleted))
+		}, timeout).Should(Succeed())
+	})
+
+	It("neither reruns nor rewrites anything after an operator restart", func() {
+		stop := startOperator(time.Minute)
+		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "restart", v1alpha1.CleanupNever))).To(Succeed())
+		markClusterReady(namespace, "restart-baseline")
+		finishJob(namespace, "restart-baseline-c1-r1", resultMessage(1000), true)
+		getJob(namespace, "restart-baseline-c2-r1")
+		var before *v1alpha1.LoggingBenchmark
+		Eventually(func(g Gomega) {
+			before = getBenchmark(g, namespace, "restart")
+			g.Expect(before.Status.Progress.Current).To(Equal("baseline/2/1"))
+		}, timeout).Should(Succeed())
+		jobsBefore := listJobs(namespace)
+		stop()
+
+		DeferCleanup(startOperator(time.Minute))
+		Consistently(func(g Gomega) {
+			g.Expect(listJobs(namespace)).To(Equal(jobsBefore))
+			g.Expect(getBenchmark(g, namespace, "restart").ResourceVersion).To(Equal(before.ResourceVersion))
+		}, 3*time.Second).Should(Succeed())
+
+		finishJob(namespace, "restart-baseline-c2-r1", resultMessage(2000), true)
+		runBenchmarkDestination(namespace, "restart", "csv", map[int32]float64{1: 800, 2: 1500})
+		benchmark := expectPhase(namespace, "restart", v1alpha1.PhaseSucceeded)
+		Expect(benchmark.Status.Results).To(HaveLen(4))
+		Expect(listJobs(namespace)).To(HaveLen(4))
+	})
+
+	It("fails a benchmark whose cluster names CloudNativePG would reject", func() {
+		DeferCleanup(startOperator(time.Minute))
+		name := "a-benchmark-name-far-too-long-for-cloudnativepg"
+		Expect(k8sClient.Create(ctx, newBenchmark(namespace, name, v1alpha1.CleanupNever))).To(Succeed())
+		benchmark := expectPhase(namespace, name, v1alpha1.PhaseFailed)
+		degraded := meta.FindStatusCondition(benchmark.Status.Conditions, ConditionDegraded)
+		Expect(degraded.Reason).To(Equal(ReasonInvalidSpec))
+		Expect(degraded.Message).To(ContainSubstring("shorten the benchmark name"))
+		Consistently(clusterExists(namespace, name+"-baseline"), time.Second).Should(BeFalse())
 	})
 })

@@ -80,5 +80,11 @@ func (r *LoggingBenchmarkReconciler) patchStatus(ctx context.Context, old, bench
 	if equality.Semantic.DeepEqual(old.Status, benchmark.Status) {
 		return nil
 	}
+	if old.Status.Progress == (v1alpha1.Progress{}) {
+		// A merge patch leaves out what equals the old version, so it cannot add the
+		// required zero counters of a progress the server does not hold yet; an update
+		// sends them, and its resourceVersion locks as optimistically.
+		return r.Status().Update(ctx, benchmark)
+	}
 	return r.Status().Patch(ctx, benchmark, client.MergeFromWithOptions(old, client.MergeFromWithOptimisticLock{}))
 }
