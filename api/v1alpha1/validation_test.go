@@ -1,0 +1,321 @@
+package v1alpha1_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/testenv"
+)
+
+const testNamespace = "default"
+
+// minimalSpec is the smallest spec admission accepts; the specs of the tables replace its
+// top-level fields.
+const minimalSpec = `destinations: [{name: csvlog, type: CSVLog}]`
+
+// newBenchmark returns a LoggingBenchmark whose spec is minimalSpec with the top-level
+// fields of specYAML in place of its own. It is unstructured so that the fields a spec
+// leaves out stay absent and get the API server's defaults, as with kubectl apply; a typed
+// object would send the zero values of the fields it has not set.
+func newBenchmark(specYAML string) *unstructured.Unstructured {
+	spec := map[string]any{}
+	for _, document := range []string{minimalSpec, specYAML} {
+		var fields map[string]any
+		Expect(yaml.Unmarshal([]byte(document), &fields)).To(Succeed(), document)
+		for name, value := range fields {
+			spec[name] = value
+		}
+	}
+	return unstructuredBenchmark(map[string]any{
+		"metadata": map[string]any{"generateName": "admission-", "namespace": testNamespace},
+		"spec":     spec,
+	})
+}
+
+// unstructuredBenchmark turns the fields of a LoggingBenchmark document into an
+// Unstructured object of the right kind, with JSON numbers decoded as the API machinery
+// expects them (int64 or float64).
+func unstructuredBenchmark(fields map[string]any) *unstructured.Unstructured {
+	fields["apiVersion"] = v1alpha1.GroupVersion.String()
+	fields["kind"] = "LoggingBenchmark"
+	document, err := json.Marshal(fields)
+	Expect(err).NotTo(HaveOccurred())
+	benchmark := &unstructured.Unstructured{}
+	Expect(benchmark.UnmarshalJSON(document)).To(Succeed())
+	return benchmark
+}
+
+// flowItems returns n comma-separated YAML flow items, the i-th formatted from format
+// and i, for a sequence ([...]) or a mapping ({...}).
+func flowItems(n int, format string) string {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = fmt.Sprintf(format, i+1)
+	}
+	return strings.Join(items, ", ")
+}
+
+var _ = Describe("LoggingBenchmark admission", func() {
+	DescribeTable("rejects an invalid spec with a message saying what to change",
+		func(specYAML, field, message string) {
+			err := k8sClient.Create(ctx, newBenchmark(specYAML))
+			Expect(err).To(HaveOccurred(), "the API server accepted the spec %s", specYAML)
+			Expect(err.Error()).To(And(ContainSubstring(field), ContainSubstring(message)))
+		},
+		// Destinations.
+		Entry("no destinations", `destinations: []`,
+			"spec.destinations", "should have at least 1 items"),
+		Entry("destinations left out", `destinations: null`,
+			"spec.destinations", "Required value"),
+		Entry("more than 12 destinations", "destinations: ["+flowItems(13, "{name: d%d, type: CSVLog}")+"]",
+			"spec.destinations", "must have at most 12 items"),
+		Entry("duplicate destination names", `destinations: [{name: a, type: CSVLog}, {name: a, type: JSONLog}]`,
+			"spec.destinations[1]", "Duplicate value"),
+		Entry("upper-case destination name", `destinations: [{name: CSV, type: CSVLog}]`,
+			"spec.destinations[0].name", "should match"),
+		Entry("destination name ending with a dash", `destinations: [{name: csv-, type: CSVLog}]`,
+			"spec.destinations[0].name", "should match"),
+		Entry("empty destination name", `destinations: [{name: "", type: CSVLog}]`,
+			"spec.destinations[0].name", "should be at least 1 chars long"),
+		Entry("destination name over 20 characters", `destinations: [{name: abcdefghijklmnopqrstu, type: CSVLog}]`,
+			"spec.destinations[0].name", "may not be more than 20"),
+		Entry("unknown destination type", `destinations: [{name: syslog, type: Syslog}]`,
+			"spec.destinations[0].type", "Unsupported value"),
+		Entry("destination type left out", `destinations: [{name: csvlog}]`,
+			"spec.destinations[0].type", "Required value"),
+		Entry("FluentBitSidecar destination", `destinations: [{name: fluent, type: FluentBitSidecar}]`,
+			"spec.destinations[0]", "not supported by this version of logbench yet"),
+		Entry("Loki destination", `destinations: [{name: loki, type: Loki}]`,
+			"spec.destinations[0]", "not supported by this version of logbench yet"),
+		Entry("format on a CSVLog destination", `destinations: [{name: csvlog, type: CSVLog, format: JSONLog}]`,
+			"spec.destinations[0]", "format applies only to destinations of type Stdout"),
+		Entry("format on a Stderr destination", `destinations: [{name: stderr, type: Stderr, format: Stderr}]`,
+			"spec.destinations[0]", "format applies only to destinations of type Stdout"),
+		Entry("unknown Stdout format", `destinations: [{name: stdout, type: Stdout, format: XML}]`,
+			"spec.destinations[0].format", "Unsupported value"),
+		Entry("destination named baseline beside the automatic baseline",
+			`destinations: [{name: baseline, type: CSVLog}]`,
+			"spec", "the destination name 'baseline' is reserved"),
+		Entry("two destinations of type None", `destinations: [{name: none, type: None}, {name: quiet, type: None}]`,
+			"spec", "at most one destination may have type None"),
+
+		// PostgreSQL parameters that logbench sets itself.
+		Entry("log_destination parameter", `postgres: {parameters: {log_destination: csvlog}}`,
+			"spec.postgres", "use spec.destinations"),
+		Entry("logging_collector parameter", `postgres: {parameters: {logging_collector: "off"}}`,
+			"spec.postgres", "use spec.destinations"),
+		Entry("log_directory parameter", `postgres: {parameters: {log_directory: /tmp}}`,
+			"spec.postgres", "use spec.destinations"),
+		Entry("log_filename parameter", `postgres: {parameters: {log_filename: pg.log}}`,
+			"spec.postgres", "use spec.destinations"),
+		Entry("log_truncate_on_rotation parameter", `postgres: {parameters: {log_truncate_on_rotation: "on"}}`,
+			"spec.postgres", "use spec.destinations"),
+		Entry("log_file_mode parameter", `postgres: {parameters: {log_file_mode: "0600"}}`,
+			"spec.postgres", "use spec.destinations"),
+		Entry("event_source parameter", `postgres: {parameters: {event_source: PostgreSQL}}`,
+			"spec.postgres", "use spec.destinations"),
+		Entry("log_rotation_* parameter", `postgres: {parameters: {log_rotation_age: 1d}}`,
+			"spec.postgres", "use spec.destinations"),
+		Entry("syslog_* parameter", `postgres: {parameters: {syslog_facility: LOCAL0}}`,
+			"spec.postgres", "use spec.destinations"),
+		Entry("log_statement parameter", `postgres: {parameters: {log_statement: all}}`,
+			"spec.postgres", "use spec.logging"),
+		Entry("log_min_duration_statement parameter", `postgres: {parameters: {log_min_duration_statement: "0"}}`,
+			"spec.postgres", "use spec.logging"),
+		Entry("log_duration parameter", `postgres: {parameters: {log_duration: "on"}}`,
+			"spec.postgres", "use spec.logging"),
+		Entry("log_line_prefix parameter", `postgres: {parameters: {log_line_prefix: "%m "}}`,
+			"spec.postgres", "use spec.logging"),
+		Entry("track_io_timing parameter", `postgres: {parameters: {track_io_timing: "on"}}`,
+			"spec.postgres", "use spec.logging"),
+		Entry("application_name parameter", `postgres: {parameters: {application_name: app}}`,
+			"spec.postgres", "use spec.logging"),
+		Entry("more than 64 parameters", "postgres: {parameters: {"+flowItems(65, `custom.setting_%d: "1"`)+"}}",
+			"spec.postgres.parameters", "must have at most 64 items"),
+
+		// PostgreSQL instances.
+		Entry("no instances", `postgres: {instances: 0}`,
+			"spec.postgres.instances", "should be greater than or equal to 1"),
+		Entry("more than 9 instances", `postgres: {instances: 10}`,
+			"spec.postgres.instances", "should be less than or equal to 9"),
+
+		// Logging.
+		Entry("unknown statement logging", `logging: {statement: verbose}`,
+			"spec.logging.statement", "Unsupported value"),
+		Entry("minDurationStatement below -1", `logging: {minDurationStatement: -2}`,
+			"spec.logging.minDurationStatement", "should be greater than or equal to -1"),
+		Entry("linePrefix without %a", `logging: {linePrefix: "%m [%p] "}`,
+			"spec.logging.linePrefix", "linePrefix must contain %a"),
+		Entry("linePrefix over 256 characters", `logging: {linePrefix: "%a `+strings.Repeat("x", 254)+`"}`,
+			"spec.logging.linePrefix", "may not be more than 256"),
+
+		// Workload.
+		Entry("unknown builtin", `workload: {builtin: TPCC}`,
+			"spec.workload.builtin", "Unsupported value"),
+		Entry("unknown query mode", `workload: {queryMode: Pipelined}`,
+			"spec.workload.queryMode", "Unsupported value"),
+		Entry("unknown aggregate", `workload: {aggregate: Mean}`,
+			"spec.workload.aggregate", "Unsupported value"),
+		Entry("scale 0", `workload: {scale: 0}`,
+			"spec.workload.scale", "should be greater than or equal to 1"),
+		Entry("scale above 100000", `workload: {scale: 100001}`,
+			"spec.workload.scale", "should be less than or equal to 100000"),
+		Entry("no client counts", `workload: {clients: []}`,
+			"spec.workload.clients", "should have at least 1 items"),
+		Entry("more than 16 client counts", "workload: {clients: ["+flowItems(17, "%d")+"]}",
+			"spec.workload.clients", "must have at most 16 items"),
+		Entry("0 clients", `workload: {clients: [0]}`,
+			"spec.workload.clients[0]", "should be greater than or equal to 1"),
+		Entry("over 1000 clients", `workload: {clients: [1001]}`,
+			"spec.workload.clients[0]", "should be less than or equal to 1000"),
+		Entry("duplicate client counts", `workload: {clients: [4, 4]}`,
+			"spec.workload.clients[1]", "Duplicate value"),
+		Entry("negative threads", `workload: {threads: -1}`,
+			"spec.workload.threads", "should be greater than or equal to 0"),
+		Entry("over 1000 threads", `workload: {threads: 1001}`,
+			"spec.workload.threads", "should be less than or equal to 1000"),
+		Entry("no repeats", `workload: {repeats: 0}`,
+			"spec.workload.repeats", "should be greater than or equal to 1"),
+		Entry("over 20 repeats", `workload: {repeats: 21}`,
+			"spec.workload.repeats", "should be less than or equal to 20"),
+		Entry("duration under 1s", `workload: {duration: 0s}`,
+			"spec.workload.duration", "duration must be between 1s and 24h"),
+		Entry("duration over 24h", `workload: {duration: 24h1s}`,
+			"spec.workload.duration", "duration must be between 1s and 24h"),
+		Entry("duration in words", `workload: {duration: 5 minutes}`,
+			"spec.workload.duration", "should match"),
+		Entry("fractional duration", `workload: {duration: 1.5s}`,
+			"spec.workload.duration", "should match"),
+
+		// The rest of the spec.
+		Entry("drainTimeout over 1h", `drainTimeout: 1h1s`,
+			"spec.drainTimeout", "drainTimeout must be between 0s and 1h"),
+		Entry("drainTimeout in words", `drainTimeout: one minute`,
+			"spec.drainTimeout", "should match"),
+		Entry("unknown cleanup policy", `cleanup: Sometimes`,
+			"spec.cleanup", "Unsupported value"),
+	)
+
+	DescribeTable("accepts a valid spec",
+		func(specYAML string) {
+			Expect(k8sClient.Create(ctx, newBenchmark(specYAML))).To(Succeed())
+		},
+		Entry("the minimal spec", ``),
+		Entry("a listed baseline named baseline", `destinations: [{name: baseline, type: None}, {name: csvlog, type: CSVLog}]`),
+		Entry("a destination named baseline without the automatic baseline",
+			`{baseline: {enabled: false}, destinations: [{name: baseline, type: CSVLog}]}`),
+		Entry("every Stdout format",
+			`destinations: [{name: a, type: Stdout, format: CSVLog}, {name: b, type: Stdout, format: Stderr}, {name: c, type: Stdout, format: JSONLog}]`),
+		Entry("12 destinations", "destinations: ["+flowItems(12, "{name: d%d, type: JSONLog}")+"]"),
+		Entry("the bounds of the durations", `{workload: {duration: 24h}, drainTimeout: 0s}`),
+		Entry("durations in hours, minutes and seconds", `{workload: {duration: 1h2m3s}, drainTimeout: 1h}`),
+		Entry("parameters logbench leaves alone", `postgres: {parameters: {shared_buffers: 256MB, log_min_messages: warning}}`),
+		Entry("minDurationStatement off", `logging: {minDurationStatement: -1}`),
+	)
+
+	It("accepts every sample of config/samples", func() {
+		root, err := testenv.RepoRoot()
+		Expect(err).NotTo(HaveOccurred())
+		samples, err := filepath.Glob(filepath.Join(root, "config", "samples", "*.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		accepted := 0
+		for _, path := range samples {
+			if filepath.Base(path) == "kustomization.yaml" {
+				continue
+			}
+			content, err := os.ReadFile(path)
+			Expect(err).NotTo(HaveOccurred())
+			var fields map[string]any
+			Expect(yaml.Unmarshal(content, &fields)).To(Succeed(), path)
+			benchmark := unstructuredBenchmark(fields)
+			Expect(benchmark.GetKind()).To(Equal("LoggingBenchmark"), path)
+			benchmark.SetNamespace(testNamespace)
+			Expect(k8sClient.Create(ctx, benchmark)).To(Succeed(), path)
+			accepted++
+		}
+		Expect(accepted).To(BeNumerically(">=", 2), "config/samples holds fewer samples than expected")
+	})
+
+	It("fills in the documented defaults", func() {
+		benchmark := newBenchmark(``)
+		Expect(k8sClient.Create(ctx, benchmark)).To(Succeed())
+		spec, err := json.Marshal(benchmark.Object["spec"])
+		Expect(err).NotTo(HaveOccurred())
+		Expect(spec).To(MatchYAML(`
+postgres:
+  instances: 1
+  storage: {size: 1Gi}
+logging:
+  statement: all
+  minDurationStatement: -1
+  linePrefix: "%m [%p] %q%u@%d %a "
+destinations: [{name: csvlog, type: CSVLog}]
+baseline: {enabled: true}
+workload:
+  builtin: SelectOnly
+  queryMode: Prepared
+  scale: 10
+  clients: [1, 4]
+  threads: 0
+  duration: 30s
+  repeats: 3
+  aggregate: Median
+drainTimeout: 60s
+cleanup: OnSuccess
+`))
+	})
+
+	Describe("after creation", func() {
+		var benchmark *v1alpha1.LoggingBenchmark
+
+		BeforeEach(func() {
+			created := newBenchmark(`destinations: [{name: stderr, type: Stderr}, {name: stdout, type: Stdout}]`)
+			Expect(k8sClient.Create(ctx, created)).To(Succeed())
+			benchmark = &v1alpha1.LoggingBenchmark{}
+			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(created), benchmark)).To(Succeed())
+		})
+
+		DescribeTable("rejects a change of the spec",
+			func(change func(*v1alpha1.LoggingBenchmarkSpec), message string) {
+				change(&benchmark.Spec)
+				err := k8sClient.Update(ctx, benchmark)
+				Expect(err).To(HaveOccurred())
+				Expect(err.Error()).To(ContainSubstring(message))
+			},
+			Entry("postgres", func(spec *v1alpha1.LoggingBenchmarkSpec) { spec.Postgres.Instances = 2 },
+				"postgres is immutable"),
+			Entry("logging", func(spec *v1alpha1.LoggingBenchmarkSpec) { spec.Logging.Statement = v1alpha1.StatementDDL },
+				"logging is immutable"),
+			Entry("destinations", func(spec *v1alpha1.LoggingBenchmarkSpec) { spec.Destinations = spec.Destinations[:1] },
+				"destinations are immutable"),
+			Entry("baseline", func(spec *v1alpha1.LoggingBenchmarkSpec) { spec.Baseline.Enabled = false },
+				"baseline is immutable"),
+			Entry("workload", func(spec *v1alpha1.LoggingBenchmarkSpec) { spec.Workload.Repeats = 5 },
+				"workload is immutable"),
+			Entry("drainTimeout", func(spec *v1alpha1.LoggingBenchmarkSpec) { spec.DrainTimeout.Duration *= 2 },
+				"drainTimeout is immutable"),
+		)
+
+		// kubectl patch and kubectl edit send only the changed fields, as a merge patch does.
+		It("accepts a change of the cleanup policy", func() {
+			patch := client.MergeFrom(benchmark.DeepCopy())
+			benchmark.Spec.Cleanup = v1alpha1.CleanupNever
+			Expect(k8sClient.Patch(ctx, benchmark, patch)).To(Succeed())
+		})
+
+		It("accepts a status update from a typed client, as the operator sends it", func() {
+			benchmark.Status.Phase = v1alpha1.PhaseProvisioning
+			Expect(k8sClient.Status().Update(ctx, benchmark)).To(Succeed())
+		})
+	})
+})
