@@ -47,7 +47,7 @@ type lineCounter struct {
 	midLine     bool
 	kind        lineKind
 	lineCounted bool
-	tagSeen     bool
+	tagSeen     bool // also set ahead by skipLinesWithoutTag
 	head        []byte // start of the line while its kind is unknown
 	tail        []byte // last len(tag)-1 bytes of the line
 	window      []byte // scratch for tags split between writes
@@ -84,6 +84,7 @@ func (c *lineCounter) skipLinesWithoutTag(p []byte) []byte {
 	}
 	lineStart := bytes.LastIndexByte(p[:match], '\n') + 1
 	c.classifier.consume(p[:lineStart])
+	c.tagSeen = match < len(p)
 	return p[lineStart:]
 }
 
