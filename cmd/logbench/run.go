@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/localpg"
+	"github.com/logbench/logbench/internal/localrun"
+	"github.com/logbench/logbench/internal/manifest"
+	"github.com/logbench/logbench/internal/results"
+)
+
+func init() {
+	subcommands = append(subcommands, newRunCommand())
+}
+
+type runOptions struct {
+	local    bool
+	file     string
+	output   string
+	workDir  string
+	savePath string
+}
+
+func newRunCommand() *cobra.Command {
+	opts := runOptions{output: string(results.FormatTable), workDir: os.TempDir()}
+	cmd := &cobra.Command{
+		Use:   "run --local -f BENCHMARK.yaml",
+		Short: "Run a LoggingBenchmark against PostgreSQL servers started on this machine",
+		Long: `Run reads the LoggingBenchmark YAML the operator takes, validates it exactly as the
+API server would, and measures it locally: for each destination it starts its own
+PostgreSQL server (initdb in a temporary directory, a free loopback port), initialises
+pgbench once, runs every client count and repeat, counts the records delivered to the
+destination and prints the results. Servers and temporary files are removed at the end,
+also on Ctrl-C, and the runs measured so far are printed.
+
+In a Kubernetes cluster, apply the same file with kubectl instead.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runLocal(cmd.Context(), opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	flags := cmd.Flags()
+	flags.BoolVar(&opts.local, "local", false, "run on this machine (required: in a cluster, use kubectl apply -f)")
+	flags.StringVarP(&opts.file, "file", "f", "", "LoggingBenchmark YAML or JSON file")
+	flags.StringVarP(&opts.output, "output", "o", opts.output, "results format: table, json, csv or markdown")
+	flags.StringVar(&opts.workDir, "work-dir", opts.workDir, "where the temporary servers live")
+	flags.StringVar(&opts.savePath, "save", "", "also write the benchmark with its results in status to this YAML file")
+	_ = cmd.MarkFlagRequired("file")
+	return cmd
+}
+
+func runLocal(ctx context.Context, opts runOptions, stdout, stderr io.Writer) error {
+	if !opts.local {
+		return errors.New("logbench run measures on this machine and needs --local; " +
+			"to run in Kubernetes, install the operator and kubectl apply -f " + opts.file)
+	}
+	format, err := results.ParseFormat(opts.output)
+	if err != nil {
+		return err
+	}
+	benchmark, err := manifest.ReadFile(opts.file)
+	if err != nil {
+		return err
+	}
+	installation, err := localpg.FindInstallation()
+	if err != nil {
+		return err
+	}
+	spec := &benchmark.Spec
+	if ignored := localrun.IgnoredFields(spec); len(ignored) > 0 {
+		fmt.Fprintf(stderr, "notice: ignored locally (they only apply in a cluster): %s\n", strings.Join(ignored, ", "))
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	progress := newProgressReporter(stderr)
+	defer progress.stop()
+	started := metav1.Now()
+	outcome, runErr := localrun.Execute(ctx, spec, localrun.Options{
+		Installation: installation,
+		WorkDir:      opts.workDir,
+		Progress:     progress,
+	})
+	progress.stop()
+
+	rows := results.Aggregate(spec, outcome.Runs)
+	if err := results.Render(stdout, format, rows); err != nil {
+		return err
+	}
+	for _, skipped := range outcome.Skipped {
+		fmt.Fprintf(stderr, "skipped %s: %s\n", skipped.Destination, skipped.Reason)
+	}
+	if opts.savePath != "" {
+		if err := save(opts.savePath, benchmark, rows, started, len(outcome.Runs)); err != nil {
+			return err
+		}
+	}
+	if runErr != nil {
+		if errors.Is(runErr, context.Canceled) {
+			return fmt.Errorf("interrupted after %d runs; the results above are those measured", len(outcome.Runs))
+		}
+		return runErr
+	}
+	if len(rows) == 0 {
+		return localrun.ErrNothingToRun
+	}
+	if failed := failedRuns(rows); failed > 0 {
+		return fmt.Errorf("%d runs failed; their errors are in the footnotes above", failed)
+	}
+	return nil
+}
+
+func failedRuns(rows []v1alpha1.Result) int {
+	failed := 0
+	for _, row := range rows {
+		for _, repeat := range row.Repeats {
+			if repeat.Error != "" {
+				failed++
+			}
+		}
+	}
+	return failed
+}
+
+// save writes the benchmark as the operator would leave it, status included, so that
+// a local run can be reported like a cluster one.
+func save(path string, benchmark *v1alpha1.LoggingBenchmark, rows []v1alpha1.Result, started metav1.Time, runs int) error {
+	completed := metav1.Now()
+	phase := v1alpha1.PhaseSucceeded
+	if failedRuns(rows) > 0 || int32(runs) < benchmark.Spec.RunsTotal() {
+		phase = v1alpha1.PhaseFailed
+	}
+	benchmark.Status = v1alpha1.LoggingBenchmarkStatus{
+		Phase:          phase,
+		StartTime:      &started,
+		CompletionTime: &completed,
+		Progress: v1alpha1.Progress{
+			RunsDone:  int32(runs),
+			RunsTotal: benchmark.Spec.RunsTotal(),
+			Text:      fmt.Sprintf("%d/%d", runs, benchmark.Spec.RunsTotal()),
+		},
+		Results: rows,
+		Summary: results.Summarize(rows),
+	}
+	data, err := yaml.Marshal(benchmark)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
+
+// progressReporter shows the current run on stderr: a line that refreshes every second
+// on a terminal, one line per run otherwise (CI logs).
+type progressReporter struct {
+	out         io.Writer
+	interactive bool
+	began       time.Time
+
+	mu      sync.Mutex
+	current string
+	run     localrun.Run
+	ticker  *time.Ticker
+	done    chan struct{}
+	stopped sync.Once
+}
+
+func newProgressReporter(out io.Writer) *progressReporter {
+	file, isFile := out.(*os.File)
+	p := &progressReporter{
+		out:         out,
+		interactive: isFile && term.IsTerminal(int(file.Fd())),
+		began:       time.Now(),
+		done:        make(chan struct{}),
+	}
+	if p.interactive {
+		p.ticker = time.NewTicker(time.Second)
+		go p.refresh()
+	}
+	return p
+}
+
+func (p *progressReporter) RunStarted(run localrun.Run) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.run = run
+	p.current = fmt.Sprintf("[%d/%d] %s, %d clients, repeat %d",
+		run.Index, run.Total, run.Key.Destination, run.Key.Clients, run.Key.Repeat)
+	p.print()
+}
+
+func (p *progressReporter) RunFinished(run localrun.Run, result v1alpha1.RepeatResult) {
+	if result.Error == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearLine()
+	fmt.Fprintf(p.out, "run %s/%d/%d failed: %s\n", run.Key.Destination, run.Key.Clients, run.Key.Repeat,
+		strings.SplitN(result.Error, "\n", 2)[0])
+}
+
+func (p *progressReporter) refresh() {
+	for {
+		select {
+		case <-p.done:
+			return
+		case <-p.ticker.C:
+			p.mu.Lock()
+			p.print()
+			p.mu.Unlock()
+		}
+	}
+}
+
+// print writes the current run with the elapsed time and, from the runs done so far,
+// an estimate of the time left.
+func (p *progressReporter) print() {
+	if p.current == "" {
+		return
+	}
+	elapsed := time.Since(p.began).Round(time.Second)
+	line := fmt.Sprintf("%s (elapsed %s", p.current, elapsed)
+	if done := p.run.Index - 1; done > 0 {
+		left := time.Duration(float64(elapsed) / float64(done) * float64(p.run.Total-done)).Round(time.Second)
+		line += fmt.Sprintf(", about %s left", left)
+	}
+	line += ")"
+	if p.interactive {
+		p.clearLine()
+		fmt.Fprint(p.out, line)
+		return
+	}
+	// Without a terminal there is no ticker: this runs once per run.
+	fmt.Fprintln(p.out, line)
+}
+
+func (p *progressReporter) clearLine() {
+	if p.interactive {
+		fmt.Fprint(p.out, "\r\033[K")
+	}
+}
+
+func (p *progressReporter) stop() {
+	p.stopped.Do(func() {
+		close(p.done)
+		if p.ticker != nil {
+			p.ticker.Stop()
+		}
+		p.mu.Lock()
+		p.clearLine()
+		p.mu.Unlock()
+	})
+}

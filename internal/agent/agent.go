@@ -1,0 +1,145 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+
+	"github.com/jackc/pgx/v5"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/bench"
+	"github.com/logbench/logbench/internal/pgbench"
+	"github.com/logbench/logbench/internal/records"
+	"github.com/logbench/logbench/internal/workload"
+)
+
+// Environment is what the agent needs from its pod.
+type Environment struct {
+	// Connect opens a superuser session; libpq's PG* variables describe the server.
+	Connect func(context.Context) (*pgx.Conn, error)
+	// Kubernetes reads the instance pod's log; only Stdout destinations use it.
+	Kubernetes func() (kubernetes.Interface, error)
+	// Pgbench is the pgbench executable.
+	Pgbench string
+	// ScratchDir is a writable directory.
+	ScratchDir string
+}
+
+// Run performs the requested execution and returns its result.
+func Run(ctx context.Context, req Request, env Environment) (v1alpha1.RepeatResult, error) {
+	conn, err := env.Connect(ctx)
+	if err != nil {
+		return v1alpha1.RepeatResult{}, fmt.Errorf("connecting to %s: %w", req.ClusterName, err)
+	}
+	defer conn.Close(ctx)
+
+	if err := applySettings(ctx, conn, env.Connect, destinationSettings(req.Destination)); err != nil {
+		return v1alpha1.RepeatResult{}, err
+	}
+	runPgbench := func(ctx context.Context, args, extraEnv []string) ([]byte, error) {
+		cmd := exec.CommandContext(ctx, env.Pgbench, args...)
+		cmd.Env = append(os.Environ(), extraEnv...)
+		return cmd.CombinedOutput()
+	}
+	if err := ensurePgbenchTables(ctx, conn, req.Workload, runPgbench); err != nil {
+		return v1alpha1.RepeatResult{}, err
+	}
+
+	nonce, err := workload.RandomNonce()
+	if err != nil {
+		return v1alpha1.RepeatResult{}, err
+	}
+	// A fresh tag per attempt: records of a failed earlier attempt never count.
+	tag := workload.NewTag(req.Destination.Name, req.Clients, req.Repeat, nonce)
+	dest, closeDest, err := destinationFor(ctx, req, conn, env, tag)
+	if err != nil {
+		return v1alpha1.RepeatResult{}, err
+	}
+	defer closeDest()
+
+	return bench.Run(ctx, bench.Execution{
+		Destination:  req.Destination,
+		Logging:      req.Logging,
+		Workload:     req.Workload,
+		Clients:      req.Clients,
+		Repeat:       req.Repeat,
+		DrainTimeout: req.DrainTimeout.Duration,
+		Tag:          tag,
+		ScriptDir:    env.ScratchDir,
+	}, runPgbench, dest)
+}
+
+// destinationFor returns where the run's records are counted.
+func destinationFor(ctx context.Context, req Request, conn *pgx.Conn, env Environment, tag string) (bench.Destination, func(), error) {
+	noop := func() {}
+	switch req.Destination.Type {
+	case v1alpha1.DestinationNone, v1alpha1.DestinationStdout:
+		// The baseline logs no statements, so its records would appear in CloudNativePG's
+		// default pipeline: counting there proves the baseline really logged nothing.
+		client, err := env.Kubernetes()
+		if err != nil {
+			return nil, noop, fmt.Errorf("connecting to the Kubernetes API to read the container log: %w", err)
+		}
+		stream, err := followPrimaryLog(ctx, client, req.Namespace, req.ClusterName)
+		if err != nil {
+			return nil, noop, err
+		}
+		return bench.NewStreamDestination(stream, records.FormatContainerLog, tag), func() { stream.Close() }, nil
+	case v1alpha1.DestinationStderr, v1alpha1.DestinationCSVLog, v1alpha1.DestinationJSONLog:
+		// A second session: the counter reads while the first one stays free.
+		reader, err := env.Connect(ctx)
+		if err != nil {
+			return nil, noop, err
+		}
+		dir := serverDirectory{conn: reader, path: FileLogDirectory}
+		dest, err := bench.NewFileDestination(ctx, dir, records.FormatFor(req.Destination), tag)
+		if err != nil {
+			reader.Close(ctx)
+			return nil, noop, err
+		}
+		return dest, func() { reader.Close(context.Background()) }, nil
+	}
+	return nil, noop, fmt.Errorf("destination type %s is not supported by this agent", req.Destination.Type)
+}
+
+// ensurePgbenchTables initialises the pgbench tables once per cluster: later runs find
+// them at the right scale and persistence and leave them alone.
+func ensurePgbenchTables(ctx context.Context, conn *pgx.Conn, w v1alpha1.WorkloadSpec, runPgbench bench.PgbenchRunner) error {
+	var branches int64
+	var persistence string
+	err := conn.QueryRow(ctx, `
+		SELECT (SELECT count(*) FROM pgbench_branches),
+		       (SELECT relpersistence::text FROM pg_class WHERE oid = 'pgbench_accounts'::regclass)`,
+	).Scan(&branches, &persistence)
+	wantPersistence := "p"
+	if w.UnloggedTables {
+		wantPersistence = "u"
+	}
+	if err == nil && branches == int64(w.Scale) && persistence == wantPersistence {
+		return nil
+	}
+	if output, err := runPgbench(ctx, pgbench.InitArgs(int(w.Scale), w.UnloggedTables), nil); err != nil {
+		return fmt.Errorf("pgbench -i: %w\n%s", err, output)
+	}
+	return nil
+}
+
+// maxErrorLength keeps a failure's result inside the 4 KiB termination message.
+const maxErrorLength = 3000
+
+// WriteResult writes the result, or the error as a failed result, as JSON.
+func WriteResult(w io.Writer, result v1alpha1.RepeatResult, runErr error) error {
+	if runErr != nil {
+		msg := runErr.Error()
+		if len(msg) > maxErrorLength {
+			msg = msg[:maxErrorLength] + "…"
+		}
+		result = v1alpha1.RepeatResult{Repeat: result.Repeat, Error: msg}
+	}
+	return json.NewEncoder(w).Encode(result)
+}

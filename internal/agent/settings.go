@@ -1,0 +1,106 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+)
+
+// FileLogDirectory is where file destinations write, on the instance pod's scratch
+// volume: CloudNativePG's own FIFOs live in /controller/log and must keep one reader.
+const FileLogDirectory = "/controller/logbench"
+
+// fileLogName is log_filename for file destinations; PostgreSQL swaps the .log suffix
+// for .csv or .json in those formats.
+const fileLogName = "logbench-%Y%m%d-%H%M%S.log"
+
+// destinationSettings returns the server settings a destination needs beyond what the
+// Cluster spec carries (CloudNativePG rejects log_destination and friends there, so
+// they are set with ALTER SYSTEM). Stdout with CSVLog is CloudNativePG's default.
+func destinationSettings(d v1alpha1.Destination) map[string]string {
+	logDestination := map[v1alpha1.LogFormat]string{
+		v1alpha1.FormatStderr:  "stderr",
+		v1alpha1.FormatCSVLog:  "csvlog",
+		v1alpha1.FormatJSONLog: "jsonlog",
+	}[d.EffectiveFormat()]
+	switch d.Type {
+	case v1alpha1.DestinationStdout:
+		return map[string]string{"log_destination": logDestination}
+	case v1alpha1.DestinationStderr, v1alpha1.DestinationCSVLog, v1alpha1.DestinationJSONLog:
+		return map[string]string{
+			"log_destination": logDestination,
+			"log_directory":   FileLogDirectory,
+			"log_filename":    fileLogName,
+		}
+	}
+	return nil
+}
+
+// applySettings sets the destination's settings with ALTER SYSTEM, reloads, and waits
+// until new sessions see them. Re-applying the same values on a later run is harmless.
+func applySettings(ctx context.Context, conn *pgx.Conn, connect func(context.Context) (*pgx.Conn, error), settings map[string]string) error {
+	if len(settings) == 0 {
+		return nil
+	}
+	for name, value := range settings {
+		// ALTER SYSTEM takes no bind parameters; names are our constants and values
+		// are quoted as literals.
+		stmt := fmt.Sprintf("ALTER SYSTEM SET %s = %s", pgx.Identifier{name}.Sanitize(), quoteLiteral(value))
+		if _, err := conn.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("%s: %w", stmt, err)
+		}
+	}
+	if _, err := conn.Exec(ctx, "SELECT pg_reload_conf()"); err != nil {
+		return fmt.Errorf("reloading configuration: %w", err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		applied, err := settingsApplied(ctx, connect, settings)
+		if err != nil {
+			return err
+		}
+		if applied {
+			// The logging collector switches destinations when it handles the same
+			// reload signal; give it a moment after the postmaster has.
+			time.Sleep(time.Second)
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the server did not apply %v within 30s", settings)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func settingsApplied(ctx context.Context, connect func(context.Context) (*pgx.Conn, error), settings map[string]string) (bool, error) {
+	conn, err := connect(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close(ctx)
+	for name, want := range settings {
+		var got string
+		if err := conn.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&got); err != nil {
+			return false, fmt.Errorf("reading %s: %w", name, err)
+		}
+		if got != want {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+func quoteLiteral(s string) string {
+	quoted := []byte{'\''}
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\'' {
+			quoted = append(quoted, '\'')
+		}
+		quoted = append(quoted, s[i])
+	}
+	return string(append(quoted, '\''))
+}

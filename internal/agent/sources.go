@@ -1,0 +1,77 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/logbench/logbench/internal/bench"
+)
+
+// serverDirectory reads a log directory of the database server through SQL
+// (pg_ls_dir, pg_read_binary_file: superuser only), since the agent runs in its own pod.
+type serverDirectory struct {
+	conn *pgx.Conn
+	path string
+}
+
+func (d serverDirectory) List(ctx context.Context) ([]bench.LogFile, error) {
+	rows, err := d.conn.Query(ctx, `
+		SELECT name, (pg_stat_file($1 || '/' || name)).size
+		FROM pg_ls_dir($1, true, false) AS name
+		ORDER BY name`, d.path)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (bench.LogFile, error) {
+		var f bench.LogFile
+		err := row.Scan(&f.Name, &f.Size)
+		return f, err
+	})
+}
+
+func (d serverDirectory) ReadAt(ctx context.Context, name string, offset int64, n int) ([]byte, error) {
+	var chunk []byte
+	err := d.conn.QueryRow(ctx, "SELECT pg_read_binary_file($1, $2, $3)",
+		d.path+"/"+name, offset, int64(n)).Scan(&chunk)
+	return chunk, err
+}
+
+// Labels CloudNativePG puts on the primary instance pod; older releases use "role".
+var primaryPodSelectors = []string{
+	"cnpg.io/instanceRole=primary",
+	"role=primary",
+}
+
+// followPrimaryLog streams the postgres container log of the cluster's primary from
+// shortly before now, as a log collector on the node would read it.
+func followPrimaryLog(ctx context.Context, client kubernetes.Interface, namespace, cluster string) (io.ReadCloser, error) {
+	var pod *corev1.Pod
+	for _, selector := range primaryPodSelectors {
+		pods, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{
+			LabelSelector: "cnpg.io/cluster=" + cluster + "," + selector,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("finding the primary of %s: %w", cluster, err)
+		}
+		if len(pods.Items) > 0 {
+			pod = &pods.Items[0]
+			break
+		}
+	}
+	if pod == nil {
+		return nil, fmt.Errorf("cluster %s has no primary pod", cluster)
+	}
+	since := metav1.NewTime(time.Now().Add(-time.Second))
+	return client.CoreV1().Pods(namespace).GetLogs(pod.Name, &corev1.PodLogOptions{
+		Container: "postgres",
+		Follow:    true,
+		SinceTime: &since,
+	}).Stream(ctx)
+}

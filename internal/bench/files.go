@@ -1,0 +1,167 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/logbench/logbench/internal/records"
+)
+
+// LogFile is one file of a log directory.
+type LogFile struct {
+	Name string
+	Size int64
+}
+
+// LogDirectory is a directory of log files written by PostgreSQL's logging collector,
+// read either from the local file system or, in a cluster, through the server itself.
+type LogDirectory interface {
+	List(ctx context.Context) ([]LogFile, error)
+	// ReadAt returns up to n bytes of the named file from offset.
+	ReadAt(ctx context.Context, name string, offset int64, n int) ([]byte, error)
+}
+
+// FileDestination counts a run's records in a log directory, reading only what was
+// written after it was created, each file through its own streaming counter so that a
+// record split across reads is counted once. Files created later (rotation) are read
+// from their start.
+type FileDestination struct {
+	dir    LogDirectory
+	format records.Format
+	tag    string
+	files  map[string]*tailedFile
+}
+
+type tailedFile struct {
+	offset  int64
+	counter records.Counter
+}
+
+// readChunk bounds the memory used per read.
+const readChunk = 1 << 20
+
+// NewFileDestination starts tailing dir at the current end of every file in it.
+func NewFileDestination(ctx context.Context, dir LogDirectory, format records.Format, tag string) (*FileDestination, error) {
+	existing, err := dir.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing log files: %w", err)
+	}
+	d := &FileDestination{dir: dir, format: format, tag: tag, files: map[string]*tailedFile{}}
+	for _, f := range existing {
+		d.files[f.Name] = &tailedFile{offset: f.Size, counter: records.NewCounter(format, tag)}
+	}
+	return d, nil
+}
+
+// Delivered reads what was appended since the last call and returns the total count.
+func (d *FileDestination) Delivered(ctx context.Context) (int64, error) {
+	current, err := d.dir.List(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("listing log files: %w", err)
+	}
+	var total int64
+	for _, f := range current {
+		tailed, known := d.files[f.Name]
+		if !known {
+			tailed = &tailedFile{counter: records.NewCounter(d.format, d.tag)}
+			d.files[f.Name] = tailed
+		}
+		for tailed.offset < f.Size {
+			chunk, err := d.dir.ReadAt(ctx, f.Name, tailed.offset, int(min(readChunk, f.Size-tailed.offset)))
+			if err != nil {
+				return 0, fmt.Errorf("reading %s: %w", f.Name, err)
+			}
+			if len(chunk) == 0 {
+				break
+			}
+			if _, err := tailed.counter.Write(chunk); err != nil {
+				return 0, fmt.Errorf("counting %s: %w", f.Name, err)
+			}
+			tailed.offset += int64(len(chunk))
+		}
+	}
+	for _, tailed := range d.files {
+		total += tailed.counter.Count()
+	}
+	return total, nil
+}
+
+// LocalDirectory is a log directory on this machine.
+type LocalDirectory string
+
+// List returns the regular files of the directory in name order.
+func (dir LocalDirectory) List(context.Context) ([]LogFile, error) {
+	entries, err := os.ReadDir(string(dir))
+	if err != nil {
+		return nil, err
+	}
+	files := make([]LogFile, 0, len(entries))
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil {
+			return nil, err
+		}
+		if info.Mode().IsRegular() {
+			files = append(files, LogFile{Name: e.Name(), Size: info.Size()})
+		}
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
+	return files, nil
+}
+
+// ReadAt reads up to n bytes of the named file from offset.
+func (dir LocalDirectory) ReadAt(_ context.Context, name string, offset int64, n int) ([]byte, error) {
+	f, err := os.Open(filepath.Join(string(dir), name))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, n)
+	read, err := f.ReadAt(buf, offset)
+	if err == io.EOF {
+		err = nil
+	}
+	return buf[:read], err
+}
+
+// StreamDestination counts a run's records in a live stream, such as a container's
+// log followed through the Kubernetes API.
+type StreamDestination struct {
+	mu      sync.Mutex
+	counter records.Counter
+	err     error
+}
+
+// NewStreamDestination counts the records of stream in the background until the
+// stream ends or Close is called.
+func NewStreamDestination(stream io.ReadCloser, format records.Format, tag string) *StreamDestination {
+	d := &StreamDestination{counter: records.NewCounter(format, tag)}
+	go func() {
+		_, err := io.Copy(lockedWriter{d}, stream)
+		d.mu.Lock()
+		d.err = err
+		d.mu.Unlock()
+	}()
+	return d
+}
+
+// Delivered returns the records counted so far, or the error that ended the stream.
+func (d *StreamDestination) Delivered(context.Context) (int64, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.counter.Count(), d.err
+}
+
+type lockedWriter struct{ d *StreamDestination }
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.d.mu.Lock()
+	defer w.d.mu.Unlock()
+	return w.d.counter.Write(p)
+}
+
