@@ -164,4 +164,3 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 	defer w.d.mu.Unlock()
 	return w.d.counter.Write(p)
 }
-
