@@ -47,7 +47,7 @@ type lineCounter struct {
 	midLine     bool
 	kind        lineKind
 	lineCounted bool
-	tagSeen     bool // also set ahead by skipLinesWithoutTag
+	tagSeen     bool   // also set ahead by skipLinesWithoutTag
 	head        []byte // start of the line while its kind is unknown
 	tail        []byte // last len(tag)-1 bytes of the line
 	window      []byte // scratch for tags split between writes
