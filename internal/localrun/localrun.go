@@ -108,7 +108,11 @@ func measureDestination(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec
 	opts Options, runs func(func(Run) bool), into map[results.RunKey]v1alpha1.RepeatResult) error {
 	failAll := func(err error) error {
 		for run := range runs {
-			into[run.Key] = v1alpha1.RepeatResult{Repeat: run.Key.Repeat, Error: err.Error()}
+			result := v1alpha1.RepeatResult{Repeat: run.Key.Repeat, Error: err.Error()}
+			into[run.Key] = result
+			if opts.Progress != nil {
+				opts.Progress.RunFinished(run, result)
+			}
 		}
 		return ctx.Err()
 	}

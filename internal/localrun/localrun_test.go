@@ -1,0 +1,107 @@
+package localrun
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/localpg"
+	"github.com/logbench/logbench/internal/manifest"
+	"github.com/logbench/logbench/internal/results"
+	"github.com/logbench/logbench/internal/testenv"
+)
+
+// TestQuickSample runs the README's first benchmark, config/samples/quick.yaml, with
+// shorter runs: every local destination measures TPS, and the destinations logbench
+// reads directly (files and the server's own stderr) lose no record.
+func TestQuickSample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL servers")
+	}
+	installation, err := localpg.FindInstallation()
+	if err != nil {
+		t.Fatalf("the local run test needs PostgreSQL (make test installs nothing; .ci/run does): %v", err)
+	}
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	benchmark, err := manifest.ReadFile(filepath.Join(root, "config", "samples", "quick.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := &benchmark.Spec
+	spec.Workload.Duration.Duration = 2 * time.Second
+
+	var progress recordedProgress
+	outcome, err := Execute(context.Background(), spec, Options{
+		Installation: installation,
+		// The system's temporary directory, not t.TempDir(): under root the servers run
+		// as the postgres user, who cannot enter the test's private directory.
+		Progress:     &progress,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, run := range outcome.Runs {
+		if run.Error != "" {
+			t.Fatalf("%+v failed: %s", key, run.Error)
+		}
+	}
+	if want := int(spec.RunsTotal()); len(outcome.Runs) != want || progress.finished != want || len(outcome.Skipped) != 0 {
+		t.Fatalf("%d runs measured, %d reported finished, %d skipped; want %d, %d, none",
+			len(outcome.Runs), progress.finished, len(outcome.Skipped), want, want)
+	}
+
+	rows := results.Aggregate(spec, outcome.Runs)
+	seen := map[v1alpha1.DestinationType]bool{}
+	for _, row := range rows {
+		seen[row.Type] = true
+		name := row.Destination + "/" + string(rune('0'+row.Clients))
+		for _, repeat := range row.Repeats {
+			if repeat.Error != "" {
+				t.Errorf("%s failed: %s", name, repeat.Error)
+			}
+		}
+		if row.TPS <= 0 {
+			t.Errorf("%s: TPS %v, want > 0", name, row.TPS)
+		}
+		records := row.Records
+		if records.Dropped == nil || *records.Dropped != 0 || records.AccountingError != "" {
+			t.Errorf("%s: records %+v, want every expected record delivered", name, records)
+		}
+		if wantRecords := row.Type != v1alpha1.DestinationNone; (records.Expected > 0) != wantRecords {
+			t.Errorf("%s: %d records expected; only the baseline logs none", name, records.Expected)
+		}
+		if row.Type != v1alpha1.DestinationNone && row.OverheadPercent == nil {
+			t.Errorf("%s: no overhead against the baseline", name)
+		}
+	}
+	for _, destination := range []v1alpha1.DestinationType{v1alpha1.DestinationNone, v1alpha1.DestinationStderr,
+		v1alpha1.DestinationCSVLog, v1alpha1.DestinationJSONLog, v1alpha1.DestinationStdout} {
+		if !seen[destination] {
+			t.Errorf("no result row for a %s destination", destination)
+		}
+	}
+}
+
+func TestUnsupportedDestinationsAreSkippedWithAReason(t *testing.T) {
+	spec := &v1alpha1.LoggingBenchmarkSpec{
+		Destinations: []v1alpha1.Destination{{Name: "loki", Type: v1alpha1.DestinationLoki}},
+		Workload:     v1alpha1.WorkloadSpec{Clients: []int32{1}, Repeats: 1},
+	}
+	outcome, err := Execute(context.Background(), spec, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outcome.Runs) != 0 || len(outcome.Skipped) != 1 || outcome.Skipped[0].Reason == "" {
+		t.Fatalf("outcome %+v, want the Loki destination skipped with a reason and nothing run", outcome)
+	}
+}
+
+type recordedProgress struct{ started, finished int }
+
+func (p *recordedProgress) RunStarted(Run)                         { p.started++ }
+func (p *recordedProgress) RunFinished(Run, v1alpha1.RepeatResult) { p.finished++ }
