@@ -77,6 +77,7 @@ func TestExpectedMatchesServer(t *testing.T) {
 					exec, output := runTagged(t, server, pgbenchPath, builtin, mode, tag, spec.ServerParameters(destination))
 					want := Expected(exec, SettingsFor(destination, sc.logging))
 					got := countInLog(t, server, tag)
+					assertCountersAgree(t, server.LogDir(), tag, got)
 					if want.Estimate {
 						if got < want.Records || got > want.upper() {
 							t.Errorf("%d records with application_name %s, outside the estimate %+v", got, tag, want)
@@ -96,7 +97,8 @@ func logging(statement v1alpha1.StatementLogging, minDurationMs int32, duration 
 	return v1alpha1.LoggingSpec{Statement: statement, MinDurationStatement: &minDurationMs, Duration: duration}
 }
 
-// startLoggingServer starts a throwaway server writing csvlog and creates the pgbench
+// startLoggingServer starts a throwaway server writing stderr, csvlog and jsonlog files
+// and creates the pgbench
 // tables at scale 1.
 func startLoggingServer(t *testing.T) (*localpg.Server, string) {
 	t.Helper()
@@ -117,7 +119,9 @@ func startLoggingServer(t *testing.T) (*localpg.Server, string) {
 	server, err := localpg.Start(context.Background(), localpg.Config{
 		Installation: inst,
 		Dir:          parent,
-		Settings:     map[string]string{"logging_collector": "on", "log_destination": "csvlog"},
+		// The API's default line prefix: stderr-format records carry the tag through %a.
+		Settings: map[string]string{"logging_collector": "on", "log_destination": "stderr,csvlog,jsonlog",
+			"log_line_prefix": "%m [%p] %q%u@%d %a "},
 	})
 	if err != nil {
 		t.Fatalf("starting PostgreSQL: %v", err)
@@ -176,7 +180,8 @@ func runTagged(t *testing.T, server *localpg.Server, pgbenchPath string, builtin
 func countInLog(t *testing.T, server *localpg.Server, tag string) int64 {
 	t.Helper()
 	ctx := context.Background()
-	marker := "marker_" + tag
+	// The marker must not contain the tag, or the counters would count its record too.
+	marker := "marker_" + strings.TrimPrefix(tag, "lb_")
 	conn, err := pgx.Connect(ctx, server.ConnString()+"&application_name="+marker)
 	if err != nil {
 		t.Fatal(err)
@@ -201,6 +206,35 @@ func countInLog(t *testing.T, server *localpg.Server, tag string) int64 {
 			t.Fatalf("the marker statement did not reach the csvlog in %s within 10s", server.LogDir())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// assertCountersAgree checks that the production counter of every file format finds the
+// records the csv oracle found: the server writes each record to all three formats.
+func assertCountersAgree(t *testing.T, dir, tag string, oracle int64) {
+	t.Helper()
+	for format, pattern := range map[Format]string{FormatStderr: "*.log", FormatCSVLog: "*.csv", FormatJSONLog: "*.json"} {
+		files, err := filepath.Glob(filepath.Join(dir, pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var counted int64
+		for _, name := range files {
+			counter := NewCounter(format, tag)
+			f, err := os.Open(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = io.Copy(counter, f)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			counted += counter.Count()
+		}
+		if counted != oracle {
+			t.Errorf("%s counter found %d records of %s, the csvlog holds %d", format, counted, tag, oracle)
+		}
 	}
 }
 
