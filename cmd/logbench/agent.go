@@ -17,7 +17,7 @@ import (
 )
 
 func init() {
-	subcommands = append(subcommands, newAgentCommand())
+	subcommands = append(subcommands, newAgentCommand)
 }
 
 func newAgentCommand() *cobra.Command {

@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	subcommands = append(subcommands, newCountCommand())
+	subcommands = append(subcommands, newCountCommand)
 }
 
 // newCountCommand counts records the way a benchmark run does, to check and time the

@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	subcommands = append(subcommands, newInstallAgentCommand())
+	subcommands = append(subcommands, newInstallAgentCommand)
 }
 
 // newInstallAgentCommand copies this binary to a path, so that the agent Job's init

@@ -24,10 +24,13 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(subcommands...)
+	for _, newSubcommand := range subcommands {
+		root.AddCommand(newSubcommand())
+	}
 	return root
 }
 
 // subcommands is filled by the init functions of the files beside this one, one file a
-// subcommand, so that they stay independent.
-var subcommands []*cobra.Command
+// subcommand, so that they stay independent. Constructors rather than commands: every
+// root command gets fresh flags.
+var subcommands []func() *cobra.Command

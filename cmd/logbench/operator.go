@@ -23,7 +23,7 @@ import (
 const agentImageEnv = "LOGBENCH_AGENT_IMAGE"
 
 func init() {
-	subcommands = append(subcommands, newOperatorCommand())
+	subcommands = append(subcommands, newOperatorCommand)
 }
 
 func newOperatorCommand() *cobra.Command {

@@ -25,7 +25,7 @@ import (
 )
 
 func init() {
-	subcommands = append(subcommands, newRunCommand())
+	subcommands = append(subcommands, newRunCommand)
 }
 
 type runOptions struct {

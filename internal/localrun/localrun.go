@@ -107,6 +107,10 @@ func unsupported(d v1alpha1.Destination) string {
 func measureDestination(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec, dest v1alpha1.Destination,
 	opts Options, runs func(func(Run) bool), into map[results.RunKey]v1alpha1.RepeatResult) error {
 	failAll := func(err error) error {
+		if ctx.Err() != nil {
+			// Interrupted, not failed: the runs were never measured.
+			return ctx.Err()
+		}
 		for run := range runs {
 			result := v1alpha1.RepeatResult{Repeat: run.Key.Repeat, Error: err.Error()}
 			into[run.Key] = result
