@@ -40,7 +40,7 @@ func TestQuickSample(t *testing.T) {
 		Installation: installation,
 		// The system's temporary directory, not t.TempDir(): under root the servers run
 		// as the postgres user, who cannot enter the test's private directory.
-		Progress:     &progress,
+		Progress: &progress,
 	})
 	if err != nil {
 		t.Fatal(err)
