@@ -37,10 +37,11 @@ func newAgentCommand() *cobra.Command {
 				return fmt.Errorf("pgbench not found in the PostgreSQL image: %w", err)
 			}
 			result, runErr := agent.Run(cmd.Context(), req, agent.Environment{
-				Connect:    func(ctx context.Context) (*pgx.Conn, error) { return pgx.Connect(ctx, "") },
-				Kubernetes: inClusterClient,
-				Pgbench:    pgbenchPath,
-				ScratchDir: os.TempDir(),
+				Connect:      func(ctx context.Context) (*pgx.Conn, error) { return pgx.Connect(ctx, "") },
+				Kubernetes:   inClusterClient,
+				Pgbench:      pgbenchPath,
+				ScratchDir:   os.TempDir(),
+				LogDirectory: agent.FileLogDirectory,
 			})
 			result.Repeat = req.Repeat
 			if err := writeResult(resultPath, result, runErr); err != nil {

@@ -28,6 +28,9 @@ type Environment struct {
 	Pgbench string
 	// ScratchDir is a writable directory.
 	ScratchDir string
+	// LogDirectory is where the server writes file destinations: FileLogDirectory in a
+	// CloudNativePG instance pod.
+	LogDirectory string
 }
 
 // Run performs the requested execution and returns its result.
@@ -38,7 +41,7 @@ func Run(ctx context.Context, req Request, env Environment) (v1alpha1.RepeatResu
 	}
 	defer conn.Close(ctx)
 
-	if err := applySettings(ctx, conn, env.Connect, destinationSettings(req.Destination)); err != nil {
+	if err := applySettings(ctx, conn, env.Connect, destinationSettings(req.Destination, env.LogDirectory)); err != nil {
 		return v1alpha1.RepeatResult{}, err
 	}
 	runPgbench := func(ctx context.Context, args, extraEnv []string) ([]byte, error) {
@@ -96,7 +99,7 @@ func destinationFor(ctx context.Context, req Request, conn *pgx.Conn, env Enviro
 		if err != nil {
 			return nil, noop, err
 		}
-		dir := serverDirectory{conn: reader, path: FileLogDirectory}
+		dir := serverDirectory{conn: reader, path: env.LogDirectory}
 		dest, err := bench.NewFileDestination(ctx, dir, records.FormatFor(req.Destination), tag)
 		if err != nil {
 			reader.Close(ctx)

@@ -21,7 +21,7 @@ const fileLogName = "logbench-%Y%m%d-%H%M%S.log"
 // destinationSettings returns the server settings a destination needs beyond what the
 // Cluster spec carries (CloudNativePG rejects log_destination and friends there, so
 // they are set with ALTER SYSTEM). Stdout with CSVLog is CloudNativePG's default.
-func destinationSettings(d v1alpha1.Destination) map[string]string {
+func destinationSettings(d v1alpha1.Destination, logDirectory string) map[string]string {
 	logDestination := map[v1alpha1.LogFormat]string{
 		v1alpha1.FormatStderr:  "stderr",
 		v1alpha1.FormatCSVLog:  "csvlog",
@@ -33,7 +33,7 @@ func destinationSettings(d v1alpha1.Destination) map[string]string {
 	case v1alpha1.DestinationStderr, v1alpha1.DestinationCSVLog, v1alpha1.DestinationJSONLog:
 		return map[string]string{
 			"log_destination": logDestination,
-			"log_directory":   FileLogDirectory,
+			"log_directory":   logDirectory,
 			"log_filename":    fileLogName,
 		}
 	}
