@@ -1,0 +1,105 @@
+package controllers
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+)
+
+func TestBuildClusterMapsThePostgresSpec(t *testing.T) {
+	benchmark := &v1alpha1.LoggingBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "bench"},
+		Spec: v1alpha1.LoggingBenchmarkSpec{
+			Postgres: v1alpha1.PostgresSpec{
+				ImageName:    "ghcr.io/cloudnative-pg/postgresql:17",
+				Instances:    1,
+				Storage:      v1alpha1.StorageSpec{Size: resource.MustParse("2Gi"), StorageClass: ptr.To("fast")},
+				NodeSelector: map[string]string{"pool": "db"},
+				Tolerations:  []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}},
+				Affinity:     &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{}},
+			},
+			Logging: v1alpha1.LoggingSpec{Statement: v1alpha1.StatementAll, LinePrefix: "%a "},
+		},
+	}
+	cluster, err := buildCluster(benchmark, v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cluster.GetName() != "bench-csv" || cluster.GetLabels()[LabelDestination] != "csv" {
+		t.Errorf("name %q, labels %v", cluster.GetName(), cluster.GetLabels())
+	}
+	strings := []struct {
+		path []string
+		want string
+	}{
+		{[]string{"spec", "imageName"}, "ghcr.io/cloudnative-pg/postgresql:17"},
+		{[]string{"spec", "storage", "size"}, "2Gi"},
+		{[]string{"spec", "storage", "storageClass"}, "fast"},
+		{[]string{"spec", "affinity", "nodeSelector", "pool"}, "db"},
+		{[]string{"spec", "postgresql", "parameters", "log_statement"}, "all"},
+		{[]string{"spec", "postgresql", "parameters", "log_line_prefix"}, "%a "},
+	}
+	for _, s := range strings {
+		if got, _, _ := unstructured.NestedString(cluster.Object, s.path...); got != s.want {
+			t.Errorf("%v = %q, want %q", s.path, got, s.want)
+		}
+	}
+	for _, path := range [][]string{
+		{"spec", "enableSuperuserAccess"}, {"spec", "postgresql", "enableAlterSystem"},
+	} {
+		if got, _, _ := unstructured.NestedBool(cluster.Object, path...); !got {
+			t.Errorf("%v is not true", path)
+		}
+	}
+	if _, found, _ := unstructured.NestedMap(cluster.Object, "spec", "affinity", "additionalPodAntiAffinity"); !found {
+		t.Error("podAntiAffinity is not mapped to additionalPodAntiAffinity")
+	}
+	if tolerations, _, _ := unstructured.NestedSlice(cluster.Object, "spec", "affinity", "tolerations"); len(tolerations) != 1 {
+		t.Errorf("tolerations = %v", tolerations)
+	}
+}
+
+func TestObserveCluster(t *testing.T) {
+	cluster := func(status map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"spec": map[string]any{"instances": int64(2)}, "status": status,
+		}}
+	}
+	tests := []struct {
+		name   string
+		status map[string]any
+		want   clusterReadiness
+	}{
+		{"healthy", map[string]any{"phase": clusterPhaseHealthy, "readyInstances": int64(2), "image": "pg:17"}, clusterReadiness{Ready: true, Image: "pg:17"}},
+		{"one instance missing", map[string]any{"phase": clusterPhaseHealthy, "readyInstances": int64(1), "image": "pg:17"}, clusterReadiness{Image: "pg:17"}},
+		{"still creating", map[string]any{"phase": "Setting up primary", "readyInstances": int64(2), "image": "pg:17"}, clusterReadiness{Image: "pg:17"}},
+		{"no image reported", map[string]any{"phase": clusterPhaseHealthy, "readyInstances": int64(2)}, clusterReadiness{}},
+		{"no status", nil, clusterReadiness{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := observeCluster(cluster(tt.status)); got != tt.want {
+				t.Errorf("observeCluster = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestValidateClusterNames(t *testing.T) {
+	spec := &v1alpha1.LoggingBenchmarkSpec{
+		Destinations: []v1alpha1.Destination{{Name: "csv", Type: v1alpha1.DestinationCSVLog}},
+		Baseline:     v1alpha1.BaselineSpec{Enabled: true},
+	}
+	if err := validateClusterNames("b234567890123456789012345678901234567890", spec); err != nil {
+		t.Errorf("a 49-character cluster name was rejected: %v", err)
+	}
+	if err := validateClusterNames("b23456789012345678901234567890123456789012", spec); err == nil {
+		t.Error("a 51-character cluster name was accepted")
+	}
+}
