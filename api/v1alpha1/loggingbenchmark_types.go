@@ -65,8 +65,9 @@ const (
 )
 
 // PostgresSpec describes the CloudNativePG cluster created for each destination.
-// +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.parameters.all(k, !(k in ['log_destination', 'logging_collector', 'log_directory', 'log_filename', 'log_truncate_on_rotation', 'log_file_mode', 'event_source']) && !k.startsWith('log_rotation_') && !k.startsWith('syslog_'))",message="logging destination parameters (log_destination, logging_collector, log_directory, log_filename, log_rotation_*, log_truncate_on_rotation, log_file_mode, syslog_*) are set by logbench per destination: use spec.destinations"
-// +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.parameters.all(k, !(k in ['log_statement', 'log_min_duration_statement', 'log_duration', 'log_line_prefix', 'track_io_timing', 'application_name']))",message="statement logging parameters (log_statement, log_min_duration_statement, log_duration, log_line_prefix, track_io_timing) are set by logbench: use spec.logging"
+// PostgreSQL parameter names are case-insensitive, hence lowerAscii.
+// +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.parameters.all(k, !(k.lowerAscii() in ['log_destination', 'logging_collector', 'log_directory', 'log_filename', 'log_truncate_on_rotation', 'log_file_mode', 'event_source']) && !k.lowerAscii().startsWith('log_rotation_') && !k.lowerAscii().startsWith('syslog_'))",message="logging destination parameters (log_destination, logging_collector, log_directory, log_filename, log_rotation_*, log_truncate_on_rotation, log_file_mode, syslog_*) are set by logbench per destination: use spec.destinations"
+// +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.parameters.all(k, !(k.lowerAscii() in ['log_statement', 'log_min_duration_statement', 'log_duration', 'log_line_prefix', 'track_io_timing', 'application_name']))",message="statement logging parameters (log_statement, log_min_duration_statement, log_duration, log_line_prefix, track_io_timing, application_name) are set by logbench: use spec.logging"
 type PostgresSpec struct {
 	// ImageName is the PostgreSQL operand image; empty means CloudNativePG's default.
 	// The image must contain pgbench (the official CloudNativePG images do).
@@ -111,6 +112,7 @@ type PostgresSpec struct {
 type StorageSpec struct {
 	// Size of the volume.
 	// +kubebuilder:default="1Gi"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="storage size must be greater than 0"
 	Size resource.Quantity `json:"size,omitempty"`
 
 	// StorageClass of the volume; empty means the cluster default.

@@ -140,6 +140,10 @@ var _ = Describe("LoggingBenchmark admission", func() {
 			"spec.postgres", "use spec.logging"),
 		Entry("application_name parameter", `postgres: {parameters: {application_name: app}}`,
 			"spec.postgres", "use spec.logging"),
+		Entry("logging parameter in upper case", `postgres: {parameters: {LOG_DESTINATION: stderr}}`,
+			"spec.postgres", "use spec.destinations"),
+		Entry("statement parameter in mixed case", `postgres: {parameters: {Log_Statement: all}}`,
+			"spec.postgres", "use spec.logging"),
 		Entry("more than 64 parameters", "postgres: {parameters: {"+flowItems(65, `custom.setting_%d: "1"`)+"}}",
 			"spec.postgres.parameters", "must have at most 64 items"),
 
@@ -148,6 +152,12 @@ var _ = Describe("LoggingBenchmark admission", func() {
 			"spec.postgres.instances", "should be greater than or equal to 1"),
 		Entry("more than 9 instances", `postgres: {instances: 10}`,
 			"spec.postgres.instances", "should be less than or equal to 9"),
+
+		// Storage.
+		Entry("empty volume", `postgres: {storage: {size: "0"}}`,
+			"spec.postgres.storage.size", "storage size must be greater than 0"),
+		Entry("negative volume size", `postgres: {storage: {size: -1Gi}}`,
+			"spec.postgres.storage.size", "storage size must be greater than 0"),
 
 		// Logging.
 		Entry("unknown statement logging", `logging: {statement: verbose}`,
@@ -221,6 +231,7 @@ var _ = Describe("LoggingBenchmark admission", func() {
 		Entry("durations in hours, minutes and seconds", `{workload: {duration: 1h2m3s}, drainTimeout: 1h}`),
 		Entry("parameters logbench leaves alone", `postgres: {parameters: {shared_buffers: 256MB, log_min_messages: warning}}`),
 		Entry("minDurationStatement off", `logging: {minDurationStatement: -1}`),
+		Entry("a volume size in bytes", `postgres: {storage: {size: 1073741824}}`),
 	)
 
 	It("accepts every sample of config/samples", func() {
