@@ -26,6 +26,7 @@ type Counter interface {
 func NewCounter(f Format, tag string) Counter {
 	return &lineCounter{
 		tag:        []byte(tag),
+		search:     newTagSearch([]byte(tag)),
 		classifier: classifierFor(f),
 		head:       make([]byte, 0, maxHead),
 		tail:       make([]byte, 0, 2*len(tag)),
@@ -38,6 +39,7 @@ func NewCounter(f Format, tag string) Counter {
 // record of its own or is to be ignored.
 type lineCounter struct {
 	tag        []byte
+	search     tagSearch
 	classifier lineClassifier
 	count      int64
 	// recordCounted says the current multi-line record has been counted.
@@ -78,11 +80,11 @@ func (c *lineCounter) Write(p []byte) (int, error) {
 // next line holding the tag is classified as usual. This is the fast path: one search
 // over many lines instead of one a line.
 func (c *lineCounter) skipLinesWithoutTag(p []byte) []byte {
-	match := bytes.Index(p, c.tag)
+	match := c.search.index(p)
 	if match < 0 {
 		match = len(p)
 	}
-	lineStart := bytes.LastIndexByte(p[:match], '\n') + 1
+	lineStart := lastIndexByte(p[:match], '\n') + 1
 	c.classifier.consume(p[:lineStart])
 	c.tagSeen = match < len(p)
 	return p[lineStart:]
@@ -159,7 +161,7 @@ func (c *lineCounter) containsTag(part []byte) bool {
 			return true
 		}
 	}
-	return bytes.Contains(part, c.tag)
+	return c.search.index(part) >= 0
 }
 
 // rememberTail keeps the last len(tag)-1 bytes of the line, all a split tag needs.
