@@ -110,10 +110,14 @@ type PostgresSpec struct {
 
 // StorageSpec is the persistent volume of each instance.
 type StorageSpec struct {
+	// omitzero: a Go client that leaves Size unset sends nothing and gets the default,
+	// instead of sending "0".
+
 	// Size of the volume.
+	// +optional
 	// +kubebuilder:default="1Gi"
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="storage size must be greater than 0"
-	Size resource.Quantity `json:"size,omitempty"`
+	Size resource.Quantity `json:"size,omitzero"`
 
 	// StorageClass of the volume; empty means the cluster default.
 	// +optional

@@ -6,9 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -284,6 +286,18 @@ workload:
 drainTimeout: 60s
 cleanup: OnSuccess
 `))
+	})
+
+	It("gives the default volume size to a typed object that leaves it unset", func() {
+		benchmark := &v1alpha1.LoggingBenchmark{
+			ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, GenerateName: "admission-"},
+			Spec: v1alpha1.LoggingBenchmarkSpec{
+				Destinations: []v1alpha1.Destination{{Name: "csvlog", Type: v1alpha1.DestinationCSVLog}},
+				Workload:     v1alpha1.WorkloadSpec{Duration: metav1.Duration{Duration: time.Minute}},
+			},
+		}
+		Expect(k8sClient.Create(ctx, benchmark)).To(Succeed())
+		Expect(benchmark.Spec.Postgres.Storage.Size.String()).To(Equal("1Gi"))
 	})
 
 	Describe("after creation", func() {
