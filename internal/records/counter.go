@@ -26,7 +26,7 @@ type Counter interface {
 func NewCounter(f Format, tag string) Counter {
 	return &lineCounter{
 		tag:        []byte(tag),
-		search:     newTagSearch([]byte(tag)),
+		search:     newFinder([]byte(tag)),
 		classifier: classifierFor(f),
 		head:       make([]byte, 0, maxHead),
 		tail:       make([]byte, 0, 2*len(tag)),
@@ -39,7 +39,7 @@ func NewCounter(f Format, tag string) Counter {
 // record of its own or is to be ignored.
 type lineCounter struct {
 	tag        []byte
-	search     tagSearch
+	search     finder
 	classifier lineClassifier
 	count      int64
 	// recordCounted says the current multi-line record has been counted.

@@ -78,13 +78,18 @@ func (stderrLines) classify(head []byte, complete bool) lineKind {
 
 func (stderrLines) consume([]byte) {}
 
+// The keys of the instance manager's lines are found by their name's first byte: a
+// quote opens every JSON string.
+var (
+	zapLoggerKey  = finderBy(`"logger":"`, 1)
+	zapMessageKey = finderBy(`"msg":"`, 1)
+)
+
 var (
 	tab             = []byte("\t")
 	jsonEscapedTab  = []byte(`\t`)
 	labelSeparator  = []byte(":  ")
 	zapLinePrefix   = []byte(`{"level":`)
-	zapLoggerKey    = []byte(`"logger":"`)
-	zapMessageKey   = []byte(`"msg":"`)
 	postgresLogger  = []byte(`postgres"`)
 	csvRecordMarker = []byte(`record"`)
 )
@@ -154,12 +159,12 @@ func (containerLines) classify(head []byte, complete bool) lineKind {
 func (containerLines) consume([]byte) {}
 
 // valueAfter returns what follows key in head.
-func valueAfter(head, key []byte) ([]byte, bool) {
-	i := bytes.Index(head, key)
+func valueAfter(head []byte, key *finder) ([]byte, bool) {
+	i := key.index(head)
 	if i < 0 {
 		return nil, false
 	}
-	return head[i+len(key):], true
+	return head[i+len(key.pattern):], true
 }
 
 // unknownUnless is kindUnknown while more of the line may come, otherwise kind.

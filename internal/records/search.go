@@ -2,41 +2,48 @@ package records
 
 import "bytes"
 
-// tagSearch finds a tag in log text. bytes.Index looks for the tag's first byte with
-// the vectorised bytes.IndexByte and checks every position once that byte turns out
-// frequent, as the 'l' of "lbtag" is in log text ("select", "local", "client"): on
-// amd64 that check runs at a byte or two a cycle. Looking for the tag's rarest byte
-// in the log instead keeps bytes.IndexByte skipping over long stretches.
-type tagSearch struct {
-	tag []byte
-	// guard is the offset in tag of the byte looked for, -1 until chosen.
+// finder finds a pattern in log text. bytes.Index looks for the pattern's first byte
+// with the vectorised bytes.IndexByte and checks every position once that byte turns
+// out frequent, as the 'l' of "lbtag" is in log text ("select", "local", "client") and
+// the quote opening a JSON key is in JSON: on amd64 that check runs at a byte or two a
+// cycle. Looking for a rare byte of the pattern instead keeps bytes.IndexByte skipping
+// over long stretches.
+type finder struct {
+	pattern []byte
+	// guard is the offset in pattern of the byte looked for, -1 until chosen.
 	guard int
 }
 
-func newTagSearch(tag []byte) tagSearch {
-	return tagSearch{tag: tag, guard: -1}
+// newFinder returns a finder whose guard is the byte of pattern rarest in the first
+// text it searches.
+func newFinder(pattern []byte) finder {
+	return finder{pattern: pattern, guard: -1}
 }
 
-// guardSample bounds the log text whose byte frequencies choose the guard byte.
+// finderBy returns a finder looking for the byte at offset guard of pattern.
+func finderBy(pattern string, guard int) *finder {
+	return &finder{pattern: []byte(pattern), guard: guard}
+}
+
+// guardSample bounds the log text whose byte frequencies choose a guard byte.
 const guardSample = 64 << 10
 
-// index returns the offset of the first tag in p, or -1. The first text it is given
-// chooses the guard byte for all later calls.
-func (s *tagSearch) index(p []byte) int {
-	if len(s.tag) < 2 {
-		return bytes.Index(p, s.tag)
+// index returns the offset of the first pattern in p, or -1.
+func (s *finder) index(p []byte) int {
+	if len(s.pattern) < 2 {
+		return bytes.Index(p, s.pattern)
 	}
 	if s.guard < 0 {
-		s.guard = rarestByte(s.tag, p[:min(len(p), guardSample)])
+		s.guard = rarestByte(s.pattern, p[:min(len(p), guardSample)])
 	}
-	guard, last := s.tag[s.guard], len(p)-len(s.tag)
+	guard, last := s.pattern[s.guard], len(p)-len(s.pattern)
 	for start := 0; start <= last; start++ {
 		found := bytes.IndexByte(p[start+s.guard:last+s.guard+1], guard)
 		if found < 0 {
 			return -1
 		}
 		start += found
-		if bytes.Equal(p[start:start+len(s.tag)], s.tag) {
+		if bytes.Equal(p[start:start+len(s.pattern)], s.pattern) {
 			return start
 		}
 	}
