@@ -92,12 +92,48 @@ func (r *LoggingBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		return ctrl.Result{}, fmt.Errorf("writing the status: %w", err)
 	}
 	exportBenchmarkMetrics(benchmark)
+	r.announceTransitions(old, benchmark)
+	return result, nil
+}
+
+// announceTransitions emits the events and counts of the changes a pass wrote. It runs
+// after the status write, which is optimistically locked: a pass working from a stale
+// read fails to write, so each change is announced once.
+func (r *LoggingBenchmarkReconciler) announceTransitions(old, benchmark *v1alpha1.LoggingBenchmark) {
+	before := map[string]v1alpha1.DestinationState{}
+	for _, dest := range old.Status.Destinations {
+		before[dest.Name] = dest.State
+	}
+	for _, dest := range benchmark.Status.Destinations {
+		if before[dest.Name] == dest.State {
+			continue
+		}
+		switch dest.State {
+		case v1alpha1.DestinationReady:
+			r.Recorder.Eventf(benchmark, corev1.EventTypeNormal, EventClusterReady, "CloudNativePG cluster %s is ready", dest.ClusterName)
+		case v1alpha1.DestinationFailed:
+			r.Recorder.Event(benchmark, corev1.EventTypeWarning, EventClusterFailed, dest.Message)
+			countRuns(benchmark, outcomeFailed, failedRepeats(benchmark, dest.Name, dest.Message))
+		}
+	}
 	if !isFinished(old.Status.Phase) && isFinished(benchmark.Status.Phase) {
 		r.Recorder.Eventf(benchmark, corev1.EventTypeNormal, EventBenchmarkFinished,
 			"Benchmark %s: %s runs done, worst overhead %q", benchmark.Status.Phase,
 			benchmark.Status.Progress.Text, benchmark.Status.Summary.WorstOverhead)
 	}
-	return result, nil
+}
+
+// failedRepeats counts the repeats of a destination that failed with the given error.
+func failedRepeats(benchmark *v1alpha1.LoggingBenchmark, destination, message string) int {
+	failed := 0
+	for _, row := range benchmark.Status.Results {
+		for _, repeat := range row.Repeats {
+			if row.Destination == destination && repeat.Error == message {
+				failed++
+			}
+		}
+	}
+	return failed
 }
 
 func (r *LoggingBenchmarkReconciler) reconcileBenchmark(ctx context.Context, benchmark *v1alpha1.LoggingBenchmark) (ctrl.Result, error) {
@@ -190,10 +226,12 @@ func (r *LoggingBenchmarkReconciler) startRun(ctx context.Context, pass *benchma
 	if err := ctrl.SetControllerReference(benchmark, job, r.Scheme); err != nil {
 		return err
 	}
-	if err := r.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
+	pass.runs.Started[run.key()] = true
+	if err := r.Create(ctx, job); apierrors.IsAlreadyExists(err) {
+		return nil
+	} else if err != nil {
 		return fmt.Errorf("creating Job %s: %w", job.Name, err)
 	}
-	pass.runs.Started[run.key()] = true
 	r.Recorder.Eventf(benchmark, corev1.EventTypeNormal, EventRunStarted,
 		"Run %s started as Job %s", pass.currentText(), job.Name)
 	return nil

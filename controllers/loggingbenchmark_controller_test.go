@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/agent"
@@ -44,6 +46,23 @@ func runBenchmarkDestination(namespace, benchmark, destination string, tps map[i
 		run := plannedRun{Destination: v1alpha1.Destination{Name: destination}, Clients: clients, Repeat: 1}
 		finishJob(namespace, jobName(benchmark, run), resultMessage(tps[clients]), true)
 	}
+}
+
+// seriesOfNamespace counts the logbench series about benchmarks of a namespace.
+func seriesOfNamespace(namespace string) int {
+	families, err := metrics.Registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	count := 0
+	for _, family := range families {
+		for _, metric := range family.GetMetric() {
+			for _, label := range metric.GetLabel() {
+				if label.GetName() == "namespace" && label.GetValue() == namespace && strings.HasPrefix(family.GetName(), "logbench_") {
+					count++
+				}
+			}
+		}
+	}
+	return count
 }
 
 func expectPhase(namespace, name string, phase v1alpha1.Phase) *v1alpha1.LoggingBenchmark {
@@ -118,6 +137,22 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(testutil.ToFloat64(resultOverhead.WithLabelValues(namespace, "happy", "csv", "CSVLog", "2"))).To(BeNumerically("~", 25, 0.01))
 		Expect(testutil.ToFloat64(runsTotal.WithLabelValues(namespace, "happy", outcomeSucceeded))).To(Equal(4.0))
 		Expect(testutil.ToFloat64(benchmarkPhase.WithLabelValues(namespace, "happy", string(v1alpha1.PhaseSucceeded)))).To(Equal(1.0))
+
+		By("announcing the milestones as events")
+		Eventually(func(g Gomega) []string {
+			var events corev1.EventList
+			g.Expect(k8sClient.List(ctx, &events, client.InNamespace(namespace))).To(Succeed())
+			var reasons []string
+			for _, event := range events.Items {
+				reasons = append(reasons, event.Reason)
+			}
+			return reasons
+		}, timeout).Should(ContainElements(EventClusterCreated, EventClusterReady, EventRunStarted,
+			EventRunSucceeded, EventBenchmarkFinished, EventClustersDeleted))
+
+		By("forgetting the metrics of a deleted benchmark")
+		Expect(k8sClient.Delete(ctx, benchmark)).To(Succeed())
+		Eventually(func() int { return seriesOfNamespace(namespace) }, timeout).Should(BeZero())
 	})
 
 	It("creates agent Jobs that reference the superuser secret and never hold the password", func() {
@@ -206,6 +241,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		benchmark := expectPhase(namespace, "slow", v1alpha1.PhaseFailed)
 		Expect(benchmark.Status.Destinations[0].State).To(Equal(v1alpha1.DestinationFailed))
 		Expect(benchmark.Status.Destinations[0].Message).To(ContainSubstring("not ready within 3s"))
+		Expect(testutil.ToFloat64(runsTotal.WithLabelValues(namespace, "slow", outcomeFailed))).To(Equal(2.0))
 		Expect(benchmark.Status.Results).To(ContainElement(SatisfyAll(
 			HaveField("Destination", "csv"), HaveField("TPS", 800.0), HaveField("OverheadPercent", BeNil()))))
 

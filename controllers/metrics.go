@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/logbench/logbench/api/v1alpha1"
@@ -72,10 +73,9 @@ func init() {
 	}
 }
 
-// exportBenchmarkMetrics sets the phase and result series of a benchmark, replacing the
-// previous ones so that rows that disappeared leave no stale series.
+// exportBenchmarkMetrics sets the phase and result series of a benchmark. Rows never
+// disappear from a benchmark's status, so only optional figures may need deleting.
 func exportBenchmarkMetrics(benchmark *v1alpha1.LoggingBenchmark) {
-	forgetResultMetrics(benchmark.Namespace, benchmark.Name)
 	for _, phase := range phases {
 		value := 0.0
 		if benchmark.Status.Phase == phase {
@@ -96,29 +96,34 @@ func exportBenchmarkMetrics(benchmark *v1alpha1.LoggingBenchmark) {
 		resultRecordsExpected.With(labels).Set(float64(row.Records.Expected))
 		resultRecordsDelivered.With(labels).Set(float64(row.Records.Delivered))
 		resultDrain.With(labels).Set(row.DrainSeconds)
-		if row.OverheadPercent != nil {
-			resultOverhead.With(labels).Set(*row.OverheadPercent)
-		}
+		setOptional(resultOverhead, labels, row.OverheadPercent)
+		var dropped *float64
 		if row.Records.Dropped != nil {
-			resultRecordsDropped.With(labels).Set(float64(*row.Records.Dropped))
+			dropped = ptr.To(float64(*row.Records.Dropped))
 		}
+		setOptional(resultRecordsDropped, labels, dropped)
 	}
+}
+
+// setOptional exports a figure a row may lack, such as the overhead without a baseline.
+func setOptional(gauge *prometheus.GaugeVec, labels prometheus.Labels, value *float64) {
+	if value == nil {
+		gauge.Delete(labels)
+		return
+	}
+	gauge.With(labels).Set(*value)
 }
 
 func countRuns(benchmark *v1alpha1.LoggingBenchmark, outcome string, runs int) {
 	runsTotal.WithLabelValues(benchmark.Namespace, benchmark.Name, outcome).Add(float64(runs))
 }
 
-func forgetResultMetrics(namespace, name string) {
-	for _, gauge := range resultGauges {
-		gauge.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "benchmark": name})
-	}
-}
-
 // forgetBenchmarkMetrics deletes every series of a deleted benchmark.
 func forgetBenchmarkMetrics(namespace, name string) {
-	forgetResultMetrics(namespace, name)
 	owner := prometheus.Labels{"namespace": namespace, "benchmark": name}
+	for _, gauge := range resultGauges {
+		gauge.DeletePartialMatch(owner)
+	}
 	runsTotal.DeletePartialMatch(owner)
 	benchmarkPhase.DeletePartialMatch(owner)
 }

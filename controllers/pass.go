@@ -108,17 +108,14 @@ func (p *benchmarkPass) destination(name string) *v1alpha1.DestinationStatus {
 }
 
 // failDestinationRuns records the unfinished runs of a failed destination as failed with
-// its reason, and returns how many.
-func (p *benchmarkPass) failDestinationRuns(destination, reason string) int {
-	failed := 0
+// its reason.
+func (p *benchmarkPass) failDestinationRuns(destination, reason string) {
 	for _, run := range p.planned {
 		if _, done := p.runs.Finished[run.key()]; done || run.Destination.Name != destination {
 			continue
 		}
 		p.runs.Finished[run.key()] = v1alpha1.RepeatResult{Repeat: run.Repeat, Error: reason}
-		failed++
 	}
-	return failed
 }
 
 func (p *benchmarkPass) failedRuns() int {
@@ -215,9 +212,6 @@ func (r *LoggingBenchmarkReconciler) reconcileCluster(ctx context.Context, pass 
 
 	readiness := observeCluster(cluster)
 	if readiness.Ready {
-		if state.State != v1alpha1.DestinationReady {
-			r.Recorder.Eventf(benchmark, corev1.EventTypeNormal, EventClusterReady, "CloudNativePG cluster %s is ready", cluster.GetName())
-		}
 		state.State = v1alpha1.DestinationReady
 		return clusterOutcome{State: clusterReady, Image: readiness.Image}, nil
 	}
@@ -229,9 +223,7 @@ func (r *LoggingBenchmarkReconciler) reconcileCluster(ctx context.Context, pass 
 	state.State = v1alpha1.DestinationFailed
 	state.Message = fmt.Sprintf("cluster %s not ready within %s (CloudNativePG phase %q): check its pods and events",
 		cluster.GetName(), r.ClusterReadyTimeout, phase)
-	failed := pass.failDestinationRuns(dest.Name, state.Message)
-	countRuns(benchmark, outcomeFailed, failed)
-	r.Recorder.Event(benchmark, corev1.EventTypeWarning, EventClusterFailed, state.Message)
+	pass.failDestinationRuns(dest.Name, state.Message)
 	return clusterOutcome{State: clusterFailed}, nil
 }
 
