@@ -1,7 +1,10 @@
 package controllers
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,6 +104,9 @@ type clusterReadiness struct {
 	Ready bool
 	// Image runs PostgreSQL in the cluster; the agent runs in it too, for its pgbench.
 	Image string
+	// NotReadySince is when CloudNativePG last reported the cluster not ready, or when it
+	// was created: a cluster that was ready and fails over gets a full timeout again.
+	NotReadySince time.Time
 }
 
 // observeCluster reads a Cluster's status: ready once CloudNativePG reports it healthy
@@ -114,7 +120,24 @@ func observeCluster(cluster *unstructured.Unstructured) clusterReadiness {
 		image, _, _ = unstructured.NestedString(cluster.Object, "spec", "imageName")
 	}
 	return clusterReadiness{
-		Ready: phase == clusterPhaseHealthy && instances > 0 && readyInstances == instances && image != "",
-		Image: image,
+		Ready:         phase == clusterPhaseHealthy && instances > 0 && readyInstances == instances && image != "",
+		Image:         image,
+		NotReadySince: notReadySince(cluster),
 	}
+}
+
+// notReadySince reads the last transition of CloudNativePG's Ready condition to False.
+func notReadySince(cluster *unstructured.Unstructured) time.Time {
+	conditions, _, _ := unstructured.NestedSlice(cluster.Object, "status", "conditions")
+	for _, item := range conditions {
+		condition, _ := item.(map[string]any)
+		if condition["type"] != "Ready" || condition["status"] != string(metav1.ConditionFalse) {
+			continue
+		}
+		transition, _ := condition["lastTransitionTime"].(string)
+		if since, err := time.Parse(time.RFC3339, transition); err == nil {
+			return since
+		}
+	}
+	return cluster.GetCreationTimestamp().Time
 }

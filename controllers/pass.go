@@ -215,7 +215,7 @@ func (r *LoggingBenchmarkReconciler) reconcileCluster(ctx context.Context, pass 
 		state.State = v1alpha1.DestinationReady
 		return clusterOutcome{State: clusterReady, Image: readiness.Image}, nil
 	}
-	waited := time.Since(cluster.GetCreationTimestamp().Time)
+	waited := time.Since(readiness.NotReadySince)
 	if waited < r.ClusterReadyTimeout {
 		return clusterOutcome{State: clusterWaiting, Wait: r.ClusterReadyTimeout - waited}, nil
 	}
