@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -107,6 +108,13 @@ func (p *benchmarkPass) destination(name string) *v1alpha1.DestinationStatus {
 	return nil
 }
 
+// failDestination marks a destination failed, and its unfinished runs with it.
+func (p *benchmarkPass) failDestination(state *v1alpha1.DestinationStatus, reason string) {
+	state.State = v1alpha1.DestinationFailed
+	state.Message = truncate(reason)
+	p.failDestinationRuns(state.Name, state.Message)
+}
+
 // failDestinationRuns records the unfinished runs of a failed destination as failed with
 // its reason.
 func (p *benchmarkPass) failDestinationRuns(destination, reason string) {
@@ -201,7 +209,11 @@ func (r *LoggingBenchmarkReconciler) reconcileCluster(ctx context.Context, pass 
 		if err := ctrl.SetControllerReference(benchmark, created, r.Scheme); err != nil {
 			return clusterOutcome{}, err
 		}
-		if err := r.Create(ctx, created); err != nil {
+		if err := r.Create(ctx, created); apierrors.IsInvalid(err) {
+			// A rejected spec does not get better by retrying: fail the destination now.
+			pass.failDestination(state, fmt.Sprintf("CloudNativePG rejected cluster %s: %v", created.GetName(), err))
+			return clusterOutcome{State: clusterFailed}, nil
+		} else if err != nil {
 			return clusterOutcome{}, fmt.Errorf("creating CloudNativePG cluster %s: %w", created.GetName(), err)
 		}
 		pass.clusters[created.GetName()] = created
@@ -220,10 +232,8 @@ func (r *LoggingBenchmarkReconciler) reconcileCluster(ctx context.Context, pass 
 		return clusterOutcome{State: clusterWaiting, Wait: r.ClusterReadyTimeout - waited}, nil
 	}
 	phase, _, _ := unstructured.NestedString(cluster.Object, "status", "phase")
-	state.State = v1alpha1.DestinationFailed
-	state.Message = fmt.Sprintf("cluster %s not ready within %s (CloudNativePG phase %q): check its pods and events",
-		cluster.GetName(), r.ClusterReadyTimeout, phase)
-	pass.failDestinationRuns(dest.Name, state.Message)
+	pass.failDestination(state, fmt.Sprintf("cluster %s not ready within %s (CloudNativePG phase %q): check its pods and events",
+		cluster.GetName(), r.ClusterReadyTimeout, phase))
 	return clusterOutcome{State: clusterFailed}, nil
 }
 
