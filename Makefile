@@ -29,6 +29,17 @@ help: ## Display this help.
 manifests: controller-gen ## Generate the ClusterRole and CustomResourceDefinition objects.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:allowDangerousTypes=true webhook paths="./..." output:crd:artifacts:config=config/crd/bases
 
+# The chart keeps copies of the CRDs and of the operator's ClusterRole, since Helm reads
+# nothing outside the chart folder; config/ stays their one source, and helm-sync
+# overwrites the copies, deleting those of CRDs that are gone.
+CHART = charts/logbench
+
+.PHONY: helm-sync
+helm-sync: manifests ## Copy the generated CRDs and ClusterRole into the Helm chart.
+	rm -f $(CHART)/crds/*.yaml
+	cp config/crd/bases/*.yaml $(CHART)/crds/
+	cp config/rbac/role.yaml $(CHART)/files/manager-role.yaml
+
 .PHONY: generate
 generate: controller-gen ## Generate the DeepCopy, DeepCopyInto and DeepCopyObject methods.
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./..."
@@ -42,17 +53,18 @@ vet: ## Run go vet against code.
 	go vet ./...
 
 # End-to-end tests carry the e2e build tag, so go test ./... leaves them out.
+# The chart's tests run bin/helm lint and template against the synced chart.
 .PHONY: test
-test: manifests generate fmt vet envtest ## Run the unit and envtest suites, then fuzz every Fuzz target for FUZZTIME.
+test: manifests helm-sync generate fmt vet envtest helm ## Run the unit, envtest and chart suites, then fuzz every Fuzz target for FUZZTIME.
 	KUBEBUILDER_ASSETS="$(ENVTEST_DIR)" go test ./... -coverprofile cover.out
 	FUZZTIME=$(FUZZTIME) hack/fuzz-brief.sh
 
 .PHONY: verify-generated
-verify-generated: manifests generate ## Fail when the generated code or manifests are not committed.
-	@changes=$$(git status --porcelain -- api config); \
+verify-generated: manifests helm-sync generate ## Fail when the generated code, manifests or the chart's copies of them are not committed.
+	@changes=$$(git status --porcelain -- api config $(CHART)); \
 	if [ -n "$$changes" ]; then \
 		echo "$$changes"; \
-		echo "generated files differ from the commit: run make manifests generate and commit the result" >&2; \
+		echo "generated files differ from the commit: run make manifests helm-sync generate and commit the result" >&2; \
 		exit 1; \
 	fi
 
@@ -128,11 +140,13 @@ KUBECTL ?= kubectl
 KUSTOMIZE ?= $(LOCALBIN)/kustomize
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
+HELM ?= $(LOCALBIN)/helm
 
 ## Tool versions
 KUSTOMIZE_VERSION ?= v5.7.1
 CONTROLLER_TOOLS_VERSION ?= v0.19.0
 GOLANGCI_LINT_VERSION ?= v2.15.0
+HELM_VERSION ?= v3.22.0
 # The Kubernetes release whose kube-apiserver envtest runs; it matches k8s.io/* in go.mod.
 ENVTEST_K8S_VERSION ?= 1.34.4
 
@@ -164,6 +178,10 @@ controller-gen: | $(LOCALBIN) ## Install controller-gen into bin/ unless it is t
 .PHONY: golangci-lint
 golangci-lint: | $(LOCALBIN) ## Install golangci-lint into bin/ unless it is there.
 	$(call go-install-tool,$(GOLANGCI_LINT),github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION))
+
+.PHONY: helm
+helm: | $(LOCALBIN) ## Install helm into bin/ unless it is there.
+	$(call go-install-tool,$(HELM),helm.sh/helm/v3/cmd/helm,$(HELM_VERSION))
 
 # go-install-tool installs package $(2) at version $(3) as $(1)-$(3), unless that file is
 # already there, and points the symlink $(1) at it: a version bump installs the new
