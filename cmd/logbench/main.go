@@ -23,6 +23,7 @@ func newRootCommand() *cobra.Command {
 		Short:         "Measure what PostgreSQL logging really costs",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: displayName(os.Args[0])},
 	}
 	for _, newSubcommand := range subcommands {
 		root.AddCommand(newSubcommand())

@@ -1,0 +1,115 @@
+package report
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/results"
+)
+
+//go:embed page.html.tmpl
+var pageSource string
+
+var pageTemplate = template.Must(template.New("page").Parse(pageSource))
+
+// page is everything the HTML template shows.
+type page struct {
+	Name      string
+	Facts     []fact
+	Table     []tableRow
+	Failures  []failure
+	Estimates bool
+	TPS       tpsChart
+	Overhead  overheadChart
+	// HasOverhead and HasRecords are false when the chart would be empty.
+	HasOverhead bool
+	Records     recordsChart
+	HasRecords  bool
+}
+
+// tableRow is one result row with its figures formatted and its state as CSS classes.
+type tableRow struct {
+	Destination, Type, Color string
+	Clients                  int32
+	Repeats                  string
+	Failed                   bool
+	TPS, StdDev, Latency     string
+	Overhead, OverheadClass  string
+	Expected, Delivered      string
+	Dropped, DroppedClass    string
+	Drain                    string
+}
+
+// failure is a failed repeat with its full error, which the tables shorten.
+type failure struct {
+	Run, Error string
+}
+
+func renderHTML(w io.Writer, b *v1alpha1.LoggingBenchmark) error {
+	all := seriesOf(b)
+	counts := clientCounts(b)
+	p := page{Name: b.Name, Facts: describe(b), TPS: newTPSChart(all, counts)}
+	p.Overhead, p.HasOverhead = newOverheadChart(all, counts)
+	p.Records, p.HasRecords = newRecordsChart(all, counts)
+	colours := map[string]string{}
+	for _, s := range all {
+		colours[s.Name] = s.Color
+	}
+	for _, row := range b.Status.Results {
+		p.Table = append(p.Table, newTableRow(row, colours[row.Destination]))
+		p.Estimates = p.Estimates || row.Records.ExpectedIsEstimate
+		for _, r := range row.Repeats {
+			if r.Error != "" {
+				p.Failures = append(p.Failures, failure{Run: fmt.Sprintf("%s, %d clients, repeat %d", row.Destination, row.Clients, r.Repeat), Error: r.Error})
+			}
+		}
+	}
+	var out strings.Builder
+	if err := pageTemplate.Execute(&out, p); err != nil {
+		return fmt.Errorf("rendering the HTML report: %w", err)
+	}
+	_, err := io.WriteString(w, out.String())
+	return err
+}
+
+func newTableRow(row v1alpha1.Result, colour string) tableRow {
+	ok := len(results.Successful(row.Repeats))
+	t := tableRow{
+		Destination: row.Destination, Type: string(row.Type), Color: colour, Clients: row.Clients,
+		Repeats: fmt.Sprintf("%d/%d", ok, len(row.Repeats)), Failed: ok == 0,
+	}
+	if t.Failed {
+		return t
+	}
+	t.TPS = fmt.Sprintf("%.1f", row.TPS)
+	t.StdDev = fmt.Sprintf("±%.1f (%.1f%%)", row.TPSStdDev, row.TPSCoefficientOfVariation)
+	t.Latency = fmt.Sprintf("%.3f ±%.3f", row.LatencyAvgMs, row.LatencyStdDevMs)
+	t.Overhead = "–"
+	if o := row.OverheadPercent; o != nil {
+		t.Overhead = fmt.Sprintf("%.1f%%", *o)
+		if *o > 0 {
+			t.OverheadClass = "worse"
+		}
+	}
+	t.Expected = groupedInt(row.Records.Expected)
+	if row.Records.ExpectedIsEstimate {
+		t.Expected = "~" + t.Expected
+	}
+	t.Delivered = groupedInt(row.Records.Delivered)
+	if row.Records.AccountingError != "" {
+		t.Delivered += " !"
+	}
+	t.Dropped = "–"
+	if d := row.Records.Dropped; d != nil {
+		t.Dropped = groupedInt(*d)
+		if *d > 0 {
+			t.DroppedClass = "dropped"
+		}
+	}
+	t.Drain = fmt.Sprintf("%.1f", row.DrainSeconds)
+	return t
+}

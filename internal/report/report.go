@@ -1,0 +1,224 @@
+// Package report renders a finished (or running) LoggingBenchmark for people: a terminal
+// table, Markdown, or a self-contained HTML page with SVG charts. It is pure: the
+// benchmark comes in as a value, whether read from the cluster or from a file.
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/results"
+)
+
+// Format is an output format of Render.
+type Format string
+
+const (
+	FormatTable    Format = "table"
+	FormatMarkdown Format = "markdown"
+	FormatHTML     Format = "html"
+)
+
+// Formats lists the formats Render accepts, for flag help.
+var Formats = []Format{FormatTable, FormatMarkdown, FormatHTML}
+
+// ParseFormat reads a format name, case-insensitively.
+func ParseFormat(name string) (Format, error) {
+	names := make([]string, len(Formats))
+	for i, f := range Formats {
+		if strings.EqualFold(name, string(f)) {
+			return f, nil
+		}
+		names[i] = string(f)
+	}
+	return "", fmt.Errorf("unknown report format %q: use one of %s", name, strings.Join(names, ", "))
+}
+
+// Render writes the report of the benchmark in the given format.
+func Render(w io.Writer, f Format, benchmark *v1alpha1.LoggingBenchmark) error {
+	switch f {
+	case FormatTable:
+		return renderText(w, benchmark, results.FormatTable, "%s: %s\n", "")
+	case FormatMarkdown:
+		heading := fmt.Sprintf("# LoggingBenchmark %s\n\n", benchmark.Name)
+		return renderText(w, benchmark, results.FormatMarkdown, "- **%s:** %s\n", heading)
+	case FormatHTML:
+		return renderHTML(w, benchmark)
+	}
+	_, err := ParseFormat(string(f))
+	return err
+}
+
+// renderText writes the heading, one line per fact and the results table of the
+// results package, so that the terminal, Markdown and `logbench run` tables agree.
+func renderText(w io.Writer, benchmark *v1alpha1.LoggingBenchmark, table results.Format, factLine, heading string) error {
+	var b strings.Builder
+	b.WriteString(heading)
+	for _, f := range describe(benchmark) {
+		fmt.Fprintf(&b, factLine, f.Label, f.Value)
+	}
+	b.WriteString("\n")
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	if len(benchmark.Status.Results) == 0 {
+		_, err := io.WriteString(w, noResults+"\n")
+		return err
+	}
+	return results.Render(w, table, benchmark.Status.Results)
+}
+
+const noResults = "No results yet."
+
+// fact is one labelled line of the report's header.
+type fact struct {
+	Label, Value string
+}
+
+// describe summarises the benchmark: how it went, what it measured and with which
+// settings. Every format shows these facts, in this order.
+func describe(b *v1alpha1.LoggingBenchmark) []fact {
+	spec, status := &b.Spec, &b.Status
+	phase := string(status.Phase)
+	if phase == "" {
+		phase = "unknown"
+	}
+	if status.Progress.RunsTotal > 0 {
+		phase += fmt.Sprintf(" (%d/%d runs)", status.Progress.RunsDone, status.Progress.RunsTotal)
+	}
+	facts := []fact{{"Phase", phase}}
+	if b.Namespace != "" {
+		facts = append(facts, fact{"Namespace", b.Namespace})
+	}
+	if status.StartTime != nil {
+		facts = append(facts, fact{"Started", formatTime(status.StartTime.Time)})
+	}
+	if status.CompletionTime != nil {
+		completed := formatTime(status.CompletionTime.Time)
+		if status.StartTime != nil {
+			completed += fmt.Sprintf(" (after %s)", status.CompletionTime.Sub(status.StartTime.Time).Round(time.Second))
+		}
+		facts = append(facts, fact{"Completed", completed})
+	}
+	w := spec.Workload
+	facts = append(facts,
+		fact{"Workload", fmt.Sprintf("%s, %s queries, scale %d%s, clients %s, threads %s",
+			w.Builtin, w.QueryMode, w.Scale, unloggedNote(w.UnloggedTables), joinInts(w.Clients), threads(w.Threads))},
+		fact{"Runs", fmt.Sprintf("%s each, %d %s, %s of the repeats", w.Duration.Duration, w.Repeats, plural(int(w.Repeats), "repeat"), strings.ToLower(string(w.Aggregate)))},
+		fact{"Logging", loggingSettings(spec.Logging)},
+		fact{"Destinations", destinations(spec)},
+	)
+	if s := status.Summary; s.WorstOverhead != "" || len(status.Results) > 0 {
+		worst := s.WorstOverhead
+		if worst == "" {
+			worst = "none measured"
+		}
+		facts = append(facts, fact{"Worst overhead", worst}, fact{"Dropped records", fmt.Sprint(s.DroppedRecords)})
+	}
+	for _, d := range status.Destinations {
+		if d.Message != "" {
+			facts = append(facts, fact{"Destination " + d.Name, fmt.Sprintf("%s: %s", d.State, d.Message)})
+		}
+	}
+	return facts
+}
+
+func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func unloggedNote(unlogged bool) string {
+	if unlogged {
+		return " (unlogged tables)"
+	}
+	return ""
+}
+
+func threads(n int32) string {
+	if n == 0 {
+		return "auto"
+	}
+	return fmt.Sprint(n)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+func joinInts(values []int32) string {
+	parts := make([]string, len(values))
+	for i, v := range values {
+		parts[i] = fmt.Sprint(v)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// loggingSettings names the PostgreSQL parameters, as people tune them by those names.
+func loggingSettings(l v1alpha1.LoggingSpec) string {
+	minDuration := int32(-1)
+	if l.MinDurationStatement != nil {
+		minDuration = *l.MinDurationStatement
+	}
+	return fmt.Sprintf("log_statement=%s, log_min_duration_statement=%d, log_duration=%s, track_io_timing=%s, log_line_prefix=%q",
+		l.Statement, minDuration, onOff(l.Duration), onOff(l.TrackIOTiming), l.LinePrefix)
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+func destinations(spec *v1alpha1.LoggingBenchmarkSpec) string {
+	var parts []string
+	for _, d := range spec.EffectiveDestinations() {
+		kind := string(d.Type)
+		if d.Type == v1alpha1.DestinationStdout {
+			kind += ", " + string(d.EffectiveFormat())
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", d.Name, kind))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ReadFile loads a LoggingBenchmark with its status from a YAML or JSON file, such as
+// the output of `logbench run --local --save` or `kubectl get lbench NAME -o yaml`.
+func ReadFile(path string) (*v1alpha1.LoggingBenchmark, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	benchmark, err := Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return benchmark, nil
+}
+
+// Decode parses one LoggingBenchmark. Unlike manifest.Decode it keeps the status and
+// does not validate the spec: the report shows what the cluster holds, and fields a
+// newer operator added are ignored rather than refused.
+func Decode(data []byte) (*v1alpha1.LoggingBenchmark, error) {
+	var benchmark v1alpha1.LoggingBenchmark
+	if err := yaml.Unmarshal(data, &benchmark); err != nil {
+		return nil, fmt.Errorf("not a LoggingBenchmark in YAML or JSON: %w", err)
+	}
+	gvk := v1alpha1.GroupVersion.WithKind("LoggingBenchmark")
+	if benchmark.APIVersion != gvk.GroupVersion().String() || benchmark.Kind != gvk.Kind {
+		return nil, fmt.Errorf("expected apiVersion %s and kind %s, got %q and %q (a list from kubectl get needs a NAME)",
+			gvk.GroupVersion(), gvk.Kind, benchmark.APIVersion, benchmark.Kind)
+	}
+	if benchmark.Name == "" {
+		return nil, errors.New("the LoggingBenchmark has no metadata.name")
+	}
+	return &benchmark, nil
+}
