@@ -14,10 +14,13 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
@@ -280,6 +283,21 @@ func ClientOptions() client.Options {
 		DisableFor: []client.Object{
 			&corev1.Pod{}, &corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{},
 		},
+	}}
+}
+
+// CacheOptions keeps only the Jobs and Clusters of benchmarks in the manager's cache,
+// rather than every Job of the cluster.
+func CacheOptions() cache.Options {
+	ofBenchmarks := labels.NewSelector()
+	requirement, err := labels.NewRequirement(LabelBenchmark, selection.Exists, nil)
+	if err != nil {
+		panic(err) // the requirement is constant
+	}
+	ofBenchmarks = ofBenchmarks.Add(*requirement)
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&batchv1.Job{}:     {Label: ofBenchmarks},
+		NewClusterObject(): {Label: ofBenchmarks},
 	}}
 }
 

@@ -54,6 +54,7 @@ func newOperatorCommand() *cobra.Command {
 			mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 				Scheme:                 scheme,
 				Client:                 controllers.ClientOptions(),
+				Cache:                  controllers.CacheOptions(),
 				Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 				HealthProbeBindAddress: probeAddr,
 				LeaderElection:         leaderElect,
