@@ -69,6 +69,7 @@ func buildJob(benchmark *v1alpha1.LoggingBenchmark, run plannedRun, in jobInput)
 			Name:      jobName(benchmark.Name, run),
 			Labels:    labels,
 		},
+		// No TTL: the finished Job keeps the run's result annotation until the benchmark goes.
 		Spec: batchv1.JobSpec{
 			BackoffLimit:          ptr.To[int32](jobBackoffLimit),
 			ActiveDeadlineSeconds: ptr.To(int64(deadline.Seconds())),
