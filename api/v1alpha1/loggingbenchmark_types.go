@@ -30,7 +30,7 @@ type LoggingBenchmarkSpec struct {
 	Destinations []Destination `json:"destinations"`
 
 	// Baseline controls the automatic no-logging baseline.
-	// +kubebuilder:default={}
+	// +kubebuilder:default={enabled: true}
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="baseline is immutable; create a new LoggingBenchmark to change it"
 	Baseline BaselineSpec `json:"baseline,omitempty"`
 
