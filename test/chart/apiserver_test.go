@@ -1,0 +1,112 @@
+package chart_test
+
+import (
+	"context"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/logbench/logbench/internal/testenv"
+)
+
+// The ServiceMonitor CRD comes from the prometheus-operator release whose example
+// manifests kube-prometheus-stack installs, read from the Go module cache.
+const (
+	prometheusOperatorModule  = "github.com/prometheus-operator/prometheus-operator"
+	prometheusOperatorVersion = "v0.85.0"
+	serviceMonitorCRD         = "example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml"
+)
+
+// TestAgainstAPIServer submits every rendered object to a real API server with a
+// server-side apply dry run, so that a field the schema does not know or a value it
+// refuses fails the test, and creates the operator's pod (dry run too) in a namespace
+// enforcing the restricted Pod Security Standard.
+func TestAgainstAPIServer(t *testing.T) {
+	helmBinary(t) // skips the test before the API server starts
+	k8sClient := startAPIServer(t)
+	ctx := t.Context()
+	createNamespace(ctx, t, k8sClient, releaseNamespace)
+
+	for _, values := range valueSets {
+		t.Run(values.name, func(t *testing.T) {
+			objects := render(t, values.set)
+			for _, object := range objects {
+				err := k8sClient.Apply(ctx, client.ApplyConfigurationFromUnstructured(object),
+					client.DryRunAll, client.FieldOwner("chart-test"), client.ForceOwnership)
+				if err != nil {
+					t.Errorf("%s %s: %v", object.GetKind(), object.GetName(), err)
+				}
+			}
+			createOperatorPod(ctx, t, k8sClient, findObject(t, objects, "Deployment"))
+		})
+	}
+}
+
+// startAPIServer starts an envtest control plane holding the CRDs the chart's objects
+// need, stopped when the test ends.
+func startAPIServer(t *testing.T) client.Client {
+	t.Helper()
+	environment, err := testenv.NewEnvironment()
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd, err := testenv.ModuleFile(prometheusOperatorModule, prometheusOperatorVersion, serviceMonitorCRD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	environment.CRDDirectoryPaths = append(environment.CRDDirectoryPaths, crd)
+	config, err := environment.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := environment.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	k8sClient, err := client.New(config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k8sClient
+}
+
+// createNamespace creates a namespace that enforces the restricted Pod Security
+// Standard, as a hardened cluster's namespaces do.
+func createNamespace(ctx context.Context, t *testing.T, k8sClient client.Client, name string) {
+	t.Helper()
+	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name:   name,
+		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"},
+	}}
+	if err := k8sClient.Create(ctx, namespace); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// createOperatorPod creates, in a dry run, the pod the rendered Deployment would start,
+// which the Pod Security admission refuses unless it meets the restricted standard.
+func createOperatorPod(ctx context.Context, t *testing.T, k8sClient client.Client, rendered *unstructured.Unstructured) {
+	t.Helper()
+	var deployment appsv1.Deployment
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(rendered.Object, &deployment); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: deployment.Namespace, Name: deployment.Name},
+		Spec:       deployment.Spec.Template.Spec,
+	}
+	if err := k8sClient.Create(ctx, pod, client.DryRunAll); err != nil {
+		t.Errorf("the operator's pod: %v", err)
+	}
+}
