@@ -53,7 +53,7 @@ vet: ## Run go vet against code.
 	go vet ./...
 
 # End-to-end tests carry the e2e build tag, so go test ./... leaves them out.
-# The chart's tests run bin/helm lint and template against the synced chart.
+# The chart's tests (test/chart) run bin/helm, which the helm target builds.
 .PHONY: test
 test: manifests helm-sync generate fmt vet envtest helm ## Run the unit, envtest and chart suites, then fuzz every Fuzz target for FUZZTIME.
 	KUBEBUILDER_ASSETS="$(ENVTEST_DIR)" go test ./... -coverprofile cover.out
