@@ -348,7 +348,7 @@ func newRecordsChart(all []series, counts []int32) (recordsChart, bool) {
 		legendEntry{Name: "dropped", Color: droppedColor, Mark: "box"})
 	// The labels beside the bars take the room right of the plot.
 	chart.Right -= 250
-	domain, ticks := niceDomain(0, float64(most), 6)
+	domain, ticks := niceDomain(0, float64(most), 8)
 	x := linearScale{lo: domain[0], hi: domain[1], from: float64(chart.Left), to: float64(chart.Right)}
 	for _, t := range ticks {
 		chart.XTicks = append(chart.XTicks, tick{At: x.at(t), Label: shortNumber(t)})
@@ -383,7 +383,7 @@ func newRecordsChart(all []series, counts []int32) (recordsChart, bool) {
 			chart.Notes = append(chart.Notes, fmt.Sprintf("! %s at %d clients: %s", row.Destination, row.Clients, rec.AccountingError))
 		}
 		if rec.Dropped != nil && *rec.Dropped > 0 {
-			dropped := bar{X: zero + r.Delivered.Width, Y: r.Delivered.Y, Width: r.Expected.Width - r.Delivered.Width,
+			dropped := bar{X: zero + r.Delivered.Width, Y: r.Delivered.Y, Width: max(0, r.Expected.Width-r.Delivered.Width),
 				Height: barHeight, Color: droppedColor, Class: "dropped", Title: groupedInt(*rec.Dropped) + " dropped"}
 			r.Dropped = &dropped
 			r.Delivered.Label += ", " + groupedInt(*rec.Dropped) + " dropped"

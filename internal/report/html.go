@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/logbench/logbench/api/v1alpha1"
@@ -50,6 +51,9 @@ type failure struct {
 }
 
 func renderHTML(w io.Writer, b *v1alpha1.LoggingBenchmark) error {
+	if err := checkChartable(b.Status.Results); err != nil {
+		return err
+	}
 	all := seriesOf(b)
 	counts := clientCounts(b)
 	p := page{Name: b.Name, Facts: describe(b), TPS: newTPSChart(all, counts)}
@@ -74,6 +78,35 @@ func renderHTML(w io.Writer, b *v1alpha1.LoggingBenchmark) error {
 	}
 	_, err := io.WriteString(w, out.String())
 	return err
+}
+
+// implausible bounds the figures the charts accept: no benchmark measures a trillion
+// TPS, and refusing such values keeps every coordinate finite.
+const implausible = 1e12
+
+// checkChartable refuses figures that are not measurements (edited or corrupt status)
+// rather than drawing them as NaN.
+func checkChartable(rows []v1alpha1.Result) error {
+	for _, row := range rows {
+		figures := map[string]float64{"tps": row.TPS, "tpsStdDev": row.TPSStdDev}
+		if row.OverheadPercent != nil {
+			figures["overheadPercent"] = *row.OverheadPercent
+		}
+		for _, r := range row.Repeats {
+			figures[fmt.Sprintf("repeats[%d].tps", r.Repeat)] = r.TPS
+		}
+		if row.Records.Expected < 0 || row.Records.Delivered < 0 {
+			return fmt.Errorf("result %s/%d: negative record counts are not measurements; the status has been altered or corrupted",
+				row.Destination, row.Clients)
+		}
+		for field, v := range figures {
+			if !(math.Abs(v) < implausible) {
+				return fmt.Errorf("result %s/%d: %s is %v, which is not a measurement; the status has been altered or corrupted",
+					row.Destination, row.Clients, field, v)
+			}
+		}
+	}
+	return nil
 }
 
 func newTableRow(row v1alpha1.Result, colour string) tableRow {

@@ -1,0 +1,257 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/results"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+
+// hostileError is a failure message with markup in it: the HTML must show it as text.
+const hostileError = `pgbench: <script>alert("x")</script> & "quotes"`
+
+// run names a repeat in the fixtures: destination, clients, repeat.
+type run struct {
+	destination     string
+	clients, repeat int32
+}
+
+func repeat(tps float64, expected, delivered int64) v1alpha1.RepeatResult {
+	dropped := expected - delivered
+	return v1alpha1.RepeatResult{
+		TPS: tps, LatencyAvgMs: 1000 / tps, LatencyStdDevMs: 0.5, Transactions: int64(tps * 10), DrainSeconds: 0.2,
+		Records: v1alpha1.Records{Expected: expected, Delivered: delivered, Dropped: &dropped},
+	}
+}
+
+func failedRepeat(msg string) v1alpha1.RepeatResult { return v1alpha1.RepeatResult{Error: msg} }
+
+func estimated(r v1alpha1.RepeatResult) v1alpha1.RepeatResult {
+	r.Records.Dropped, r.Records.ExpectedIsEstimate = nil, true
+	return r
+}
+
+// benchmark builds a finished benchmark whose status comes from results.Aggregate, as
+// the operator's and the local runner's do.
+func benchmark(destinations []v1alpha1.Destination, baseline bool, clients []int32, runs map[run]v1alpha1.RepeatResult) *v1alpha1.LoggingBenchmark {
+	started := metav1.NewTime(time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC))
+	completed := metav1.NewTime(started.Add(17*time.Minute + 4*time.Second))
+	minDuration := int32(-1)
+	b := &v1alpha1.LoggingBenchmark{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "LoggingBenchmark"},
+		ObjectMeta: metav1.ObjectMeta{Name: "sample", Namespace: "benchmarks"},
+		Spec: v1alpha1.LoggingBenchmarkSpec{
+			Destinations: destinations,
+			Baseline:     v1alpha1.BaselineSpec{Enabled: baseline},
+			Logging:      v1alpha1.LoggingSpec{Statement: v1alpha1.StatementAll, MinDurationStatement: &minDuration, LinePrefix: "%m [%p] %a "},
+			Workload: v1alpha1.WorkloadSpec{
+				Builtin: v1alpha1.WorkloadSelectOnly, QueryMode: v1alpha1.QueryPrepared, Scale: 10,
+				Clients: clients, Duration: metav1.Duration{Duration: 30 * time.Second}, Repeats: 3,
+				Aggregate: v1alpha1.AggregateMedian,
+			},
+		},
+	}
+	keyed := make(map[results.RunKey]v1alpha1.RepeatResult, len(runs))
+	for r, result := range runs {
+		keyed[results.RunKey{Destination: r.destination, Clients: r.clients, Repeat: r.repeat}] = result
+	}
+	rows := results.Aggregate(&b.Spec, keyed)
+	b.Status = v1alpha1.LoggingBenchmarkStatus{
+		Phase:     v1alpha1.PhaseSucceeded,
+		StartTime: &started, CompletionTime: &completed,
+		Progress: v1alpha1.Progress{RunsDone: int32(len(runs)), RunsTotal: b.Spec.RunsTotal()},
+		Results:  rows,
+		Summary:  results.Summarize(rows),
+	}
+	return b
+}
+
+var (
+	csvlog  = v1alpha1.Destination{Name: "csvlog", Type: v1alpha1.DestinationCSVLog}
+	stdout  = v1alpha1.Destination{Name: "stdout", Type: v1alpha1.DestinationStdout, Format: v1alpha1.FormatJSONLog}
+	jsonlog = v1alpha1.Destination{Name: "jsonlog", Type: v1alpha1.DestinationJSONLog}
+)
+
+// fullBenchmark has every case the charts draw: repeats with spread, drops, an
+// estimate, an accounting error, a failed repeat and a row where every repeat failed.
+func fullBenchmark() *v1alpha1.LoggingBenchmark {
+	overcount := repeat(15000, 150000, 150010)
+	overcount.Records.Dropped, overcount.Records.AccountingError = nil, "delivered 150010 records but expected 150000"
+	return benchmark([]v1alpha1.Destination{csvlog, stdout, jsonlog}, true, []int32{1, 4, 16}, map[run]v1alpha1.RepeatResult{
+		{"baseline", 1, 1}: repeat(27300, 0, 0), {"baseline", 1, 2}: repeat(27100, 0, 0), {"baseline", 1, 3}: repeat(26500, 0, 0),
+		{"baseline", 4, 1}: repeat(49200, 0, 0), {"baseline", 4, 2}: repeat(48800, 0, 0), {"baseline", 4, 3}: repeat(50100, 0, 0),
+		{"baseline", 16, 1}: repeat(61000, 0, 0),
+		{"csvlog", 1, 1}:    repeat(16100, 161002, 161002), {"csvlog", 1, 2}: repeat(15900, 159002, 158990),
+		{"csvlog", 4, 1}: repeat(17100, 171002, 160000), {"csvlog", 4, 2}: failedRepeat(hostileError),
+		{"csvlog", 16, 1}: repeat(18000, 180000, 180000),
+		{"stdout", 1, 1}:  estimated(repeat(9100, 91000, 90000)), {"stdout", 1, 2}: overcount,
+		{"stdout", 4, 1}: failedRepeat("cluster not ready"), {"stdout", 4, 2}: failedRepeat("cluster not ready"),
+		{"jsonlog", 1, 1}: repeat(14000, 140002, 140002), {"jsonlog", 4, 1}: repeat(26000, 0, 0),
+		{"jsonlog", 16, 1}: repeat(62000, 620000, 620000),
+	})
+}
+
+// edgeCases are benchmarks the charts must draw without dividing by zero.
+func edgeCases() map[string]*v1alpha1.LoggingBenchmark {
+	return map[string]*v1alpha1.LoggingBenchmark{
+		"full": fullBenchmark(),
+		"no baseline": benchmark([]v1alpha1.Destination{csvlog, jsonlog}, false, []int32{1, 8}, map[run]v1alpha1.RepeatResult{
+			{"csvlog", 1, 1}: repeat(100, 1000, 1000), {"jsonlog", 8, 1}: repeat(300, 3000, 2000),
+		}),
+		"single client count": benchmark([]v1alpha1.Destination{csvlog}, true, []int32{4}, map[run]v1alpha1.RepeatResult{
+			{"baseline", 4, 1}: repeat(500, 0, 0), {"csvlog", 4, 1}: repeat(400, 4000, 4000), {"csvlog", 4, 2}: repeat(420, 4200, 4200),
+		}),
+		"zero values": benchmark([]v1alpha1.Destination{csvlog}, true, []int32{1}, map[run]v1alpha1.RepeatResult{
+			{"baseline", 1, 1}: {}, {"csvlog", 1, 1}: {Records: v1alpha1.Records{Dropped: new(int64)}},
+		}),
+		"every run failed": benchmark([]v1alpha1.Destination{csvlog}, true, []int32{1, 2}, map[run]v1alpha1.RepeatResult{
+			{"baseline", 1, 1}: failedRepeat("initdb failed"), {"csvlog", 2, 1}: failedRepeat(hostileError),
+		}),
+		"no results": benchmark([]v1alpha1.Destination{csvlog, stdout}, true, []int32{1}, nil),
+	}
+}
+
+func TestRenderText(t *testing.T) {
+	for _, f := range []Format{FormatTable, FormatMarkdown} {
+		t.Run(string(f), func(t *testing.T) {
+			var out bytes.Buffer
+			if err := Render(&out, f, fullBenchmark()); err != nil {
+				t.Fatal(err)
+			}
+			assertGolden(t, filepath.Join("testdata", "full."+string(f)+".golden"), out.Bytes())
+		})
+	}
+}
+
+func TestRenderEveryCase(t *testing.T) {
+	for name, b := range edgeCases() {
+		for _, f := range Formats {
+			t.Run(name+"/"+string(f), func(t *testing.T) {
+				var out bytes.Buffer
+				if err := Render(&out, f, b); err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(out.String(), "sample") && f != FormatTable {
+					t.Errorf("the report does not name the benchmark:\n%s", out.String())
+				}
+				if len(b.Status.Results) == 0 && !strings.Contains(out.String(), noResults) {
+					t.Errorf("a report without results does not say so:\n%s", out.String())
+				}
+			})
+		}
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Format
+		wantErr string
+	}{
+		{in: "table", want: FormatTable},
+		{in: "Markdown", want: FormatMarkdown},
+		{in: "HTML", want: FormatHTML},
+		{in: "json", wantErr: `unknown report format "json": use one of table, markdown, html`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseFormat(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("ParseFormat(%q) error = %v, want %q", tt.in, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("ParseFormat(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+			}
+		})
+	}
+	if err := Render(&bytes.Buffer{}, Format("pdf"), fullBenchmark()); err == nil {
+		t.Error("Render accepted an unknown format")
+	}
+}
+
+func TestDecode(t *testing.T) {
+	saved, err := yaml.Marshal(fullBenchmark())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		data    string
+		wantErr string
+	}{
+		{name: "saved YAML", data: string(saved)},
+		{name: "JSON", data: `{"apiVersion":"bench.logbench.io/v1alpha1","kind":"LoggingBenchmark","metadata":{"name":"x"},"status":{"phase":"Running"}}`},
+		{name: "fields of a newer operator", data: "apiVersion: bench.logbench.io/v1alpha1\nkind: LoggingBenchmark\nmetadata: {name: x}\nstatus: {newField: 1}\n"},
+		{name: "list", data: "apiVersion: v1\nkind: List\nitems: []\n", wantErr: "a list from kubectl get needs a NAME"},
+		{name: "other kind", data: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", wantErr: "expected apiVersion bench.logbench.io/v1alpha1 and kind LoggingBenchmark"},
+		{name: "no name", data: "apiVersion: bench.logbench.io/v1alpha1\nkind: LoggingBenchmark\n", wantErr: "no metadata.name"},
+		{name: "not YAML", data: "{[", wantErr: "not a LoggingBenchmark in YAML or JSON"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Decode([]byte(tt.data))
+			if tt.wantErr == "" && err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			if tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("Decode error = %v, want it to contain %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// FuzzDecode feeds foreign files to the decoder and whatever it accepts to every
+// format: nothing may panic, and an HTML page, when rendered, has finite coordinates.
+func FuzzDecode(f *testing.F) {
+	for _, b := range edgeCases() {
+		data, err := yaml.Marshal(b)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(`{"apiVersion":"bench.logbench.io/v1alpha1","kind":"LoggingBenchmark","metadata":{"name":"x"},"status":{"results":[{"destination":"a","clients":0,"tps":1e300,"tpsStdDev":1e300}]}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, err := Decode(data)
+		if err != nil {
+			return
+		}
+		for _, format := range Formats {
+			var out bytes.Buffer
+			if err := Render(&out, format, b); err != nil || format != FormatHTML {
+				continue
+			}
+			checkCoordinates(t, parseHTML(t, out.Bytes()))
+		}
+	})
+}
+
+func assertGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/report -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("output differs from %s (rerun with -update if the change is intended):\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
+	}
+}
