@@ -1,0 +1,139 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/records"
+)
+
+// selectOnlyOutput is pgbench 15's report of a select-only run of 1000 transactions.
+const selectOnlyOutput = `pgbench (15.18 (Debian 15.18-0+deb12u1))
+transaction type: select.pgbench
+scaling factor: 1
+query mode: prepared
+number of clients: 1
+number of threads: 1
+maximum number of tries: 1
+duration: 1 s
+number of transactions actually processed: 1000
+number of failed transactions: 0 (0.000%)
+latency average = 0.500 ms
+latency stddev = 0.100 ms
+initial connection time = 2.000 ms
+tps = 1000.000000 (without initial connection time)
+`
+
+// arrivingDestination reports records arriving after pgbench ended: step more on each
+// count, up to total.
+type arrivingDestination struct {
+	count, step, total int64
+}
+
+func (d *arrivingDestination) Delivered(context.Context) (int64, error) {
+	return min(atomic.AddInt64(&d.count, d.step), d.total), nil
+}
+
+func TestRunAccountsForTheRecordsOfOneExecution(t *testing.T) {
+	for name, tc := range map[string]struct {
+		destination arrivingDestination
+		wantDropped int64
+	}{
+		"every record arrives while draining": {arrivingDestination{step: 250, total: 1000}, 0},
+		"the destination lost some":           {arrivingDestination{step: 400, total: 900}, 100},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var gotArgs, gotEnv []string
+			runner := func(_ context.Context, args, env []string) ([]byte, error) {
+				gotArgs, gotEnv = args, env
+				return []byte(selectOnlyOutput), nil
+			}
+			dest := tc.destination
+			result, err := Run(context.Background(), Execution{
+				Destination:  v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog},
+				Logging:      v1alpha1.LoggingSpec{Statement: v1alpha1.StatementAll},
+				Workload:     v1alpha1.WorkloadSpec{Builtin: v1alpha1.WorkloadSelectOnly, QueryMode: v1alpha1.QueryPrepared, Scale: 1, Duration: metav1.Duration{Duration: time.Second}},
+				Clients:      1,
+				Repeat:       2,
+				DrainTimeout: 10 * time.Second,
+				Tag:          "lb_csv_c1_r2_000000000000",
+				ScriptDir:    t.TempDir(),
+			}, runner, &dest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(strings.Join(gotEnv, " "), "PGAPPNAME=lb_csv_c1_r2_000000000000") || !slices.Contains(gotArgs, "-n") {
+				t.Errorf("pgbench ran with args %v env %v: want the tag as application name and -n", gotArgs, gotEnv)
+			}
+			if result.Repeat != 2 || result.TPS != 1000 || result.Transactions != 1000 || result.LatencyStdDevMs != 0.1 {
+				t.Errorf("result %+v does not carry pgbench's figures", result)
+			}
+			records := result.Records
+			if records.Expected != 1000 || records.Delivered != tc.destination.total || records.Dropped == nil || *records.Dropped != tc.wantDropped {
+				t.Errorf("records %+v, want 1000 expected, %d delivered, %d dropped", records, tc.destination.total, tc.wantDropped)
+			}
+			if result.DrainSeconds <= 0 {
+				t.Errorf("drain of %vs: records arrived after pgbench ended", result.DrainSeconds)
+			}
+		})
+	}
+}
+
+func TestDrainStopsAtTheDeadline(t *testing.T) {
+	dest := &arrivingDestination{step: 1, total: 1 << 40}
+	began := time.Now()
+	count, _, err := drain(context.Background(), dest, records.Expectation{Records: 1 << 41}, began.Add(500*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if elapsed := time.Since(began); elapsed > 2*time.Second || count == 0 {
+		t.Errorf("drain returned %d after %v: want a partial count at the 500ms deadline", count, elapsed)
+	}
+}
+
+// TestFileDestinationCountsOnlyWhatFollows checks that records written before the
+// destination was created are not the run's, and that a file created later (rotation)
+// is read from its start.
+func TestFileDestinationCountsOnlyWhatFollows(t *testing.T) {
+	dir := t.TempDir()
+	const tag = "lb_d_c1_r1_000000000000"
+	line := func(app string) string {
+		return `2026-11-23 10:00:00.000 UTC [1] postgres@postgres ` + app + " LOG:  statement: SELECT 1\n"
+	}
+	write := func(name, text string) {
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString(text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a.log", line(tag)+line("other"))
+
+	dest, err := NewFileDestination(context.Background(), LocalDirectory(dir), records.FormatStderr, tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("a.log", line(tag)+line("other")+line(tag))
+	write("b.log", line(tag))
+	for attempt := 1; attempt <= 2; attempt++ { // a second count must not recount
+		got, err := dest.Delivered(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != 3 {
+			t.Fatalf("count %d = %d, want 3", attempt, got)
+		}
+	}
+}
