@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -82,7 +83,11 @@ func TestRejectedValues(t *testing.T) {
 		{name: "port out of range", set: []string{"metrics.port=70000"}, want: "port"},
 		{name: "scrape interval", set: []string{"serviceMonitor.interval=30 seconds"}, want: "interval"},
 		{name: "ready timeout", set: []string{"clusterReadyTimeout=ten minutes"}, want: "clusterReadyTimeout"},
-		{name: "replicas without leader election", set: []string{"replicas=2", "leaderElection.enabled=false"}, want: "leaderElection.enabled"},
+		{
+			name: "replicas without leader election",
+			set:  []string{"replicas=2", "leaderElection.enabled=false"},
+			want: "leaderElection.enabled",
+		},
 		{name: "no service account", set: []string{"serviceAccount.create=false"}, want: "serviceAccount.name"},
 	}
 	for _, test := range tests {
@@ -129,13 +134,13 @@ func runHelm(t *testing.T, args ...string) (string, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return "", errors.New("helm " + strings.Join(args, " ") + ": " + err.Error() + ": " + stderr.String() + stdout.String())
+		return "", fmt.Errorf("helm %s: %w: %s%s", strings.Join(args, " "), err, &stderr, &stdout)
 	}
 	return stdout.String(), nil
 }
 
 func setArgs(values []string) []string {
-	var args []string
+	args := make([]string, 0, 2*len(values))
 	for _, value := range values {
 		args = append(args, "--set", value)
 	}
@@ -146,8 +151,8 @@ func setArgs(values []string) []string {
 // logbench in logbench-system.
 func render(t *testing.T, values []string) []*unstructured.Unstructured {
 	t.Helper()
-	args := append([]string{"template", releaseName, chartDir(t), "--namespace", releaseNamespace, "--include-crds"}, setArgs(values)...)
-	manifest, err := runHelm(t, args...)
+	args := []string{"template", releaseName, chartDir(t), "--namespace", releaseNamespace, "--include-crds"}
+	manifest, err := runHelm(t, append(args, setArgs(values)...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,21 +65,23 @@ func TestDashboardVariables(t *testing.T) {
 		t.Errorf("uid %q, title %q, schemaVersion %d: want a uid, a title and schemaVersion 39 or later",
 			model.UID, model.Title, model.SchemaVersion)
 	}
+	const datasourceType, queryType = "datasource", "query"
 	variables := map[string]string{}
 	for _, variable := range model.Templating.List {
 		variables[variable.Name] = variable.Type
 		switch variable.Type {
-		case "datasource":
+		case datasourceType:
 			if string(variable.Query) != `"prometheus"` {
 				t.Errorf("variable %s lists data sources of type %s, want prometheus", variable.Name, variable.Query)
 			}
-		case "query":
+		case queryType:
 			if variable.Datasource == nil || *variable.Datasource != prometheusVariable {
 				t.Errorf("variable %s queries %+v, want %+v", variable.Name, variable.Datasource, prometheusVariable)
 			}
 		}
 	}
-	for name, kind := range map[string]string{"datasource": "datasource", "namespace": "query", "benchmark": "query"} {
+	want := map[string]string{"datasource": datasourceType, "namespace": queryType, "benchmark": queryType}
+	for name, kind := range want {
 		if variables[name] != kind {
 			t.Errorf("variable %s is of type %q, want %q", name, variables[name], kind)
 		}
@@ -107,7 +109,8 @@ func TestDashboardPanels(t *testing.T) {
 		}
 		for _, target := range panel.Targets {
 			if target.Datasource != prometheusVariable {
-				t.Errorf("panel %q query %s queries %+v, want %+v", panel.Title, target.RefID, target.Datasource, prometheusVariable)
+				t.Errorf("panel %q query %s queries %+v, want %+v",
+					panel.Title, target.RefID, target.Datasource, prometheusVariable)
 			}
 			for _, selector := range []string{`namespace="$namespace"`, `benchmark="$benchmark"`} {
 				if !strings.Contains(target.Expr, selector) {
