@@ -2,8 +2,6 @@ package report
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,10 +11,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/golden"
 	"github.com/logbench/logbench/internal/results"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
 
 // hostileError is a failure message with markup in it: the HTML must show it as text.
 const hostileError = `pgbench: <script>alert("x")</script> & "quotes"`
@@ -129,7 +126,7 @@ func TestRenderText(t *testing.T) {
 			if err := Render(&out, f, fullBenchmark()); err != nil {
 				t.Fatal(err)
 			}
-			assertGolden(t, filepath.Join("testdata", "full."+string(f)+".golden"), out.Bytes())
+			golden.Assert(t, filepath.Join("testdata", "full."+string(f)+".golden"), out.Bytes())
 		})
 	}
 }
@@ -238,20 +235,4 @@ func FuzzDecode(f *testing.F) {
 			checkCoordinates(t, parseHTML(t, out.Bytes()))
 		}
 	})
-}
-
-func assertGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/report -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (rerun with -update if the change is intended):\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
-	}
 }

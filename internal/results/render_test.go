@@ -2,16 +2,13 @@ package results
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
 
 // goldenRows cover every marker: a baseline, an exact row with drops, an estimate, an
 // accounting error, a failed repeat among successful ones, and a row that failed entirely.
@@ -46,7 +43,7 @@ func TestRender(t *testing.T) {
 			if err := Render(&out, f, goldenRows()); err != nil {
 				t.Fatal(err)
 			}
-			assertGolden(t, filepath.Join("testdata", string(f)+".golden"), out.Bytes())
+			golden.Assert(t, filepath.Join("testdata", string(f)+".golden"), out.Bytes())
 		})
 	}
 }
@@ -101,21 +98,5 @@ func TestParseFormat(t *testing.T) {
 	}
 	if err := Render(&bytes.Buffer{}, Format("yaml"), nil); err == nil {
 		t.Error("Render accepted an unknown format")
-	}
-}
-
-func assertGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/results -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (rerun with -update if the change is intended):\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
 	}
 }
