@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -98,10 +97,7 @@ func createNamespace(ctx context.Context, t *testing.T, k8sClient client.Client,
 // which the Pod Security admission refuses unless it meets the restricted standard.
 func createOperatorPod(ctx context.Context, t *testing.T, k8sClient client.Client, rendered *unstructured.Unstructured) {
 	t.Helper()
-	var deployment appsv1.Deployment
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(rendered.Object, &deployment); err != nil {
-		t.Fatal(err)
-	}
+	deployment := toDeployment(t, rendered)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: deployment.Namespace, Name: deployment.Name},
 		Spec:       deployment.Spec.Template.Spec,

@@ -16,7 +16,9 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
@@ -199,4 +201,46 @@ func findObject(t *testing.T, objects []*unstructured.Unstructured, kind string)
 		t.Fatalf("the chart rendered %d objects of kind %s, want 1", len(found), kind)
 	}
 	return found[0]
+}
+
+// TestAgentImage checks that the agent Jobs run the operator's own image unless
+// agent.image names another.
+func TestAgentImage(t *testing.T) {
+	tests := []struct {
+		name string
+		set  []string
+		want string
+	}{
+		{name: "chart's appVersion", want: "logbench:0.1.0"},
+		{name: "operator image", set: []string{"image.repository=registry.example/logbench", "image.tag=2.0.0"},
+			want: "registry.example/logbench:2.0.0"},
+		{name: "agent image", set: []string{"agent.image=registry.example/agent:dev"},
+			want: "registry.example/agent:dev"},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			deployment := toDeployment(t, findObject(t, render(t, test.set), "Deployment"))
+			for _, variable := range deployment.Spec.Template.Spec.Containers[0].Env {
+				if variable.Name == "LOGBENCH_AGENT_IMAGE" {
+					if variable.Value != test.want {
+						t.Errorf("LOGBENCH_AGENT_IMAGE is %s, want %s", variable.Value, test.want)
+					}
+					return
+				}
+			}
+			t.Error("the operator's container has no LOGBENCH_AGENT_IMAGE")
+		})
+	}
+}
+
+func toDeployment(t *testing.T, object *unstructured.Unstructured) *appsv1.Deployment {
+	t.Helper()
+	var deployment appsv1.Deployment
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(object.Object, &deployment); err != nil {
+		t.Fatal(err)
+	}
+	if len(deployment.Spec.Template.Spec.Containers) != 1 {
+		t.Fatalf("the Deployment runs %d containers, want 1", len(deployment.Spec.Template.Spec.Containers))
+	}
+	return &deployment
 }
