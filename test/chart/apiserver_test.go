@@ -2,14 +2,18 @@ package chart_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/logbench/logbench/internal/testenv"
 )
@@ -25,10 +29,11 @@ const (
 // TestAgainstAPIServer submits every rendered object to a real API server with a
 // server-side apply dry run, so that a field the schema does not know or a value it
 // refuses fails the test, and creates the operator's pod (dry run too) in a namespace
-// enforcing the restricted Pod Security Standard.
+// enforcing the restricted Pod Security Standard. Then it installs, upgrades and
+// uninstalls the chart with helm, as a user would.
 func TestAgainstAPIServer(t *testing.T) {
 	helmBinary(t) // skips the test before the API server starts
-	k8sClient := startAPIServer(t)
+	k8sClient, kubeconfig := startAPIServer(t)
 	ctx := t.Context()
 	createNamespace(ctx, t, k8sClient, releaseNamespace)
 
@@ -45,11 +50,33 @@ func TestAgainstAPIServer(t *testing.T) {
 			createOperatorPod(ctx, t, k8sClient, findObject(t, objects, "Deployment"))
 		})
 	}
+
+	t.Run("helm install", func(t *testing.T) {
+		release := []string{releaseName, chartDir(t), "--kubeconfig", kubeconfig, "--namespace", releaseNamespace}
+		steps := [][]string{
+			append([]string{"install"}, release...),
+			append(append([]string{"upgrade"}, release...), setArgs(valueSets[1].set)...),
+		}
+		for _, step := range steps {
+			if _, err := runHelm(t, step...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var crd apiextensionsv1.CustomResourceDefinition
+		if err := k8sClient.Get(ctx, client.ObjectKey{Name: "loggingbenchmarks.bench.logbench.io"}, &crd); err != nil {
+			t.Errorf("helm install left no LoggingBenchmark CRD: %v", err)
+		}
+		if _, err := runHelm(t, "uninstall", releaseName, "--kubeconfig", kubeconfig, "--namespace", releaseNamespace,
+			"--wait"); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
-// startAPIServer starts an envtest control plane holding the CRDs the chart's objects
-// need, stopped when the test ends.
-func startAPIServer(t *testing.T) client.Client {
+// startAPIServer starts an envtest control plane, stopped when the test ends, that
+// holds the ServiceMonitor CRD but not logbench's, which the chart installs. It returns
+// a client and a kubeconfig file for helm, both of a cluster administrator.
+func startAPIServer(t *testing.T) (client.Client, string) {
 	t.Helper()
 	environment, err := testenv.NewEnvironment()
 	if err != nil {
@@ -59,7 +86,7 @@ func startAPIServer(t *testing.T) client.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	environment.CRDDirectoryPaths = append(environment.CRDDirectoryPaths, crd)
+	environment.CRDDirectoryPaths = []string{crd}
 	config, err := environment.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -69,15 +96,31 @@ func startAPIServer(t *testing.T) client.Client {
 			t.Error(err)
 		}
 	})
+
 	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
+	for _, addToScheme := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme} {
+		if err := addToScheme(scheme); err != nil {
+			t.Fatal(err)
+		}
 	}
 	k8sClient, err := client.New(config, client.Options{Scheme: scheme})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return k8sClient
+
+	admin, err := environment.AddUser(envtest.User{Name: "chart-test", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := admin.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return k8sClient, path
 }
 
 // createNamespace creates a namespace that enforces the restricted Pod Security
