@@ -29,16 +29,17 @@ help: ## Display this help.
 manifests: controller-gen ## Generate the ClusterRole and CustomResourceDefinition objects.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:allowDangerousTypes=true webhook paths="./..." output:crd:artifacts:config=config/crd/bases
 
-# The chart keeps copies of the CRDs and of the operator's ClusterRole, since Helm reads
-# nothing outside the chart folder; config/ stays their one source, and helm-sync
-# overwrites the copies, deleting those of CRDs that are gone.
+# The chart keeps copies of the CRDs and of the ClusterRoles, since Helm reads nothing
+# outside the chart folder; config/ stays their one source, and helm-sync overwrites the
+# copies, deleting those of CRDs that are gone.
 CHART = charts/logbench
 
 .PHONY: helm-sync
-helm-sync: manifests ## Copy the generated CRDs and ClusterRole into the Helm chart.
+helm-sync: manifests ## Copy the generated CRDs and the ClusterRoles into the Helm chart.
 	rm -f $(CHART)/crds/*.yaml
 	cp config/crd/bases/*.yaml $(CHART)/crds/
 	cp config/rbac/role.yaml $(CHART)/files/manager-role.yaml
+	cp config/rbac/loggingbenchmark_{admin,editor,viewer}_role.yaml $(CHART)/files/
 
 .PHONY: generate
 generate: controller-gen ## Generate the DeepCopy, DeepCopyInto and DeepCopyObject methods.

@@ -57,6 +57,7 @@ var valueSets = []struct {
 		"tolerations[0].operator=Exists",
 		"metrics.port=9090",
 		"clusterReadyTimeout=20m",
+		"userRoles.aggregateToDefaultRoles=true",
 	}},
 }
 

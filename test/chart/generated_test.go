@@ -31,25 +31,48 @@ func TestCRDsAreTheGeneratedOnes(t *testing.T) {
 	}
 }
 
-// TestClusterRoleGrantsTheGeneratedRules checks that the rendered ClusterRole grants
-// what the +kubebuilder:rbac markers declare, no more and no less.
-func TestClusterRoleGrantsTheGeneratedRules(t *testing.T) {
-	content, err := os.ReadFile(filepath.Join(repoRoot(t), "config", "rbac", "role.yaml"))
-	if err != nil {
-		t.Fatal(err)
+// TestClusterRolesGrantTheirSourceRules checks that each rendered ClusterRole grants
+// what its file in config/rbac does, no more and no less: the operator's what the
+// +kubebuilder:rbac markers declare, the users' what the kustomize install grants.
+func TestClusterRolesGrantTheirSourceRules(t *testing.T) {
+	sources := map[string]string{
+		"logbench-manager":                 "role.yaml",
+		"logbench-loggingbenchmark-admin":  "loggingbenchmark_admin_role.yaml",
+		"logbench-loggingbenchmark-editor": "loggingbenchmark_editor_role.yaml",
+		"logbench-loggingbenchmark-viewer": "loggingbenchmark_viewer_role.yaml",
 	}
-	var generated rbacv1.ClusterRole
-	if err := yaml.UnmarshalStrict(content, &generated); err != nil {
-		t.Fatalf("config/rbac/role.yaml: %v", err)
+	rendered := map[string]rbacv1.ClusterRole{}
+	for _, object := range render(t, nil) {
+		if object.GetKind() != "ClusterRole" {
+			continue
+		}
+		var role rbacv1.ClusterRole
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(object.Object, &role); err != nil {
+			t.Fatal(err)
+		}
+		rendered[role.Name] = role
+		if _, ok := sources[role.Name]; !ok {
+			t.Errorf("the chart renders ClusterRole %s, which has no source in config/rbac", role.Name)
+		}
 	}
-	var rendered rbacv1.ClusterRole
-	object := findObject(t, render(t, nil), "ClusterRole")
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(object.Object, &rendered); err != nil {
-		t.Fatal(err)
-	}
-	if !equality.Semantic.DeepEqual(rendered.Rules, generated.Rules) {
-		t.Errorf("the chart's ClusterRole rules differ from config/rbac/role.yaml: %s\nrendered: %+v\ngenerated: %+v",
-			staleCopies, rendered.Rules, generated.Rules)
+	for name, source := range sources {
+		content, err := os.ReadFile(filepath.Join(repoRoot(t), "config", "rbac", source))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want rbacv1.ClusterRole
+		if err := yaml.UnmarshalStrict(content, &want); err != nil {
+			t.Fatalf("config/rbac/%s: %v", source, err)
+		}
+		role, ok := rendered[name]
+		if !ok {
+			t.Errorf("the chart renders no ClusterRole %s", name)
+			continue
+		}
+		if !equality.Semantic.DeepEqual(role.Rules, want.Rules) {
+			t.Errorf("the rules of ClusterRole %s differ from config/rbac/%s: %s\nrendered: %+v\nsource: %+v",
+				name, source, staleCopies, role.Rules, want.Rules)
+		}
 	}
 }
 
