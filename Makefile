@@ -131,6 +131,40 @@ installer-overlay: kustomize
 	rm -rf $(INSTALLER_OVERLAY) && mkdir -p $(INSTALLER_OVERLAY)
 	cd $(INSTALLER_OVERLAY) && $(KUSTOMIZE) create --resources ../../config/default && $(KUSTOMIZE) edit set image controller=$(IMG)
 
+##@ End-to-end
+
+# The local cluster (hack/local-cluster) is a single-node Kubernetes with CloudNativePG
+# built from the Go module proxy and Debian's packages, for machines without Docker or a
+# registry; it needs root. Its binaries and images are cached, so only the first
+# local-cluster-up is slow.
+LOCAL_CLUSTER_KUBECONFIG = $(LOCALBIN)/local-cluster/kubeconfig
+E2E_TIMEOUT ?= 45m
+
+.PHONY: local-cluster-up
+local-cluster-up: kustomize ## Start the local cluster with CloudNativePG and logbench, or update logbench in it.
+	hack/local-cluster/up.sh
+
+.PHONY: local-cluster-down
+local-cluster-down: ## Stop the local cluster and remove every process, mount, chain and interface it made.
+	hack/local-cluster/down.sh
+
+.PHONY: local-cluster-status
+local-cluster-status: ## Show the local cluster's processes, node and pods.
+	hack/local-cluster/status.sh
+
+.PHONY: test-e2e-local
+test-e2e-local: local-cluster-up ## Run the e2e suite on the local cluster, bringing it up first.
+	E2E_PROVIDER=local KUBECONFIG=$(LOCAL_CLUSTER_KUBECONFIG) go test -tags e2e ./test/e2e/ -v -ginkgo.v -timeout $(E2E_TIMEOUT)
+
+.PHONY: test-e2e
+test-e2e: kind kustomize ## Run the e2e suite on a kind cluster (needs Docker), creating it first.
+	KIND=$(KIND) hack/kind/up.sh
+	E2E_PROVIDER=kind KUBECONFIG= go test -tags e2e ./test/e2e/ -v -ginkgo.v -timeout $(E2E_TIMEOUT)
+
+.PHONY: kind-down
+kind-down: kind ## Delete the kind cluster of test-e2e.
+	KIND=$(KIND) hack/kind/down.sh
+
 ##@ Dependencies
 
 LOCALBIN ?= $(shell pwd)/bin
@@ -142,12 +176,14 @@ KUSTOMIZE ?= $(LOCALBIN)/kustomize
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
 HELM ?= $(LOCALBIN)/helm
+KIND ?= $(LOCALBIN)/kind
 
 ## Tool versions
 KUSTOMIZE_VERSION ?= v5.7.1
 CONTROLLER_TOOLS_VERSION ?= v0.19.0
 GOLANGCI_LINT_VERSION ?= v2.15.0
 HELM_VERSION ?= v3.22.0
+KIND_VERSION ?= v0.30.0
 # The Kubernetes release whose kube-apiserver envtest runs; it matches k8s.io/* in go.mod.
 ENVTEST_K8S_VERSION ?= 1.34.4
 
@@ -183,6 +219,10 @@ golangci-lint: | $(LOCALBIN) ## Install golangci-lint into bin/ unless it is the
 .PHONY: helm
 helm: | $(LOCALBIN) ## Install helm into bin/ unless it is there.
 	$(call go-install-tool,$(HELM),helm.sh/helm/v3/cmd/helm,$(HELM_VERSION))
+
+.PHONY: kind
+kind: | $(LOCALBIN) ## Install kind into bin/ unless it is there.
+	$(call go-install-tool,$(KIND),sigs.k8s.io/kind,$(KIND_VERSION))
 
 # go-install-tool installs package $(2) at version $(3) as $(1)-$(3), unless that file is
 # already there, and points the symlink $(1) at it: a version bump installs the new

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Creates (or reuses) a kind cluster for the e2e suite: installs CloudNativePG from its
+# release manifest, builds the logbench image with Docker, loads it into the nodes and
+# installs logbench from config/default with `make deploy`, as users do.
+# Needs Docker (or CONTAINER_TOOL), internet access, kubectl and kind (KIND, default bin/kind).
+# Usage: hack/kind/up.sh   (KIND_CLUSTER, IMG, CNPG_VERSION, CONTAINER_TOOL may be set)
+set -euo pipefail
+
+REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+KIND=${KIND:-${REPO_ROOT}/bin/kind}
+KIND_CLUSTER=${KIND_CLUSTER:-logbench-e2e}
+CNPG_VERSION=${CNPG_VERSION:-1.30.0}
+IMG=${IMG:-logbench:e2e}
+CONTAINER_TOOL=${CONTAINER_TOOL:-docker}
+CONTEXT=kind-${KIND_CLUSTER}
+KUBECTL=(kubectl --context "$CONTEXT")
+
+log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+if ! "$KIND" get clusters 2>/dev/null | grep -qxF "$KIND_CLUSTER"; then
+  log "creating kind cluster ${KIND_CLUSTER}"
+  "$KIND" create cluster --name "$KIND_CLUSTER" --wait 120s
+fi
+
+log "installing CloudNativePG ${CNPG_VERSION}"
+minor=${CNPG_VERSION%.*}
+"${KUBECTL[@]}" apply --server-side --force-conflicts -f \
+  "https://raw.githubusercontent.com/cloudnative-pg/cloudnative-pg/release-${minor}/releases/cnpg-${CNPG_VERSION}.yaml" >/dev/null
+"${KUBECTL[@]}" -n cnpg-system rollout status deployment/cnpg-controller-manager --timeout=300s
+
+log "building and loading ${IMG}"
+(cd "$REPO_ROOT" && make --no-print-directory docker-build IMG="$IMG" CONTAINER_TOOL="$CONTAINER_TOOL")
+"$KIND" load docker-image "$IMG" --name "$KIND_CLUSTER"
+
+log "installing logbench"
+existed=false
+"${KUBECTL[@]}" -n logbench-system get deployment/logbench-controller-manager >/dev/null 2>&1 && existed=true
+(cd "$REPO_ROOT" && make --no-print-directory deploy IMG="$IMG" KUBECTL="kubectl --context ${CONTEXT}")
+# The tag does not change between builds: restart so that the pod runs the image just loaded.
+[ "$existed" = false ] || "${KUBECTL[@]}" -n logbench-system rollout restart deployment/logbench-controller-manager
+"${KUBECTL[@]}" -n logbench-system rollout status deployment/logbench-controller-manager --timeout=300s
+log "kind cluster ${KIND_CLUSTER} ready: kubectl --context ${CONTEXT}"

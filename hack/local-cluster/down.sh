@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Stops the local cluster and removes everything it put on the machine: processes
+# (including containerd's shims and the containers under them), mounts, iptables chains,
+# the bridge, veths, network namespaces and, unless --keep-state, CLUSTER_DIR itself.
+# Cached binaries and image archives stay. Safe to run when nothing is up.
+# Usage: hack/local-cluster/down.sh [--keep-state]
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+keep_state=false
+[ "${1:-}" = --keep-state ] && keep_state=true
+
+# descendants PID prints the pids of PID's children, grandchildren and so on.
+descendants() {
+  local child
+  for child in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+    echo "$child"
+    descendants "$child"
+  done
+}
+
+# stop_pids PID... sends TERM, waits up to ten seconds, then KILLs what is left.
+stop_pids() {
+  [ $# -gt 0 ] || return 0
+  kill "$@" 2>/dev/null || true
+  local deadline=$((SECONDS + 10)) pid alive
+  while [ $SECONDS -lt $deadline ]; do
+    alive=()
+    for pid in "$@"; do kill -0 "$pid" 2>/dev/null && alive+=("$pid"); done
+    [ ${#alive[@]} -gt 0 ] || return 0
+    sleep 0.5
+  done
+  kill -9 "${alive[@]}" 2>/dev/null || true
+}
+
+# containerd's shims outlive containerd; they are recognised by the socket they serve.
+stop_shims() {
+  local cmdline pids=() shim
+  for cmdline in /proc/[0-9]*/cmdline; do
+    if tr '\0' ' ' < "$cmdline" 2>/dev/null | grep -q "^containerd-shim.*-address ${CONTAINERD_SOCKET} "; then
+      shim=${cmdline#/proc/}
+      shim=${shim%/cmdline}
+      # shellcheck disable=SC2207
+      pids+=($(descendants "$shim") "$shim")
+    fi
+  done
+  [ ${#pids[@]} -eq 0 ] || log "stopping ${#pids[@]} container processes and shims"
+  stop_pids "${pids[@]}"
+}
+
+stop_components() {
+  local index name file
+  for ((index = ${#COMPONENTS[@]} - 1; index >= 0; index--)); do
+    name=${COMPONENTS[index]}
+    file=$(pid_file "$name")
+    [ -f "$file" ] || continue
+    if running "$name"; then
+      log "stopping ${name}"
+      stop_pids "$(cat "$file")"
+    fi
+    rm -f "$file"
+  done
+}
+
+# Removes the chains kube-proxy, the kubelet and the CNI plugins made, and every rule
+# jumping to them, in both address families.
+clean_iptables() {
+  [ -x "${KUBE_BIN}/kube-proxy" ] && "${KUBE_BIN}/kube-proxy" --cleanup >/dev/null 2>&1 || true
+  local family table rule chain
+  for family in iptables ip6tables; do
+    command -v "$family" >/dev/null || continue
+    for table in filter nat mangle; do
+      while read -r rule; do
+        eval "$family -t $table -D ${rule#-A }" 2>/dev/null || true
+      done < <("${family}-save" -t "$table" 2>/dev/null | grep -E '^-A ' | grep -E -- '-j (KUBE-|CNI-)' || true)
+      for chain in $("${family}-save" -t "$table" 2>/dev/null | sed -n 's/^:\(\(KUBE\|CNI\)-[^ ]*\) .*/\1/p'); do
+        "$family" -t "$table" -F "$chain" 2>/dev/null || true
+      done
+      for chain in $("${family}-save" -t "$table" 2>/dev/null | sed -n 's/^:\(\(KUBE\|CNI\)-[^ ]*\) .*/\1/p'); do
+        "$family" -t "$table" -X "$chain" 2>/dev/null || true
+      done
+    done
+  done
+}
+
+# cluster_mounts prints the mount points the cluster made, deepest first.
+cluster_mounts() {
+  awk '{print $5}' /proc/self/mountinfo |
+    grep -E "^(${CLUSTER_DIR}/|/run/containerd/|/run/netns/cni-|/var/run/netns/cni-)" |
+    awk '{print length, $0}' | sort -rn | cut -d' ' -f2- || true
+}
+
+clean_mounts() {
+  local mount
+  for mount in $(cluster_mounts); do
+    umount "$mount" 2>/dev/null || umount -l "$mount" 2>/dev/null || true
+  done
+  [ -z "$(cluster_mounts)" ] || die "mounts left behind: $(cluster_mounts | tr '\n' ' ')"
+}
+
+clean_network() {
+  local namespace link
+  for namespace in /run/netns/cni-*; do
+    [ -e "$namespace" ] && ip netns delete "${namespace##*/}" 2>/dev/null || true
+  done
+  if ip link show "$BRIDGE" >/dev/null 2>&1; then
+    for link in $(ip -o link show master "$BRIDGE" | awk -F': ' '{print $2}' | cut -d@ -f1); do
+      ip link delete "$link" 2>/dev/null || true
+    done
+    ip link delete "$BRIDGE"
+  fi
+  rm -f /var/lib/cni/results/logbench-*
+  local before=${CLUSTER_DIR}/run/ip_forward.before
+  if [ -f "$before" ]; then
+    cat "$before" > /proc/sys/net/ipv4/ip_forward
+    rm -f "$before"
+  fi
+}
+
+stop_shims
+stop_components
+stop_shims
+clean_mounts
+clean_iptables
+clean_network
+# runc and the shims keep their state under /run/containerd whatever the configuration.
+if [ -d /run/containerd ] && ! pgrep -x containerd >/dev/null; then rm -rf /run/containerd; fi
+if [ "$keep_state" = false ] && [ -d "$CLUSTER_DIR" ]; then
+  log "removing ${CLUSTER_DIR}"
+  rm -rf --one-file-system "$CLUSTER_DIR"
+fi
+log "local cluster down"

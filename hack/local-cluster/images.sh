@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Builds the local cluster's container images without Docker or a registry: binaries come
+# from the Go module proxy, the PostgreSQL operand from Debian's packages, and umoci
+# assembles OCI layouts that `ctr images import` loads. Each archive lands in IMAGE_CACHE
+# and is never rebuilt once there, except logbench's, whose tag follows its binary.
+# Usage: hack/local-cluster/images.sh [pause|coredns|cnpg|postgres|logbench]...
+# Prints nothing on stdout but, for logbench, the image reference it built.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+# go_module_build DIR MODULE@VERSION PACKAGE OUT builds PACKAGE of MODULE in a throwaway
+# module under CACHE_DIR, so that the module's own go.mod rules its dependencies.
+go_module_build() {
+  local dir=$1 module=$2 package=$3 out=$4
+  [ -x "$out" ] && return
+  log "building ${package} from ${module} (first time takes several minutes)"
+  mkdir -p "$dir" "$(dirname "$out")"
+  (
+    cd "$dir"
+    [ -f go.mod ] || go mod init logbench.local/build >/dev/null 2>&1
+    printf 'package tools\n\nimport _ "%s"\n' "$package" > tools.go
+    go get "$module" >/dev/null 2>&1
+    go mod tidy >/dev/null 2>&1
+    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out" "$package"
+  )
+}
+
+# oci_archive NAME TAG USER ENTRYPOINT ENV... packs the prepared ROOTFS folder as image
+# IMAGE_REGISTRY/NAME:TAG into IMAGE_CACHE/NAME_TAG.tar (names hold no underscore).
+oci_archive() {
+  local name=$1 tag=$2 user=$3 entrypoint=$4
+  shift 4
+  local work=${IMAGE_CACHE}/work-${name}
+  local archive=${IMAGE_CACHE}/${name}_${tag}.tar
+  rm -rf "$work/layout" "$work/bundle"
+  umoci init --layout "$work/layout"
+  umoci new --image "$work/layout:${tag}"
+  umoci unpack --image "$work/layout:${tag}" "$work/bundle" >/dev/null
+  cp -a "$ROOTFS/." "$work/bundle/rootfs/"
+  umoci repack --image "$work/layout:${tag}" "$work/bundle"
+  local config=(--config.user="$user" --config.entrypoint="$entrypoint" --config.workingdir=/)
+  local variable
+  for variable in "$@"; do config+=(--config.env="$variable"); done
+  umoci config --image "$work/layout:${tag}" "${config[@]}"
+  umoci gc --layout "$work/layout"
+  tar -C "$work/layout" -cf "${archive}.tmp" .
+  mv "${archive}.tmp" "$archive"
+  rm -rf "$work"
+}
+
+# fresh_rootfs NAME makes an empty ROOTFS folder for NAME.
+fresh_rootfs() {
+  ROOTFS=${IMAGE_CACHE}/rootfs-$1
+  rm -rf "$ROOTFS"
+  mkdir -p "$ROOTFS/etc" "$ROOTFS/tmp"
+  chmod 1777 "$ROOTFS/tmp"
+}
+
+build_pause() {
+  local archive=${IMAGE_CACHE}/pause_${PAUSE_IMAGE##*:}.tar
+  [ -f "$archive" ] && return
+  log "building the pause image"
+  fresh_rootfs pause
+  printf '#include <unistd.h>\nint main(void) { for (;;) pause(); }\n' > "$ROOTFS/pause.c"
+  gcc -static -Os -o "$ROOTFS/pause" "$ROOTFS/pause.c"
+  rm "$ROOTFS/pause.c"
+  oci_archive pause "${PAUSE_IMAGE##*:}" 65535 /pause
+  rm -rf "$ROOTFS"
+}
+
+build_coredns() {
+  local archive=${IMAGE_CACHE}/coredns_${COREDNS_VERSION}.tar
+  [ -f "$archive" ] && return
+  local binary=${LOCAL_BIN}/coredns-v${COREDNS_VERSION}
+  go_module_build "${CACHE_DIR}/coredns-build" "github.com/coredns/coredns@v${COREDNS_VERSION}" \
+    github.com/coredns/coredns "$binary"
+  fresh_rootfs coredns
+  cp "$binary" "$ROOTFS/coredns"
+  oci_archive coredns "${COREDNS_VERSION}" 0 /coredns
+  rm -rf "$ROOTFS"
+}
+
+build_cnpg() {
+  local archive=${IMAGE_CACHE}/cloudnative-pg_${CNPG_VERSION}.tar
+  [ -f "$archive" ] && return
+  local binary=${LOCAL_BIN}/cnpg-manager-v${CNPG_VERSION}
+  go_module_build "${CACHE_DIR}/cnpg-build" "github.com/cloudnative-pg/cloudnative-pg@v${CNPG_VERSION}" \
+    github.com/cloudnative-pg/cloudnative-pg/cmd/manager "$binary"
+  fresh_rootfs cnpg
+  # The operator finds the architectures it can hand to instances by this file name, and
+  # fails every reconcile with "invalid architecture" without it.
+  mkdir -p "$ROOTFS/operator"
+  cp "$binary" "$ROOTFS/operator/manager_amd64"
+  ln -s /operator/manager_amd64 "$ROOTFS/manager"
+  oci_archive cloudnative-pg "${CNPG_VERSION}" 65532 /manager
+  rm -rf "$ROOTFS"
+}
+
+# The operand image mirrors CloudNativePG's: PostgreSQL 15 with pgbench, run as uid 26.
+build_postgres() {
+  local archive=${IMAGE_CACHE}/postgresql_${POSTGRES_IMAGE##*:}.tar
+  [ -f "$archive" ] && return
+  ROOTFS=${IMAGE_CACHE}/rootfs-postgres
+  # debootstrap is the slow part: a finished one is kept until the image is packed.
+  if [ ! -f "${ROOTFS}.bootstrapped" ]; then
+    log "bootstrapping the PostgreSQL 15 operand image from Debian (a few minutes)"
+    fresh_rootfs postgres
+    debootstrap --variant=minbase --include=postgresql-15,postgresql-client-15,locales-all,ca-certificates \
+      bookworm "$ROOTFS" http://deb.debian.org/debian >"${IMAGE_CACHE}/debootstrap.log" 2>&1 ||
+      die "debootstrap failed: see ${IMAGE_CACHE}/debootstrap.log"
+    touch "${ROOTFS}.bootstrapped"
+  fi
+  # CloudNativePG runs instances as uid 26 and gid 26 (Debian's "tape" group, unused in
+  # an image), and initdb wants that uid in /etc/passwd; the package's own cluster is
+  # dead weight.
+  chroot "$ROOTFS" sh -ec 'if [ "$(id -u postgres)" != 26 ]; then
+      groupdel tape; groupmod -g 26 postgres; usermod -u 26 -g 26 postgres
+    fi
+    rm -rf /var/lib/postgresql/15/main /etc/postgresql/15/main
+    chown -R 26:26 /var/lib/postgresql /var/run/postgresql
+    apt-get clean'
+  rm -rf "$ROOTFS"/usr/share/doc/* "$ROOTFS"/usr/share/man/* "$ROOTFS"/var/lib/apt/lists/*
+  oci_archive postgresql "${POSTGRES_IMAGE##*:}" 26 /bin/bash \
+    PATH=/usr/lib/postgresql/15/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    LANG=C.UTF-8
+  rm -rf "$ROOTFS" "${ROOTFS}.bootstrapped"
+}
+
+# The logbench image is rebuilt whenever its binary changes; the tag carries the binary's
+# digest, so that a changed operator rolls out without a pull policy of Always.
+build_logbench() {
+  local binary=${LOCAL_BIN}/logbench
+  (cd "$REPO_ROOT" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$binary" ./cmd/logbench)
+  local tag
+  tag=dev-$(sha256sum "$binary" | cut -c1-12)
+  local archive=${IMAGE_CACHE}/logbench_${tag}.tar
+  if [ ! -f "$archive" ]; then
+    rm -f "${IMAGE_CACHE}"/logbench_dev-*.tar
+    fresh_rootfs logbench
+    cp "$binary" "$ROOTFS/logbench"
+    oci_archive logbench "$tag" 65532:65532 /logbench
+    rm -rf "$ROOTFS"
+  fi
+  echo "${IMAGE_REGISTRY}/logbench:${tag}"
+}
+
+mkdir -p "$IMAGE_CACHE" "$LOCAL_BIN"
+for image in "${@:-pause coredns cnpg postgres logbench}"; do
+  for name in $image; do "build_${name}"; done
+done

@@ -1,0 +1,72 @@
+# Shared settings of the local cluster scripts (up.sh, down.sh, status.sh, images.sh).
+# Sourced, not run. Every path the cluster writes lives under CLUSTER_DIR, except what
+# containerd, runc and CNI hard-code (/run/containerd, /run/netns, /var/lib/cni), which
+# down.sh removes too.
+
+REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+KUBE_VERSION=${KUBE_VERSION:-1.34.4}
+CNPG_VERSION=${CNPG_VERSION:-1.30.0}
+COREDNS_VERSION=${COREDNS_VERSION:-1.15.0}
+
+# Built binaries: Kubernetes beside envtest's kube-apiserver, the rest in their own folder.
+KUBE_BIN=${REPO_ROOT}/bin/k8s
+LOCAL_BIN=${REPO_ROOT}/bin/local-cluster
+KUBECONFIG_FILE=${LOCAL_BIN}/kubeconfig
+# Slow artifacts (throwaway build modules, image archives) survive `make clean`-style wipes
+# of bin/ and are shared by every checkout of the machine.
+CACHE_DIR=${HOME}/.cache/logbench
+IMAGE_CACHE=${CACHE_DIR}/images
+# Runtime state of one cluster: certificates, etcd data, containerd, kubelet, logs, pids.
+CLUSTER_DIR=${LOGBENCH_CLUSTER_DIR:-${CACHE_DIR}/cluster}
+
+# The node and the API server live on the bridge's gateway address, so that pods reach the
+# API server through the kubernetes Service and the host reaches the kubelet, while
+# nothing listens on the machine's external interfaces.
+BRIDGE=lbcni0
+POD_CIDR=10.244.0.0/24
+NODE_IP=10.244.0.1
+SERVICE_CIDR=10.96.0.0/16
+API_SERVICE_IP=10.96.0.1
+DNS_SERVICE_IP=10.96.0.10
+API_PORT=6443
+NODE_NAME=logbench-node
+
+CONTAINERD_SOCKET=${CLUSTER_DIR}/run/containerd/containerd.sock
+CTR=(ctr --address "${CONTAINERD_SOCKET}" -n k8s.io)
+
+# Images are imported into containerd under this made-up registry, which no pull reaches:
+# every Pod uses imagePullPolicy IfNotPresent or Never.
+IMAGE_REGISTRY=logbench.local
+PAUSE_IMAGE=${IMAGE_REGISTRY}/pause:3.10
+COREDNS_IMAGE=${IMAGE_REGISTRY}/coredns:${COREDNS_VERSION}
+CNPG_IMAGE=${IMAGE_REGISTRY}/cloudnative-pg:${CNPG_VERSION}
+POSTGRES_IMAGE=${IMAGE_REGISTRY}/postgresql:15-bookworm
+
+# Processes in start order; down.sh stops them in reverse.
+COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy)
+
+log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+die() { log "error: $*"; exit 1; }
+
+pid_file() { echo "${CLUSTER_DIR}/run/$1.pid"; }
+
+# running COMPONENT succeeds when the process recorded for COMPONENT is alive.
+running() {
+  local file
+  file=$(pid_file "$1")
+  [ -f "$file" ] && kill -0 "$(cat "$file")" 2>/dev/null
+}
+
+kubectl_local() { kubectl --kubeconfig "${KUBECONFIG_FILE}" "$@"; }
+
+# wait_for DESCRIPTION SECONDS COMMAND... retries COMMAND every second until it succeeds.
+wait_for() {
+  local what=$1 timeout=$2
+  shift 2
+  local deadline=$((SECONDS + timeout))
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -lt $deadline ] || die "timed out after ${timeout}s waiting for ${what}"
+    sleep 1
+  done
+}

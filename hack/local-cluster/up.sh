@@ -1,0 +1,330 @@
+#!/usr/bin/env bash
+# Starts a single-node Kubernetes with CloudNativePG and logbench on this machine, with no
+# Docker engine and no image registry (see docs in hack/local-cluster/README.md).
+# Idempotent: running components are left alone, cached binaries and images are reused,
+# and leftovers of a run killed half way are cleaned first.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+[ "$(id -u)" = 0 ] || die "run as root: the cluster needs containerd, mounts and iptables"
+
+install_packages() {
+  local missing=()
+  command -v containerd >/dev/null || missing+=(containerd)
+  command -v runc >/dev/null || missing+=(runc)
+  [ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
+  command -v umoci >/dev/null || missing+=(umoci)
+  command -v debootstrap >/dev/null || missing+=(debootstrap)
+  command -v iptables >/dev/null || missing+=(iptables)
+  command -v conntrack >/dev/null || missing+=(conntrack)
+  command -v openssl >/dev/null || missing+=(openssl)
+  command -v etcd >/dev/null || missing+=(etcd-server)
+  command -v kubectl >/dev/null || missing+=(kubernetes-client)
+  command -v gcc >/dev/null || missing+=(gcc libc6-dev)
+  [ ${#missing[@]} -eq 0 ] && return
+  log "installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# issue NAME SUBJECT [SANS] writes pki/NAME.{crt,key} signed by the cluster CA.
+issue() {
+  local name=$1 subject=$2 sans=${3:-}
+  local pki=${CLUSTER_DIR}/pki
+  [ -f "$pki/$name.crt" ] && return
+  openssl genrsa -out "$pki/$name.key" 2048 2>/dev/null
+  openssl req -new -key "$pki/$name.key" -subj "$subject" -out "$pki/$name.csr" 2>/dev/null
+  local extensions=$pki/$name.ext
+  printf 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth,clientAuth\n' > "$extensions"
+  [ -z "$sans" ] || echo "subjectAltName=${sans}" >> "$extensions"
+  openssl x509 -req -in "$pki/$name.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
+    -days 3650 -extfile "$extensions" -out "$pki/$name.crt" 2>/dev/null
+  rm -f "$pki/$name.csr" "$extensions"
+}
+
+make_certificates() {
+  local pki=${CLUSTER_DIR}/pki
+  mkdir -p "$pki"
+  if [ ! -f "$pki/ca.crt" ]; then
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=logbench-local-ca" \
+      -keyout "$pki/ca.key" -out "$pki/ca.crt" 2>/dev/null
+  fi
+  issue apiserver "/CN=kube-apiserver" \
+    "IP:${NODE_IP},IP:${API_SERVICE_IP},IP:127.0.0.1,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+  # One administrator identity serves every component: the node is throwaway and local.
+  issue admin "/O=system:masters/CN=logbench-admin"
+  [ -f "$pki/service-account.key" ] || openssl genrsa -out "$pki/service-account.key" 2048 2>/dev/null
+  openssl rsa -in "$pki/service-account.key" -pubout -out "$pki/service-account.pub" 2>/dev/null
+  mkdir -p "$(dirname "$KUBECONFIG_FILE")"
+  kubectl config set-cluster local --kubeconfig "$KUBECONFIG_FILE" --server "https://${NODE_IP}:${API_PORT}" \
+    --certificate-authority "$pki/ca.crt" --embed-certs >/dev/null
+  kubectl config set-credentials admin --kubeconfig "$KUBECONFIG_FILE" \
+    --client-certificate "$pki/admin.crt" --client-key "$pki/admin.key" --embed-certs >/dev/null
+  kubectl config set-context local --kubeconfig "$KUBECONFIG_FILE" --cluster local --user admin >/dev/null
+  kubectl config use-context local --kubeconfig "$KUBECONFIG_FILE" >/dev/null
+}
+
+# The bridge exists before the first pod so that the API server and kubelet can listen on
+# its gateway address; the CNI bridge plugin adopts it.
+make_network() {
+  local sysctl=${CLUSTER_DIR}/run/ip_forward.before
+  [ -f "$sysctl" ] || cat /proc/sys/net/ipv4/ip_forward > "$sysctl"
+  echo 1 > /proc/sys/net/ipv4/ip_forward
+  # Service replies between pods on the bridge must cross iptables to be un-NATed.
+  modprobe br_netfilter 2>/dev/null || true
+  echo 1 > /proc/sys/net/bridge/bridge-nf-call-iptables
+  if ! ip link show "$BRIDGE" >/dev/null 2>&1; then
+    ip link add "$BRIDGE" type bridge
+  fi
+  ip addr replace "${NODE_IP}/24" dev "$BRIDGE"
+  ip link set "$BRIDGE" up
+  mkdir -p "${CLUSTER_DIR}/cni/net.d"
+  cat > "${CLUSTER_DIR}/cni/net.d/10-logbench.conflist" <<EOF
+{
+  "cniVersion": "0.4.0",
+  "name": "logbench",
+  "plugins": [
+    {"type": "bridge", "bridge": "${BRIDGE}", "isGateway": true, "ipMasq": true, "hairpinMode": true,
+     "ipam": {"type": "host-local", "ranges": [[{"subnet": "${POD_CIDR}", "gateway": "${NODE_IP}"}]],
+              "routes": [{"dst": "0.0.0.0/0"}], "dataDir": "${CLUSTER_DIR}/cni/ipam"}},
+    {"type": "portmap", "capabilities": {"portMappings": true}},
+    {"type": "loopback"}
+  ]
+}
+EOF
+}
+
+# start NAME COMMAND... runs COMMAND in the background with its log and pid in CLUSTER_DIR.
+start() {
+  local name=$1
+  shift
+  if running "$name"; then return; fi
+  log "starting ${name}"
+  setsid "$@" >>"${CLUSTER_DIR}/logs/${name}.log" 2>&1 < /dev/null &
+  echo $! > "$(pid_file "$name")"
+}
+
+start_control_plane() {
+  local pki=${CLUSTER_DIR}/pki
+  start etcd etcd --name logbench --data-dir "${CLUSTER_DIR}/etcd" \
+    --listen-client-urls http://127.0.0.1:12379 --advertise-client-urls http://127.0.0.1:12379 \
+    --listen-peer-urls http://127.0.0.1:12380 --initial-advertise-peer-urls http://127.0.0.1:12380 \
+    --initial-cluster logbench=http://127.0.0.1:12380
+  start kube-apiserver "${KUBE_BIN}/kube-apiserver" --etcd-servers http://127.0.0.1:12379 \
+    --bind-address "$NODE_IP" --advertise-address "$NODE_IP" --secure-port "$API_PORT" \
+    --service-cluster-ip-range "$SERVICE_CIDR" --allow-privileged=true --authorization-mode RBAC \
+    --client-ca-file "$pki/ca.crt" --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
+    --kubelet-client-certificate "$pki/admin.crt" --kubelet-client-key "$pki/admin.key" \
+    --service-account-key-file "$pki/service-account.pub" --service-account-signing-key-file "$pki/service-account.key" \
+    --service-account-issuer https://kubernetes.default.svc.cluster.local
+  wait_for "the API server" 120 kubectl_local get --raw /readyz
+  start kube-controller-manager "${KUBE_BIN}/kube-controller-manager" --kubeconfig "$KUBECONFIG_FILE" \
+    --authentication-kubeconfig "$KUBECONFIG_FILE" --authorization-kubeconfig "$KUBECONFIG_FILE" \
+    --bind-address 127.0.0.1 --leader-elect=false --use-service-account-credentials \
+    --controllers '*,-nodeipam,-service-lb-controller,-cloud-node-lifecycle' \
+    --service-account-private-key-file "$pki/service-account.key" --root-ca-file "$pki/ca.crt" \
+    --cluster-signing-cert-file "$pki/ca.crt" --cluster-signing-key-file "$pki/ca.key" \
+    --pv-recycler-pod-template-filepath-hostpath "${CLUSTER_DIR}/recycler.yaml"
+  start kube-scheduler "${KUBE_BIN}/kube-scheduler" --kubeconfig "$KUBECONFIG_FILE" \
+    --authentication-kubeconfig "$KUBECONFIG_FILE" --authorization-kubeconfig "$KUBECONFIG_FILE" \
+    --bind-address 127.0.0.1 --leader-elect=false
+}
+
+start_node() {
+  mkdir -p "${CLUSTER_DIR}/run/containerd" "${CLUSTER_DIR}/containerd"
+  cat > "${CLUSTER_DIR}/containerd.toml" <<EOF
+version = 2
+root = "${CLUSTER_DIR}/containerd"
+state = "${CLUSTER_DIR}/run/containerd"
+[grpc]
+  address = "${CONTAINERD_SOCKET}"
+[ttrpc]
+  address = "${CONTAINERD_SOCKET}.ttrpc"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "${PAUSE_IMAGE}"
+  stream_server_address = "127.0.0.1"
+  # This sandbox lacks CAP_SYS_RESOURCE: without it every pod sandbox fails in runc with
+  # "can't get final child's PID from pipe: EOF".
+  restrict_oom_score_adj = true
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "${CLUSTER_DIR}/cni/net.d"
+  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+    runtime_type = "io.containerd.runc.v2"
+EOF
+  start containerd containerd --config "${CLUSTER_DIR}/containerd.toml"
+  wait_for "containerd" 60 "${CTR[@]}" version
+  import_images
+
+  cat > "${CLUSTER_DIR}/kubelet.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: ${NODE_IP}
+healthzBindAddress: 127.0.0.1
+authentication:
+  anonymous:
+    enabled: true
+  webhook:
+    enabled: false
+authorization:
+  mode: AlwaysAllow
+cgroupDriver: cgroupfs
+cgroupsPerQOS: false
+enforceNodeAllocatable: []
+failCgroupV1: false
+failSwapOn: false
+clusterDNS: [${DNS_SERVICE_IP}]
+clusterDomain: cluster.local
+podLogsDir: ${CLUSTER_DIR}/pod-logs
+resolvConf: ${CLUSTER_DIR}/resolv.conf
+imageGCHighThresholdPercent: 100
+evictionHard:
+  nodefs.available: "1%"
+  imagefs.available: "1%"
+  memory.available: "100Mi"
+EOF
+  # Pods resolve cluster names only: nothing leaves the machine.
+  echo "nameserver ${DNS_SERVICE_IP}" > "${CLUSTER_DIR}/resolv.conf"
+  start kubelet "${KUBE_BIN}/kubelet" --config "${CLUSTER_DIR}/kubelet.yaml" --kubeconfig "$KUBECONFIG_FILE" \
+    --container-runtime-endpoint "unix://${CONTAINERD_SOCKET}" --root-dir "${CLUSTER_DIR}/kubelet" \
+    --cert-dir "${CLUSTER_DIR}/kubelet/pki" --node-ip "$NODE_IP" --hostname-override "$NODE_NAME"
+
+  cat > "${CLUSTER_DIR}/kube-proxy.yaml" <<EOF
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection:
+  kubeconfig: ${KUBECONFIG_FILE}
+mode: iptables
+clusterCIDR: ${POD_CIDR}
+hostnameOverride: ${NODE_NAME}
+bindAddress: 127.0.0.1
+healthzBindAddress: 127.0.0.1:10256
+metricsBindAddress: 127.0.0.1:10249
+nodePortAddresses: ["${NODE_IP}/32"]
+conntrack:
+  maxPerCore: 0
+  tcpEstablishedTimeout: 0s
+  tcpCloseWaitTimeout: 0s
+EOF
+  start kube-proxy "${KUBE_BIN}/kube-proxy" --config "${CLUSTER_DIR}/kube-proxy.yaml"
+  wait_for "node ${NODE_NAME} to be Ready" 120 \
+    kubectl_local wait --for=condition=Ready "node/${NODE_NAME}" --timeout=1s
+}
+
+# import_images loads every cached archive that containerd does not hold yet.
+import_images() {
+  local present archive name tag
+  present=$("${CTR[@]}" images ls -q)
+  for archive in "${IMAGE_CACHE}"/*_*.tar; do
+    name=$(basename "$archive" .tar)
+    tag=${name#*_}
+    name=${name%%_*}
+    grep -qxF "${IMAGE_REGISTRY}/${name}:${tag}" <<<"$present" && continue
+    log "importing ${IMAGE_REGISTRY}/${name}:${tag}"
+    "${CTR[@]}" images import --base-name "${IMAGE_REGISTRY}/${name}" "$archive" >/dev/null
+  done
+}
+
+install_addons() {
+  log "installing CoreDNS, storage, CloudNativePG ${CNPG_VERSION} and logbench"
+  sed -e "s#@DNS_SERVICE_IP@#${DNS_SERVICE_IP}#" -e "s#@COREDNS_IMAGE@#${COREDNS_IMAGE}#" \
+    "${REPO_ROOT}/hack/local-cluster/coredns.yaml" | kubectl_local apply --server-side -f - >/dev/null
+  install_storage
+  local cnpg_manifest
+  cnpg_manifest=$(cd "${CACHE_DIR}/cnpg-build" && go list -m -f '{{.Dir}}' github.com/cloudnative-pg/cloudnative-pg)/releases/cnpg-${CNPG_VERSION}.yaml
+  sed -e "s#ghcr.io/cloudnative-pg/cloudnative-pg:${CNPG_VERSION}#${CNPG_IMAGE}#" \
+    -e 's#imagePullPolicy: Always#imagePullPolicy: IfNotPresent#' "$cnpg_manifest" |
+    kubectl_local apply --server-side --force-conflicts -f - >/dev/null
+  install_logbench
+  kubectl_local -n kube-system rollout status deployment/coredns --timeout=180s >/dev/null
+  kubectl_local -n cnpg-system rollout status deployment/cnpg-controller-manager --timeout=300s >/dev/null
+  kubectl_local -n logbench-system rollout status deployment/logbench-controller-manager --timeout=300s >/dev/null
+}
+
+# Volumes are pre-made host folders owned by the postgres uid (hostPath ignores fsGroup);
+# the Recycle policy, with a recycler pod on an image we hold, empties and returns them.
+install_storage() {
+  local volumes=${LOCAL_VOLUMES:-24} index manifest=""
+  cat > "${CLUSTER_DIR}/recycler.yaml" <<EOF
+apiVersion: v1
+kind: Pod
+metadata:
+  name: pv-recycler
+  namespace: default
+spec:
+  restartPolicy: Never
+  securityContext:
+    runAsUser: 0
+  volumes:
+  - name: vol
+  containers:
+  - name: recycler
+    image: ${POSTGRES_IMAGE}
+    imagePullPolicy: IfNotPresent
+    command: ["/bin/sh", "-c", "find /scrub -mindepth 1 -delete && chown 26:26 /scrub && chmod 0700 /scrub"]
+    volumeMounts:
+    - name: vol
+      mountPath: /scrub
+EOF
+  for index in $(seq -w 1 "$volumes"); do
+    local path=${CLUSTER_DIR}/volumes/pv-${index}
+    if [ ! -d "$path" ]; then
+      mkdir -p "$path"
+      chown 26:26 "$path"
+      chmod 0700 "$path"
+    fi
+    manifest+="---
+apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: logbench-local-${index}
+spec:
+  capacity:
+    storage: 10Gi
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Recycle
+  storageClassName: local-hostpath
+  hostPath:
+    path: ${path}
+"
+  done
+  kubectl_local apply --server-side -f - >/dev/null <<EOF
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: local-hostpath
+  annotations:
+    storageclass.kubernetes.io/is-default-class: "true"
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+${manifest}
+EOF
+}
+
+# logbench is installed as users install it, from config/default; only the image differs.
+install_logbench() {
+  local overlay=${CLUSTER_DIR}/logbench-overlay
+  rm -rf "$overlay" && mkdir -p "$overlay"
+  (cd "$overlay" && "${REPO_ROOT}/bin/kustomize" create --resources "${REPO_ROOT}/config/default" &&
+    "${REPO_ROOT}/bin/kustomize" edit set image "controller=${LOGBENCH_IMAGE}")
+  "${REPO_ROOT}/bin/kustomize" build "$overlay" | kubectl_local apply --server-side --force-conflicts -f - >/dev/null
+}
+
+started=$SECONDS
+install_packages
+mkdir -p "${CLUSTER_DIR}/run" "${CLUSTER_DIR}/logs"
+# A run killed half way may have left shims, mounts or chains without their processes.
+if ! running kube-apiserver; then "${REPO_ROOT}/hack/local-cluster/down.sh" --keep-state; fi
+mkdir -p "${CLUSTER_DIR}/run" "${CLUSTER_DIR}/logs"
+KUBE_VERSION=$KUBE_VERSION "${REPO_ROOT}/hack/build-kube.sh" "$KUBE_BIN" \
+  kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy
+[ -x /usr/bin/etcd ] && ln -sf /usr/bin/etcd "${KUBE_BIN}/etcd"
+(cd "$REPO_ROOT" && make --no-print-directory kustomize >/dev/null)
+"${REPO_ROOT}/hack/local-cluster/images.sh" pause coredns cnpg postgres
+LOGBENCH_IMAGE=$("${REPO_ROOT}/hack/local-cluster/images.sh" logbench)
+make_certificates
+make_network
+start_control_plane
+start_node
+install_addons
+log "cluster up in $((SECONDS - started))s; KUBECONFIG=${KUBECONFIG_FILE}; logbench image ${LOGBENCH_IMAGE}"

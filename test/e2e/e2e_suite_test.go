@@ -1,0 +1,96 @@
+//go:build e2e
+
+// Package e2e runs logbench against a real cluster with CloudNativePG: the local
+// single-node cluster of hack/local-cluster (E2E_PROVIDER=local) or kind
+// (E2E_PROVIDER=kind). The provider's up script installs CloudNativePG and logbench; the
+// suite only checks and exercises them.
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
+)
+
+// provider is what differs between the clusters the suite runs on.
+type provider struct {
+	// kubeconfig is used when KUBECONFIG is unset.
+	kubeconfig string
+	// postgresImage is the operand image the benchmark's clusters run; it must hold pgbench.
+	postgresImage string
+}
+
+var providers = map[string]provider{
+	"local": {
+		kubeconfig:    "bin/local-cluster/kubeconfig",
+		postgresImage: "logbench.local/postgresql:15-bookworm",
+	},
+	"kind": {
+		kubeconfig:    "",
+		postgresImage: "ghcr.io/cloudnative-pg/postgresql:15",
+	},
+}
+
+const operatorNamespace = "logbench-system"
+
+var (
+	k8sClient     client.Client
+	clientset     *kubernetes.Clientset
+	postgresImage string
+	// kubectlArgs make every kubectl the suite runs talk to the cluster under test.
+	kubectlArgs []string
+)
+
+func TestE2E(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "logbench e2e suite")
+}
+
+var _ = BeforeSuite(func() {
+	name := os.Getenv("E2E_PROVIDER")
+	if name == "" {
+		name = "local"
+	}
+	chosen, known := providers[name]
+	Expect(known).To(BeTrue(), "E2E_PROVIDER=%q: use local or kind", name)
+
+	postgresImage = chosen.postgresImage
+	if image := os.Getenv("E2E_POSTGRES_IMAGE"); image != "" {
+		postgresImage = image
+	}
+
+	kubeconfig := os.Getenv("KUBECONFIG")
+	if kubeconfig == "" && chosen.kubeconfig != "" {
+		// go test runs in the package folder; the kubeconfig path is the repository's.
+		kubeconfig = filepath.Join("..", "..", chosen.kubeconfig)
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if kubeconfig != "" {
+		rules.ExplicitPath = kubeconfig
+		kubectlArgs = []string{"--kubeconfig", kubeconfig}
+	}
+	config, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
+	Expect(err).NotTo(HaveOccurred(), "no cluster to test: bring one up with make local-cluster-up (or kind) first")
+
+	scheme := runtime.NewScheme()
+	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+	Expect(apiextensionsv1.AddToScheme(scheme)).To(Succeed())
+	Expect(benchv1alpha1.AddToScheme(scheme)).To(Succeed())
+	k8sClient, err = client.New(config, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	clientset, err = kubernetes.NewForConfig(config)
+	Expect(err).NotTo(HaveOccurred())
+	_, _ = fmt.Fprintf(GinkgoWriter, "provider %s, operand image %s\n", name, postgresImage)
+})

@@ -1,0 +1,232 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers"
+)
+
+const (
+	benchmarkNamespace = "logbench-e2e"
+	// benchmarkTimeout covers five clusters' start-up and ten 10 s runs with their
+	// drains on a 2-core machine.
+	benchmarkTimeout = 20 * time.Minute
+)
+
+var _ = Describe("logbench", Ordered, func() {
+	var benchmark *benchv1alpha1.LoggingBenchmark
+
+	BeforeAll(func(ctx SpecContext) {
+		namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchmarkNamespace}}
+		Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, namespace))).To(Succeed())
+	})
+
+	AfterEach(func() {
+		if CurrentSpecReport().Failed() {
+			printDiagnostics(benchmark)
+		}
+	})
+
+	It("is installed: CRD established, operator Ready, metrics served", func(ctx SpecContext) {
+		Eventually(func(g Gomega) {
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Name: "loggingbenchmarks.bench.logbench.io"}, crd)).To(Succeed())
+			g.Expect(crdEstablished(crd)).To(BeTrue(), "CRD not Established")
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+
+		Eventually(func(g Gomega) {
+			deployment := &appsv1.Deployment{}
+			key := client.ObjectKey{Namespace: operatorNamespace, Name: "logbench-controller-manager"}
+			g.Expect(k8sClient.Get(ctx, key, deployment)).To(Succeed())
+			g.Expect(deployment.Status.ReadyReplicas).To(BeNumerically(">=", 1), "operator not Ready")
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
+
+		Eventually(func(g Gomega) {
+			g.Expect(scrapeMetrics(ctx)).To(ContainSubstring("controller_runtime_reconcile_total"))
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+	})
+
+	It("rejects bad input with the documented message", func(ctx SpecContext) {
+		cases := []struct {
+			name    string
+			mutate  func(*benchv1alpha1.LoggingBenchmark)
+			message string
+		}{
+			{
+				name: "reserved baseline name",
+				mutate: func(b *benchv1alpha1.LoggingBenchmark) {
+					b.Spec.Destinations = append(b.Spec.Destinations, benchv1alpha1.Destination{Name: "baseline", Type: benchv1alpha1.DestinationCSVLog})
+				},
+				message: "the destination name 'baseline' is reserved",
+			},
+			{
+				name: "format on a file destination",
+				mutate: func(b *benchv1alpha1.LoggingBenchmark) {
+					b.Spec.Destinations[0].Format = benchv1alpha1.FormatJSONLog
+				},
+				message: "format applies only to destinations of type Stdout",
+			},
+			{
+				name: "logging parameters in postgres.parameters",
+				mutate: func(b *benchv1alpha1.LoggingBenchmark) {
+					b.Spec.Postgres.Parameters = map[string]string{"log_destination": "stderr"}
+				},
+				message: "are set by logbench per destination: use spec.destinations",
+			},
+		}
+		for _, c := range cases {
+			invalid := newBenchmark("invalid")
+			c.mutate(invalid)
+			err := k8sClient.Create(ctx, invalid)
+			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%s: want Invalid, got %v", c.name, err)
+			Expect(err.Error()).To(ContainSubstring(c.message), c.name)
+		}
+	})
+
+	It("runs a real benchmark to Succeeded with consistent records", func(ctx SpecContext) {
+		benchmark = newBenchmark("e2e")
+		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, benchmark))).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(benchmark), &benchv1alpha1.LoggingBenchmark{}))
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(BeTrue())
+		Expect(k8sClient.Create(ctx, benchmark)).To(Succeed())
+
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(benchmark), benchmark)).To(Succeed())
+			if benchmark.Status.Phase == benchv1alpha1.PhaseFailed {
+				StopTrying("the benchmark failed").Now()
+			}
+			g.Expect(benchmark.Status.Phase).To(Equal(benchv1alpha1.PhaseSucceeded), benchmark.Status.Progress.Text)
+		}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(10 * time.Second).Should(Succeed())
+
+		spec := benchmark.Spec
+		Expect(benchmark.Status.Results).To(HaveLen(len(spec.EffectiveDestinations()) * len(spec.Workload.Clients)))
+		for _, row := range benchmark.Status.Results {
+			what := fmt.Sprintf("%s with %d clients", row.Destination, row.Clients)
+			Expect(row.TPS).To(BeNumerically(">", 0), what)
+			records := row.Records
+			Expect(records.AccountingError).To(BeEmpty(), what)
+			Expect(records.Delivered).To(BeNumerically(">=", 0), what)
+			Expect(records.Delivered).To(BeNumerically("<=", records.Expected), what)
+			switch row.Type {
+			case benchv1alpha1.DestinationNone:
+				Expect(records.Expected).To(BeZero(), what)
+			case benchv1alpha1.DestinationCSVLog, benchv1alpha1.DestinationStderr, benchv1alpha1.DestinationJSONLog:
+				Expect(records.Expected).To(BeNumerically(">", 0), what)
+				Expect(records.Delivered).To(Equal(records.Expected), "%s: a file destination loses nothing", what)
+			default:
+				Expect(records.Expected).To(BeNumerically(">", 0), what)
+			}
+		}
+
+		metrics, err := scrapeMetrics(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(metrics).To(ContainSubstring(`logbench_result_tps{`))
+	})
+
+	It("removes the benchmark's clusters, Jobs and PVCs when the benchmark is deleted", func(ctx SpecContext) {
+		Expect(benchmark).NotTo(BeNil(), "needs the benchmark of the previous spec")
+		clusterNames := map[string]bool{}
+		for _, destination := range benchmark.Status.Destinations {
+			clusterNames[destination.ClusterName] = true
+		}
+		Expect(k8sClient.Delete(ctx, benchmark)).To(Succeed())
+
+		selector := client.MatchingLabels{controllers.LabelBenchmark: benchmark.Name}
+		Eventually(func(g Gomega) {
+			clusters := &unstructured.UnstructuredList{}
+			clusters.SetGroupVersionKind(controllers.ClusterGVK.GroupVersion().WithKind("ClusterList"))
+			g.Expect(k8sClient.List(ctx, clusters, client.InNamespace(benchmarkNamespace), selector)).To(Succeed())
+			g.Expect(clusters.Items).To(BeEmpty(), "clusters left")
+
+			jobs := &batchv1.JobList{}
+			g.Expect(k8sClient.List(ctx, jobs, client.InNamespace(benchmarkNamespace), selector)).To(Succeed())
+			g.Expect(jobs.Items).To(BeEmpty(), "Jobs left")
+
+			claims := &corev1.PersistentVolumeClaimList{}
+			g.Expect(k8sClient.List(ctx, claims, client.InNamespace(benchmarkNamespace))).To(Succeed())
+			for _, claim := range claims.Items {
+				g.Expect(clusterNames).NotTo(HaveKey(claim.Labels["cnpg.io/cluster"]), "PVC %s left", claim.Name)
+			}
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
+	})
+})
+
+// newBenchmark is the small benchmark of the suite: baseline, two file destinations and
+// CloudNativePG's default stdout, two client counts, one 10 s repeat each. Its clusters
+// stay after success, so that the deletion spec has something to remove.
+func newBenchmark(name string) *benchv1alpha1.LoggingBenchmark {
+	return &benchv1alpha1.LoggingBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: benchmarkNamespace},
+		Spec: benchv1alpha1.LoggingBenchmarkSpec{
+			Postgres: benchv1alpha1.PostgresSpec{ImageName: postgresImage},
+			Destinations: []benchv1alpha1.Destination{
+				{Name: "csvlog", Type: benchv1alpha1.DestinationCSVLog},
+				{Name: "stderr", Type: benchv1alpha1.DestinationStderr},
+				{Name: "stdout", Type: benchv1alpha1.DestinationStdout},
+			},
+			Baseline: benchv1alpha1.BaselineSpec{Enabled: true},
+			Workload: benchv1alpha1.WorkloadSpec{
+				Scale:    1,
+				Clients:  []int32{1, 2},
+				Duration: metav1.Duration{Duration: 10 * time.Second},
+				Repeats:  1,
+			},
+			DrainTimeout: metav1.Duration{Duration: 30 * time.Second},
+			Cleanup:      benchv1alpha1.CleanupNever,
+		},
+	}
+}
+
+func crdEstablished(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, condition := range crd.Status.Conditions {
+		if condition.Type == apiextensionsv1.Established {
+			return condition.Status == apiextensionsv1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// scrapeMetrics reads the operator's metrics through the API server's service proxy,
+// which needs no client pod nor port-forward.
+func scrapeMetrics(ctx context.Context) (string, error) {
+	body, err := clientset.CoreV1().Services(operatorNamespace).
+		ProxyGet("http", "logbench-controller-manager-metrics-service", "metrics", "/metrics", nil).
+		DoRaw(ctx)
+	return string(body), err
+}
+
+// printDiagnostics writes what explains a failure: the operator's logs, the events of
+// the benchmark's namespace and the benchmark itself.
+func printDiagnostics(benchmark *benchv1alpha1.LoggingBenchmark) {
+	commands := [][]string{
+		{"-n", operatorNamespace, "logs", "deployment/logbench-controller-manager", "--tail=200"},
+		{"-n", benchmarkNamespace, "get", "events", "--sort-by=.lastTimestamp"},
+		{"-n", benchmarkNamespace, "get", "pods,jobs,clusters.postgresql.cnpg.io,pvc", "-o", "wide"},
+	}
+	if benchmark != nil {
+		commands = append(commands, []string{"-n", benchmarkNamespace, "get", "loggingbenchmark", benchmark.Name, "-o", "yaml"})
+	}
+	for _, args := range commands {
+		output, err := exec.Command("kubectl", append(append([]string{}, kubectlArgs...), args...)...).CombinedOutput()
+		_, _ = fmt.Fprintf(GinkgoWriter, "\n--- kubectl %s (err=%v)\n%s\n", strings.Join(args, " "), err, output)
+	}
+}
