@@ -79,7 +79,7 @@ make_network() {
   ip addr replace "${NODE_IP}/24" dev "$BRIDGE"
   ip link set "$BRIDGE" up
   mkdir -p "${CLUSTER_DIR}/cni/net.d"
-  cat > "${CLUSTER_DIR}/cni/net.d/10-logbench.conflist" <<EOF
+  write_config "${CLUSTER_DIR}/cni/net.d/10-logbench.conflist" <<EOF
 {
   "cniVersion": "0.4.0",
   "name": "logbench",
@@ -94,6 +94,15 @@ make_network() {
 EOF
 }
 
+# write_config FILE writes stdin to FILE unless FILE holds it already: kube-proxy exits
+# when its configuration file is touched.
+write_config() {
+  local content
+  content=$(cat)
+  [ -f "$1" ] && [ "$(cat "$1")" = "$content" ] && return
+  printf '%s\n' "$content" > "$1"
+}
+
 # start NAME COMMAND... runs COMMAND in the background with its log and pid in CLUSTER_DIR.
 start() {
   local name=$1
@@ -106,6 +115,28 @@ start() {
 
 start_control_plane() {
   local pki=${CLUSTER_DIR}/pki
+  # The controller-manager recycles volumes with this pod (see install_storage).
+  write_config "${CLUSTER_DIR}/recycler.yaml" <<EOF
+apiVersion: v1
+kind: Pod
+metadata:
+  name: pv-recycler
+  namespace: default
+spec:
+  restartPolicy: Never
+  securityContext:
+    runAsUser: 0
+  volumes:
+  - name: vol
+  containers:
+  - name: recycler
+    image: ${POSTGRES_IMAGE}
+    imagePullPolicy: IfNotPresent
+    command: ["/bin/sh", "-c", "find /scrub -mindepth 1 -delete && chown 26:26 /scrub && chmod 0700 /scrub"]
+    volumeMounts:
+    - name: vol
+      mountPath: /scrub
+EOF
   start etcd etcd --name logbench --data-dir "${CLUSTER_DIR}/etcd" \
     --listen-client-urls http://127.0.0.1:12379 --advertise-client-urls http://127.0.0.1:12379 \
     --listen-peer-urls http://127.0.0.1:12380 --initial-advertise-peer-urls http://127.0.0.1:12380 \
@@ -116,7 +147,8 @@ start_control_plane() {
     --client-ca-file "$pki/ca.crt" --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
     --kubelet-client-certificate "$pki/admin.crt" --kubelet-client-key "$pki/admin.key" \
     --service-account-key-file "$pki/service-account.pub" --service-account-signing-key-file "$pki/service-account.key" \
-    --service-account-issuer https://kubernetes.default.svc.cluster.local
+    --service-account-issuer https://kubernetes.default.svc.cluster.local \
+    --kubelet-preferred-address-types InternalIP
   wait_for "the API server" 120 kubectl_local get --raw /readyz
   start kube-controller-manager "${KUBE_BIN}/kube-controller-manager" --kubeconfig "$KUBECONFIG_FILE" \
     --authentication-kubeconfig "$KUBECONFIG_FILE" --authorization-kubeconfig "$KUBECONFIG_FILE" \
@@ -132,7 +164,7 @@ start_control_plane() {
 
 start_node() {
   mkdir -p "${CLUSTER_DIR}/run/containerd" "${CLUSTER_DIR}/containerd"
-  cat > "${CLUSTER_DIR}/containerd.toml" <<EOF
+  write_config "${CLUSTER_DIR}/containerd.toml" <<EOF
 version = 2
 root = "${CLUSTER_DIR}/containerd"
 state = "${CLUSTER_DIR}/run/containerd"
@@ -156,7 +188,7 @@ EOF
   wait_for "containerd" 60 "${CTR[@]}" version
   import_images
 
-  cat > "${CLUSTER_DIR}/kubelet.yaml" <<EOF
+  write_config "${CLUSTER_DIR}/kubelet.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 address: ${NODE_IP}
@@ -189,7 +221,7 @@ EOF
     --container-runtime-endpoint "unix://${CONTAINERD_SOCKET}" --root-dir "${CLUSTER_DIR}/kubelet" \
     --cert-dir "${CLUSTER_DIR}/kubelet/pki" --node-ip "$NODE_IP" --hostname-override "$NODE_NAME"
 
-  cat > "${CLUSTER_DIR}/kube-proxy.yaml" <<EOF
+  write_config "${CLUSTER_DIR}/kube-proxy.yaml" <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 clientConnection:
@@ -245,27 +277,6 @@ install_addons() {
 # the Recycle policy, with a recycler pod on an image we hold, empties and returns them.
 install_storage() {
   local volumes=${LOCAL_VOLUMES:-24} index manifest=""
-  cat > "${CLUSTER_DIR}/recycler.yaml" <<EOF
-apiVersion: v1
-kind: Pod
-metadata:
-  name: pv-recycler
-  namespace: default
-spec:
-  restartPolicy: Never
-  securityContext:
-    runAsUser: 0
-  volumes:
-  - name: vol
-  containers:
-  - name: recycler
-    image: ${POSTGRES_IMAGE}
-    imagePullPolicy: IfNotPresent
-    command: ["/bin/sh", "-c", "find /scrub -mindepth 1 -delete && chown 26:26 /scrub && chmod 0700 /scrub"]
-    volumeMounts:
-    - name: vol
-      mountPath: /scrub
-EOF
   for index in $(seq -w 1 "$volumes"); do
     local path=${CLUSTER_DIR}/volumes/pv-${index}
     if [ ! -d "$path" ]; then
@@ -288,7 +299,8 @@ spec:
     path: ${path}
 "
   done
-  kubectl_local apply --server-side -f - >/dev/null <<EOF
+  # kubectl warns that Recycle is deprecated: it is, but nothing else reclaims a hostPath.
+  kubectl_local apply --server-side --warnings-as-errors=false -f - 2>&1 >/dev/null <<EOF | grep -v 'Recycle reclaim policy' >&2 || true
 apiVersion: storage.k8s.io/v1
 kind: StorageClass
 metadata:
@@ -305,7 +317,10 @@ EOF
 install_logbench() {
   local overlay=${CLUSTER_DIR}/logbench-overlay
   rm -rf "$overlay" && mkdir -p "$overlay"
-  (cd "$overlay" && "${REPO_ROOT}/bin/kustomize" create --resources "${REPO_ROOT}/config/default" &&
+  # kustomize takes relative resource paths only.
+  local config
+  config=$(realpath --relative-to "$overlay" "${REPO_ROOT}/config/default")
+  (cd "$overlay" && "${REPO_ROOT}/bin/kustomize" create --resources "$config" &&
     "${REPO_ROOT}/bin/kustomize" edit set image "controller=${LOGBENCH_IMAGE}")
   "${REPO_ROOT}/bin/kustomize" build "$overlay" | kubectl_local apply --server-side --force-conflicts -f - >/dev/null
 }
