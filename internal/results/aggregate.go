@@ -167,7 +167,9 @@ func meanAndSampleStdDev(values []float64) (mean, stddev float64) {
 }
 
 // sumRecords adds up the records of successful repeats. Dropped is only summed when every
-// repeat counted it exactly: a sum with a gap in it would understate the loss.
+// repeat counted it exactly and consistently: a sum with a gap in it, or with the
+// negative dropped of a repeat that delivered more than it could, would understate the
+// loss.
 func sumRecords(ok []v1alpha1.RepeatResult) v1alpha1.Records {
 	var total v1alpha1.Records
 	var dropped int64
@@ -177,7 +179,7 @@ func sumRecords(ok []v1alpha1.RepeatResult) v1alpha1.Records {
 		total.Expected += r.Records.Expected
 		total.Delivered += r.Records.Delivered
 		total.ExpectedIsEstimate = total.ExpectedIsEstimate || r.Records.ExpectedIsEstimate
-		if r.Records.Dropped == nil {
+		if r.Records.Dropped == nil || r.Records.AccountingError != "" {
 			exact = false
 		} else {
 			dropped += *r.Records.Dropped

@@ -155,6 +155,20 @@ func TestAggregate(t *testing.T) {
 			},
 		},
 		{
+			name: "a repeat that delivered more than expected does not offset another's drops",
+			spec: testSpec(v1alpha1.AggregateMedian, 1),
+			runs: map[RunKey]v1alpha1.RepeatResult{
+				{"csv", 1, 1}: exact(100, 10, 5),
+				{"csv", 1, 2}: {TPS: 100, Records: v1alpha1.Records{Expected: 10, Delivered: 13, Dropped: ptr(int64(-3)), AccountingError: "13 delivered, at most 10"}},
+			},
+			check: func(t *testing.T, rows []v1alpha1.Result) {
+				rec := rows[0].Records
+				if rec.Dropped != nil || rec.Expected != 20 || rec.Delivered != 18 || rec.AccountingError == "" {
+					t.Errorf("records = %+v, want no dropped count and the accounting error", rec)
+				}
+			},
+		},
+		{
 			name: "overhead against the baseline at the same client count, negative kept",
 			spec: testSpec(v1alpha1.AggregateMedian, 1, 4),
 			runs: map[RunKey]v1alpha1.RepeatResult{
