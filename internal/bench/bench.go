@@ -84,7 +84,7 @@ func Run(ctx context.Context, exec Execution, runPgbench PgbenchRunner, dest Des
 		Statements:   measured.Statements,
 	}, records.SettingsFor(exec.Destination, exec.Logging))
 
-	delivered, lastArrival, err := drain(ctx, dest, expectation, ended.Add(exec.DrainTimeout))
+	delivered, lastArrival, err := drain(ctx, dest, expectation, ended, ended.Add(exec.DrainTimeout))
 	if err != nil {
 		return v1alpha1.RepeatResult{}, fmt.Errorf("counting delivered records: %w", err)
 	}
@@ -118,11 +118,12 @@ const drainQuiet = 2 * time.Second
 
 // drain counts the destination until it holds every expected record, its count stops
 // rising for drainQuiet, or the deadline passes. It returns the final count and when
-// the last increase was seen (the end of pgbench if nothing arrived after it).
-func drain(ctx context.Context, dest Destination, want records.Expectation, deadline time.Time) (int64, time.Time, error) {
+// the last increase was seen: ended, the end of pgbench, if nothing arrived after the
+// first count.
+func drain(ctx context.Context, dest Destination, want records.Expectation, ended, deadline time.Time) (int64, time.Time, error) {
 	var (
 		count       int64 = -1
-		lastArrival       = time.Now()
+		lastArrival       = ended
 		ticker            = time.NewTicker(drainPoll)
 	)
 	defer ticker.Stop()

@@ -91,12 +91,24 @@ func TestRunAccountsForTheRecordsOfOneExecution(t *testing.T) {
 func TestDrainStopsAtTheDeadline(t *testing.T) {
 	dest := &arrivingDestination{step: 1, total: 1 << 40}
 	began := time.Now()
-	count, _, err := drain(context.Background(), dest, records.Expectation{Records: 1 << 41}, began.Add(500*time.Millisecond))
+	count, _, err := drain(context.Background(), dest, records.Expectation{Records: 1 << 41}, began, began.Add(500*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if elapsed := time.Since(began); elapsed > 2*time.Second || count == 0 {
 		t.Errorf("drain returned %d after %v: want a partial count at the 500ms deadline", count, elapsed)
+	}
+}
+
+func TestDrainOfRecordsAlreadyDeliveredEndsWithPgbench(t *testing.T) {
+	dest := &arrivingDestination{step: 10, total: 10}
+	ended := time.Now().Add(-time.Second)
+	count, lastArrival, err := drain(context.Background(), dest, records.Expectation{Records: 10}, ended, ended.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if count != 10 || !lastArrival.Equal(ended) {
+		t.Errorf("drain = %d records, last at %v after pgbench ended: want 10 at its end", count, lastArrival.Sub(ended))
 	}
 }
 
