@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -147,5 +148,32 @@ func TestFileDestinationCountsOnlyWhatFollows(t *testing.T) {
 		if got != 3 {
 			t.Fatalf("count %d = %d, want 3", attempt, got)
 		}
+	}
+}
+
+func TestStreamDestinationFailsWhenTheStreamEnds(t *testing.T) {
+	const tag = "lb_d_c1_r1_000000000000"
+	reader, writer := io.Pipe()
+	dest := NewStreamDestination(reader, records.FormatJSONLog, tag)
+	// delivered waits for the background count to reach records or to fail.
+	delivered := func(records int64) (int64, error) {
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			got, err := dest.Delivered(context.Background())
+			if got >= records || err != nil || time.Now().After(deadline) {
+				return got, err
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if _, err := writer.Write([]byte(`{"application_name":"` + tag + `"}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := delivered(1); got != 1 || err != nil {
+		t.Fatalf("while the stream is open: %d, %v; want 1 record and no error", got, err)
+	}
+	writer.Close()
+	if got, err := delivered(2); got != 1 || err == nil || !strings.Contains(err.Error(), "count is incomplete") {
+		t.Errorf("after the stream ended: %d, %v; want 1 record and an incomplete count", got, err)
 	}
 }

@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -137,14 +139,20 @@ type StreamDestination struct {
 	err     error
 }
 
+// errStreamEnded: a followed log ends only when its container stops, so records of the
+// run written after that were never counted.
+var errStreamEnded = errors.New("the log stream ended while the run's records were being counted " +
+	"(the container stopped or restarted), so the count is incomplete: run the benchmark again")
+
 // NewStreamDestination counts the records of stream in the background until the
-// stream ends or Close is called.
+// stream ends or the caller closes it. An end of the stream is an error: the stream
+// must be followed for as long as the run is counted.
 func NewStreamDestination(stream io.ReadCloser, format records.Format, tag string) *StreamDestination {
 	d := &StreamDestination{counter: records.NewCounter(format, tag)}
 	go func() {
 		_, err := io.Copy(lockedWriter{d}, stream)
 		d.mu.Lock()
-		d.err = err
+		d.err = cmp.Or(err, errStreamEnded)
 		d.mu.Unlock()
 	}()
 	return d
