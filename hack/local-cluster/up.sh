@@ -132,7 +132,8 @@ spec:
   - name: recycler
     image: ${POSTGRES_IMAGE}
     imagePullPolicy: IfNotPresent
-    command: ["/bin/sh", "-c", "find /scrub -mindepth 1 -delete && chown 26:26 /scrub && chmod 0700 /scrub"]
+    # A server that has just stopped may still be removing files: retry until empty.
+    command: ["/bin/sh", "-c", "for try in 1 2 3 4 5 6 7 8 9 10; do find /scrub -mindepth 1 -delete 2>/dev/null; [ -z \"$(ls -A /scrub)\" ] && break; sleep 1; done; chown 26:26 /scrub && chmod 0700 /scrub && [ -z \"$(ls -A /scrub)\" ]"]
     volumeMounts:
     - name: vol
       mountPath: /scrub
@@ -277,6 +278,14 @@ install_addons() {
 # the Recycle policy, with a recycler pod on an image we hold, empties and returns them.
 install_storage() {
   local volumes=${LOCAL_VOLUMES:-24} index manifest=""
+  # A volume whose recycling failed (or whose claim went while the cluster was down) is
+  # emptied here and offered again.
+  local volume
+  for volume in $(kubectl_local get pv -o jsonpath='{range .items[?(@.status.phase=="Failed")]}{.metadata.name}{"\n"}{end}{range .items[?(@.status.phase=="Released")]}{.metadata.name}{"\n"}{end}'); do
+    index=${volume##*-}
+    find "${CLUSTER_DIR}/volumes/pv-${index}" -mindepth 1 -delete
+    kubectl_local patch pv "$volume" --type json -p '[{"op": "remove", "path": "/spec/claimRef"}]' >/dev/null
+  done
   for index in $(seq -w 1 "$volumes"); do
     local path=${CLUSTER_DIR}/volumes/pv-${index}
     if [ ! -d "$path" ]; then

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers"
@@ -116,6 +117,10 @@ var _ = Describe("logbench", Ordered, func() {
 			}
 			g.Expect(benchmark.Status.Phase).To(Equal(benchv1alpha1.PhaseSucceeded), benchmark.Status.Progress.Text)
 		}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(10 * time.Second).Should(Succeed())
+
+		status, err := yaml.Marshal(benchmark.Status)
+		Expect(err).NotTo(HaveOccurred())
+		_, _ = fmt.Fprintf(GinkgoWriter, "benchmark status:\n%s\n", status)
 
 		spec := benchmark.Spec
 		Expect(benchmark.Status.Results).To(HaveLen(len(spec.EffectiveDestinations()) * len(spec.Workload.Clients)))
