@@ -34,18 +34,22 @@ stop_pids() {
 }
 
 # containerd's shims outlive containerd; they are recognised by the socket they serve.
+# Their containers stop first, so that the shims reap them.
 stop_shims() {
-  local cmdline pids=() shim
+  local cmdline shim shims=() containers=()
   for cmdline in /proc/[0-9]*/cmdline; do
-    if tr '\0' ' ' < "$cmdline" 2>/dev/null | grep -q "^containerd-shim.*-address ${CONTAINERD_SOCKET} "; then
+    if tr '\0' ' ' < "$cmdline" 2>/dev/null | grep -qE "^[^ ]*containerd-shim[^ ]* .*-address ${CONTAINERD_SOCKET}( |$)"; then
       shim=${cmdline#/proc/}
       shim=${shim%/cmdline}
+      shims+=("$shim")
       # shellcheck disable=SC2207
-      pids+=($(descendants "$shim") "$shim")
+      containers+=($(descendants "$shim"))
     fi
   done
-  [ ${#pids[@]} -eq 0 ] || log "stopping ${#pids[@]} container processes and shims"
-  stop_pids "${pids[@]}"
+  [ ${#shims[@]} -eq 0 ] && return
+  log "stopping ${#containers[@]} container processes and ${#shims[@]} shims"
+  stop_pids "${containers[@]}"
+  stop_pids "${shims[@]}"
 }
 
 stop_components() {
