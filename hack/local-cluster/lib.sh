@@ -51,11 +51,14 @@ die() { log "error: $*"; exit 1; }
 
 pid_file() { echo "${CLUSTER_DIR}/run/$1.pid"; }
 
-# running COMPONENT succeeds when the process recorded for COMPONENT is alive.
+# running COMPONENT succeeds when the process recorded for COMPONENT is alive: a killed
+# one may linger as a zombie when no init reaps it.
 running() {
-  local file
+  local file state
   file=$(pid_file "$1")
-  [ -f "$file" ] && kill -0 "$(cat "$file")" 2>/dev/null
+  [ -f "$file" ] || return 1
+  state=$(awk '{print $3}' "/proc/$(cat "$file")/stat" 2>/dev/null) || return 1
+  [ -n "$state" ] && [ "$state" != Z ]
 }
 
 kubectl_local() { kubectl --kubeconfig "${KUBECONFIG_FILE}" "$@"; }

@@ -94,13 +94,15 @@ make_network() {
 EOF
 }
 
-# write_config FILE writes stdin to FILE unless FILE holds it already: kube-proxy exits
-# when its configuration file is touched.
+# write_config FILE writes stdin to FILE unless FILE holds it already (kube-proxy exits
+# when its configuration file is touched), and sets CONFIG_CHANGED when it writes.
 write_config() {
   local content
   content=$(cat)
+  CONFIG_CHANGED=false
   [ -f "$1" ] && [ "$(cat "$1")" = "$content" ] && return
   printf '%s\n' "$content" > "$1"
+  CONFIG_CHANGED=true
 }
 
 # start NAME COMMAND... runs COMMAND in the background with its log and pid in CLUSTER_DIR.
@@ -133,11 +135,16 @@ spec:
     image: ${POSTGRES_IMAGE}
     imagePullPolicy: IfNotPresent
     # A server that has just stopped may still be removing files: retry until empty.
-    command: ["/bin/sh", "-c", "for try in 1 2 3 4 5 6 7 8 9 10; do find /scrub -mindepth 1 -delete 2>/dev/null; [ -z \"$(ls -A /scrub)\" ] && break; sleep 1; done; chown 26:26 /scrub && chmod 0700 /scrub && [ -z \"$(ls -A /scrub)\" ]"]
+    command: ["/bin/sh", "-c", "for try in 1 2 3 4 5 6 7 8 9 10; do find /scrub -mindepth 1 -delete 2>/dev/null; [ -z \"\$(ls -A /scrub)\" ] && break; sleep 1; done; chown 26:26 /scrub && chmod 0700 /scrub && [ -z \"\$(ls -A /scrub)\" ]"]
     volumeMounts:
     - name: vol
       mountPath: /scrub
 EOF
+  # The controller-manager reads the template once, at start.
+  if [ "$CONFIG_CHANGED" = true ] && running kube-controller-manager; then
+    kill "$(cat "$(pid_file kube-controller-manager)")"
+    wait_for "the old kube-controller-manager to stop" 30 bash -c "! kill -0 $(cat "$(pid_file kube-controller-manager)")"
+  fi
   start etcd etcd --name logbench --data-dir "${CLUSTER_DIR}/etcd" \
     --listen-client-urls http://127.0.0.1:12379 --advertise-client-urls http://127.0.0.1:12379 \
     --listen-peer-urls http://127.0.0.1:12380 --initial-advertise-peer-urls http://127.0.0.1:12380 \
@@ -309,7 +316,7 @@ spec:
 "
   done
   # kubectl warns that Recycle is deprecated: it is, but nothing else reclaims a hostPath.
-  kubectl_local apply --server-side --warnings-as-errors=false -f - 2>&1 >/dev/null <<EOF | grep -v 'Recycle reclaim policy' >&2 || true
+  kubectl_local apply --server-side -f - >/dev/null <<EOF
 apiVersion: storage.k8s.io/v1
 kind: StorageClass
 metadata:
