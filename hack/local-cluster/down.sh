@@ -23,14 +23,14 @@ descendants() {
 stop_pids() {
   [ $# -gt 0 ] || return 0
   kill "$@" 2>/dev/null || true
-  local deadline=$((SECONDS + 10)) pid alive
+  local deadline=$((SECONDS + 10)) pid left
   while [ $SECONDS -lt $deadline ]; do
-    alive=()
-    for pid in "$@"; do kill -0 "$pid" 2>/dev/null && alive+=("$pid"); done
-    [ ${#alive[@]} -gt 0 ] || return 0
+    left=()
+    for pid in "$@"; do alive "$pid" && left+=("$pid"); done
+    [ ${#left[@]} -gt 0 ] || return 0
     sleep 0.5
   done
-  kill -9 "${alive[@]}" 2>/dev/null || true
+  kill -9 "${left[@]}" 2>/dev/null || true
 }
 
 # containerd's shims outlive containerd; they are recognised by the socket they serve.

@@ -51,14 +51,19 @@ die() { log "error: $*"; exit 1; }
 
 pid_file() { echo "${CLUSTER_DIR}/run/$1.pid"; }
 
-# running COMPONENT succeeds when the process recorded for COMPONENT is alive: a killed
-# one may linger as a zombie when no init reaps it.
-running() {
-  local file state
-  file=$(pid_file "$1")
-  [ -f "$file" ] || return 1
-  state=$(awk '{print $3}' "/proc/$(cat "$file")/stat" 2>/dev/null) || return 1
+# alive PID succeeds when PID runs: a killed process may linger as a zombie when no init
+# reaps it.
+alive() {
+  local state
+  state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
   [ -n "$state" ] && [ "$state" != Z ]
+}
+
+# running COMPONENT succeeds when the process recorded for COMPONENT is alive.
+running() {
+  local file
+  file=$(pid_file "$1")
+  [ -f "$file" ] && alive "$(cat "$file")"
 }
 
 kubectl_local() { kubectl --kubeconfig "${KUBECONFIG_FILE}" "$@"; }

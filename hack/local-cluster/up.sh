@@ -142,8 +142,10 @@ spec:
 EOF
   # The controller-manager reads the template once, at start.
   if [ "$CONFIG_CHANGED" = true ] && running kube-controller-manager; then
-    kill "$(cat "$(pid_file kube-controller-manager)")"
-    wait_for "the old kube-controller-manager to stop" 30 bash -c "! kill -0 $(cat "$(pid_file kube-controller-manager)")"
+    local old_pid
+    old_pid=$(cat "$(pid_file kube-controller-manager)")
+    kill "$old_pid"
+    while alive "$old_pid"; do sleep 0.5; done
   fi
   start etcd etcd --name logbench --data-dir "${CLUSTER_DIR}/etcd" \
     --listen-client-urls http://127.0.0.1:12379 --advertise-client-urls http://127.0.0.1:12379 \
