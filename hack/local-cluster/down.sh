@@ -34,7 +34,7 @@ stop_pids() {
 }
 
 # containerd's shims outlive containerd; they are recognised by the socket they serve.
-# Their containers stop first, so that the shims reap them.
+# Their containers are killed first, so that the shims reap them.
 stop_shims() {
   local cmdline shim shims=() containers=()
   for cmdline in /proc/[0-9]*/cmdline; do
@@ -48,7 +48,9 @@ stop_shims() {
   done
   [ ${#shims[@]} -eq 0 ] && return
   log "stopping ${#containers[@]} container processes and ${#shims[@]} shims"
-  stop_pids "${containers[@]}"
+  # Containers hold nothing worth a graceful stop, and a pause process, pid 1 of its
+  # namespace, ignores TERM.
+  [ ${#containers[@]} -eq 0 ] || kill -9 "${containers[@]}" 2>/dev/null || true
   stop_pids "${shims[@]}"
 }
 

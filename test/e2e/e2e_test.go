@@ -142,6 +142,18 @@ var _ = Describe("logbench", Ordered, func() {
 			}
 		}
 
+		By("checking that the Stdout rows count what the container log holds")
+		for _, row := range benchmark.Status.Results {
+			if row.Type != benchv1alpha1.DestinationStdout {
+				continue
+			}
+			log := primaryLog(ctx, benchmark, row.Destination)
+			// The run's records carry its tag as application name: lb_<destination>_c<clients>_r<repeat>_<nonce>.
+			marker := fmt.Sprintf(`"application_name":"lb_%s_c%d_r1_`, row.Destination, row.Clients)
+			Expect(int64(strings.Count(log, marker))).To(Equal(row.Records.Delivered),
+				"%s with %d clients: delivered differs from the container log", row.Destination, row.Clients)
+		}
+
 		metrics, err := scrapeMetrics(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(metrics).To(ContainSubstring(`logbench_result_tps{`))
@@ -199,6 +211,25 @@ func newBenchmark(name string) *benchv1alpha1.LoggingBenchmark {
 			Cleanup:      benchv1alpha1.CleanupNever,
 		},
 	}
+}
+
+// primaryLog returns the postgres container log of the primary serving destination.
+func primaryLog(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark, destination string) string {
+	var clusterName string
+	for _, status := range benchmark.Status.Destinations {
+		if status.Name == destination {
+			clusterName = status.ClusterName
+		}
+	}
+	Expect(clusterName).NotTo(BeEmpty(), "destination %s has no cluster in the status", destination)
+	pods := &corev1.PodList{}
+	Expect(k8sClient.List(ctx, pods, client.InNamespace(benchmark.Namespace),
+		client.MatchingLabels{"cnpg.io/cluster": clusterName, "cnpg.io/instanceRole": "primary"})).To(Succeed())
+	Expect(pods.Items).To(HaveLen(1), "primary of %s", clusterName)
+	log, err := clientset.CoreV1().Pods(benchmark.Namespace).
+		GetLogs(pods.Items[0].Name, &corev1.PodLogOptions{Container: "postgres"}).DoRaw(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	return string(log)
 }
 
 func crdEstablished(crd *apiextensionsv1.CustomResourceDefinition) bool {
