@@ -115,7 +115,16 @@ clean_network() {
     done
     ip link delete "$BRIDGE"
   fi
-  rm -f /var/lib/cni/results/logbench-*
+  # libcni caches each attachment's result: the bridge's under the network's name, the
+  # loopback's under cni-loopback, both keyed by the sandbox id.
+  local result sandbox
+  for result in /var/lib/cni/results/logbench-*; do
+    [ -e "$result" ] || continue
+    sandbox=${result#/var/lib/cni/results/logbench-}
+    sandbox=${sandbox%%-*}
+    rm -f "$result" "/var/lib/cni/results/cni-loopback-${sandbox}-lo"
+  done
+  rmdir /var/lib/cni/results /var/lib/cni 2>/dev/null || true
   local before=${CLUSTER_DIR}/run/ip_forward.before
   if [ -f "$before" ]; then
     cat "$before" > /proc/sys/net/ipv4/ip_forward
@@ -129,6 +138,20 @@ stop_shims
 clean_mounts
 clean_iptables
 clean_network
+# What the kubelet and containerd put in fixed places: the kubelet's links to the pod
+# logs and its device-plugin socket, containerd's opt folder of older runs, empty
+# namespace folders.
+clean_fixed_paths() {
+  if [ -d /var/log/containers ]; then
+    find /var/log/containers -maxdepth 1 -type l -lname "${CLUSTER_DIR}/*" -delete
+    rmdir /var/log/containers 2>/dev/null || true
+  fi
+  rm -f /var/lib/kubelet/device-plugins/kubelet.sock
+  rmdir /var/lib/kubelet/device-plugins /var/lib/kubelet /opt/containerd/lib /opt/containerd/bin \
+    /opt/containerd /run/netns 2>/dev/null || true
+}
+
+clean_fixed_paths
 # runc and the shims keep their state under /run/containerd whatever the configuration.
 if [ -d /run/containerd ] && ! pgrep -x containerd >/dev/null; then rm -rf /run/containerd; fi
 if [ "$keep_state" = false ] && [ -d "$CLUSTER_DIR" ]; then

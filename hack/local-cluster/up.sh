@@ -182,6 +182,8 @@ state = "${CLUSTER_DIR}/run/containerd"
   address = "${CONTAINERD_SOCKET}"
 [ttrpc]
   address = "${CONTAINERD_SOCKET}.ttrpc"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "${CLUSTER_DIR}/containerd-opt"
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "${PAUSE_IMAGE}"
   stream_server_address = "127.0.0.1"
