@@ -5,8 +5,8 @@ IMG ?= logbench:dev
 # CONTAINER_TOOL defines the container tool used to build the image (docker, podman, ...).
 CONTAINER_TOOL ?= docker
 
-# FUZZTIME is how long `make test` fuzzes each Fuzz target.
-FUZZTIME ?= 5s
+# FUZZTIME is how many inputs `make test` fuzzes each Fuzz target with (Nx), or for how long.
+FUZZTIME ?= 50000x
 
 # Recipes fail on the first failing command, including inside pipes.
 SHELL = /usr/bin/env bash -o pipefail
@@ -141,7 +141,7 @@ LOCAL_CLUSTER_KUBECONFIG = $(LOCALBIN)/local-cluster/kubeconfig
 E2E_TIMEOUT ?= 45m
 
 .PHONY: local-cluster-up
-local-cluster-up: kustomize ## Start the local cluster with CloudNativePG and logbench, or update logbench in it.
+local-cluster-up: helm ## Start the local cluster with CloudNativePG and logbench, or update logbench in it.
 	hack/local-cluster/up.sh
 
 .PHONY: local-cluster-down
@@ -157,7 +157,7 @@ test-e2e-local: local-cluster-up ## Run the e2e suite on the local cluster, brin
 	E2E_PROVIDER=local KUBECONFIG=$(LOCAL_CLUSTER_KUBECONFIG) go test -tags e2e ./test/e2e/ -v -ginkgo.v -timeout $(E2E_TIMEOUT)
 
 .PHONY: test-e2e
-test-e2e: kind kustomize ## Run the e2e suite on a kind cluster (needs Docker), creating it first.
+test-e2e: kind helm ## Run the e2e suite on a kind cluster (needs Docker), creating it first.
 	KIND=$(KIND) hack/kind/up.sh
 	E2E_PROVIDER=kind KUBECONFIG= go test -tags e2e ./test/e2e/ -v -ginkgo.v -timeout $(E2E_TIMEOUT)
 

@@ -2,12 +2,17 @@ package records
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
 // fuzzCounter checks, for any input, that counting does not panic and that the count
-// does not depend on how the input is cut into writes. It returns the count.
+// does not depend on how the input is cut into writes. It returns the count. Tags
+// spanning lines are outside NewCounter's contract and skipped.
 func fuzzCounter(t *testing.T, f Format, tag string, input []byte, chunk uint8) int64 {
+	if strings.Contains(tag, "\n") {
+		t.Skip("a tag is one line")
+	}
 	whole := countWhole(f, tag, input)
 	size := int(chunk)%64 + 1
 	if chunked := countInChunks(f, tag, input, size); chunked != whole {
