@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Creates (or reuses) a kind cluster for the e2e suite: installs CloudNativePG from its
 # release manifest, builds the logbench image with Docker, loads it into the nodes and
-# installs logbench from config/default with `make deploy`, as users do.
+# installs logbench with its Helm chart, as users do.
 # Needs Docker (or CONTAINER_TOOL), internet access, kubectl and kind (KIND, default bin/kind).
 # Usage: hack/kind/up.sh   (KIND_CLUSTER, IMG, CNPG_VERSION, CONTAINER_TOOL may be set)
 set -euo pipefail
@@ -19,7 +19,7 @@ log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
 if ! "$KIND" get clusters 2>/dev/null | grep -qxF "$KIND_CLUSTER"; then
   log "creating kind cluster ${KIND_CLUSTER}"
-  "$KIND" create cluster --name "$KIND_CLUSTER" --wait 120s
+  "$KIND" create cluster --name "$KIND_CLUSTER" --config "${REPO_ROOT}/hack/kind/cluster.yaml" --wait 120s
 fi
 
 log "installing CloudNativePG ${CNPG_VERSION}"
@@ -34,9 +34,11 @@ log "building and loading ${IMG}"
 
 log "installing logbench"
 existed=false
-"${KUBECTL[@]}" -n logbench-system get deployment/logbench-controller-manager >/dev/null 2>&1 && existed=true
-(cd "$REPO_ROOT" && make --no-print-directory deploy IMG="$IMG" KUBECTL="kubectl --context ${CONTEXT}")
+"${KUBECTL[@]}" -n logbench-system get deployment/logbench >/dev/null 2>&1 && existed=true
+"${REPO_ROOT}/hack/install-logbench.sh" "$IMG" --kube-context "$CONTEXT"
 # The tag does not change between builds: restart so that the pod runs the image just loaded.
-[ "$existed" = false ] || "${KUBECTL[@]}" -n logbench-system rollout restart deployment/logbench-controller-manager
-"${KUBECTL[@]}" -n logbench-system rollout status deployment/logbench-controller-manager --timeout=300s
+if [ "$existed" = true ]; then
+  "${KUBECTL[@]}" -n logbench-system rollout restart deployment/logbench
+  "${KUBECTL[@]}" -n logbench-system rollout status deployment/logbench --timeout=300s
+fi
 log "kind cluster ${KIND_CLUSTER} ready: kubectl --context ${CONTEXT}"

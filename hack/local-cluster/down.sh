@@ -38,7 +38,7 @@ stop_pids() {
 stop_shims() {
   local cmdline shim shims=() containers=()
   for cmdline in /proc/[0-9]*/cmdline; do
-    if tr '\0' ' ' < "$cmdline" 2>/dev/null | grep -qE "^[^ ]*containerd-shim[^ ]* .*-address ${CONTAINERD_SOCKET}( |$)"; then
+    if tr '\0' ' ' 2>/dev/null < "$cmdline" | grep -qE "^[^ ]*containerd-shim[^ ]* .*-address ${CONTAINERD_SOCKET}( |$)"; then
       shim=${cmdline#/proc/}
       shim=${shim%/cmdline}
       shims+=("$shim")

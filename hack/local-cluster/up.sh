@@ -222,6 +222,9 @@ clusterDomain: cluster.local
 podLogsDir: ${CLUSTER_DIR}/pod-logs
 resolvConf: ${CLUSTER_DIR}/resolv.conf
 imageGCHighThresholdPercent: 100
+# The e2e suite re-reads a whole container log after a run: at the default 10Mi a jsonlog
+# run rotates it away. (The agent follows logs through rotations; users keep 10Mi.)
+containerLogMaxSize: 200Mi
 evictionHard:
   nodefs.available: "1%"
   imagefs.available: "1%"
@@ -279,10 +282,10 @@ install_addons() {
   sed -e "s#ghcr.io/cloudnative-pg/cloudnative-pg:${CNPG_VERSION}#${CNPG_IMAGE}#" \
     -e 's#imagePullPolicy: Always#imagePullPolicy: IfNotPresent#' "$cnpg_manifest" |
     kubectl_local apply --server-side --force-conflicts -f - >/dev/null
-  install_logbench
+  # logbench is installed as users install it, with its Helm chart; only the image differs.
+  "${REPO_ROOT}/hack/install-logbench.sh" "$LOGBENCH_IMAGE" --kubeconfig "$KUBECONFIG_FILE"
   kubectl_local -n kube-system rollout status deployment/coredns --timeout=180s >/dev/null
   kubectl_local -n cnpg-system rollout status deployment/cnpg-controller-manager --timeout=300s >/dev/null
-  kubectl_local -n logbench-system rollout status deployment/logbench-controller-manager --timeout=300s >/dev/null
 }
 
 # Volumes are pre-made host folders owned by the postgres uid (hostPath ignores fsGroup);
@@ -333,18 +336,6 @@ ${manifest}
 EOF
 }
 
-# logbench is installed as users install it, from config/default; only the image differs.
-install_logbench() {
-  local overlay=${CLUSTER_DIR}/logbench-overlay
-  rm -rf "$overlay" && mkdir -p "$overlay"
-  # kustomize takes relative resource paths only.
-  local config
-  config=$(realpath --relative-to "$overlay" "${REPO_ROOT}/config/default")
-  (cd "$overlay" && "${REPO_ROOT}/bin/kustomize" create --resources "$config" &&
-    "${REPO_ROOT}/bin/kustomize" edit set image "controller=${LOGBENCH_IMAGE}")
-  "${REPO_ROOT}/bin/kustomize" build "$overlay" | kubectl_local apply --server-side --force-conflicts -f - >/dev/null
-}
-
 started=$SECONDS
 install_packages
 mkdir -p "${CLUSTER_DIR}/run" "${CLUSTER_DIR}/logs"
@@ -358,7 +349,7 @@ postgres_build=$!
 KUBE_VERSION=$KUBE_VERSION "${REPO_ROOT}/hack/build-kube.sh" "$KUBE_BIN" \
   kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy
 [ -x /usr/bin/etcd ] && ln -sf /usr/bin/etcd "${KUBE_BIN}/etcd"
-(cd "$REPO_ROOT" && make --no-print-directory kustomize >/dev/null)
+(cd "$REPO_ROOT" && make --no-print-directory helm >/dev/null)
 "${REPO_ROOT}/hack/local-cluster/images.sh" pause coredns cnpg
 wait "$postgres_build" || die "building the PostgreSQL image failed: see ${IMAGE_CACHE}/postgres-build.log"
 LOGBENCH_IMAGE=$("${REPO_ROOT}/hack/local-cluster/images.sh" logbench)

@@ -6,8 +6,13 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"regexp"
 	"strings"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -17,6 +22,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -55,7 +61,7 @@ var _ = Describe("logbench", Ordered, func() {
 
 		Eventually(func(g Gomega) {
 			deployment := &appsv1.Deployment{}
-			key := client.ObjectKey{Namespace: operatorNamespace, Name: "logbench-controller-manager"}
+			key := client.ObjectKey{Namespace: operatorNamespace, Name: "logbench"}
 			g.Expect(k8sClient.Get(ctx, key, deployment)).To(Succeed())
 			g.Expect(deployment.Status.ReadyReplicas).To(BeNumerically(">=", 1), "operator not Ready")
 		}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
@@ -110,17 +116,7 @@ var _ = Describe("logbench", Ordered, func() {
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(BeTrue())
 		Expect(k8sClient.Create(ctx, benchmark)).To(Succeed())
 
-		Eventually(func(g Gomega) {
-			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(benchmark), benchmark)).To(Succeed())
-			if benchmark.Status.Phase == benchv1alpha1.PhaseFailed {
-				StopTrying("the benchmark failed").Now()
-			}
-			g.Expect(benchmark.Status.Phase).To(Equal(benchv1alpha1.PhaseSucceeded), benchmark.Status.Progress.Text)
-		}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(10 * time.Second).Should(Succeed())
-
-		status, err := yaml.Marshal(benchmark.Status)
-		Expect(err).NotTo(HaveOccurred())
-		_, _ = fmt.Fprintf(GinkgoWriter, "benchmark status:\n%s\n", status)
+		waitForPhase(ctx, benchmark, benchv1alpha1.PhaseSucceeded)
 
 		spec := benchmark.Spec
 		Expect(benchmark.Status.Results).To(HaveLen(len(spec.EffectiveDestinations()) * len(spec.Workload.Clients)))
@@ -148,15 +144,26 @@ var _ = Describe("logbench", Ordered, func() {
 				continue
 			}
 			log := primaryLog(ctx, benchmark, row.Destination)
-			// The run's records carry its tag as application name: lb_<destination>_c<clients>_r<repeat>_<nonce>.
-			marker := fmt.Sprintf(`"application_name":"lb_%s_c%d_r1_`, row.Destination, row.Clients)
-			Expect(int64(strings.Count(log, marker))).To(Equal(row.Records.Delivered),
+			Expect(recordsOfRun(log, row.Destination, row.Clients)).To(Equal(row.Records.Delivered),
 				"%s with %d clients: delivered differs from the container log", row.Destination, row.Clients)
 		}
 
-		metrics, err := scrapeMetrics(ctx)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(metrics).To(ContainSubstring(`logbench_result_tps{`))
+		By("checking that every result row is on the operator's metrics endpoint")
+		Eventually(func(g Gomega) {
+			metrics, err := scrapeMetrics(ctx)
+			g.Expect(err).NotTo(HaveOccurred())
+			parser := expfmt.NewTextParser(model.UTF8Validation)
+			families, err := parser.TextToMetricFamilies(strings.NewReader(metrics))
+			g.Expect(err).NotTo(HaveOccurred())
+			for _, row := range benchmark.Status.Results {
+				what := fmt.Sprintf("%s with %d clients", row.Destination, row.Clients)
+				labels := map[string]string{"namespace": benchmark.Namespace, "benchmark": benchmark.Name,
+					"destination": row.Destination, "clients": fmt.Sprint(row.Clients)}
+				g.Expect(gaugeValue(families, "logbench_result_tps", labels)).To(BeNumerically("~", row.TPS, 0.01), what)
+				g.Expect(gaugeValue(families, "logbench_result_records_expected", labels)).To(BeNumerically("==", row.Records.Expected), what)
+				g.Expect(gaugeValue(families, "logbench_result_records_delivered", labels)).To(BeNumerically("==", row.Records.Delivered), what)
+			}
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 	})
 
 	It("removes the benchmark's clusters, Jobs and PVCs when the benchmark is deleted", func(ctx SpecContext) {
@@ -185,10 +192,74 @@ var _ = Describe("logbench", Ordered, func() {
 			}
 		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
 	})
+
+	It("loses and repeats no run when the operator pod and a run's pod are deleted mid-benchmark", func(ctx SpecContext) {
+		faulty := newBenchmark("faults")
+		faulty.Spec.Destinations = []benchv1alpha1.Destination{{Name: "csvlog", Type: benchv1alpha1.DestinationCSVLog}}
+		faulty.Spec.Cleanup = benchv1alpha1.CleanupAlways
+		benchmark = faulty
+		Expect(k8sClient.Create(ctx, faulty)).To(Succeed())
+		selector := client.MatchingLabels{controllers.LabelBenchmark: faulty.Name}
+
+		By("deleting the operator pod once a run has finished")
+		finished := map[string]types.UID{}
+		Eventually(func(g Gomega) {
+			jobs := &batchv1.JobList{}
+			g.Expect(k8sClient.List(ctx, jobs, client.InNamespace(benchmarkNamespace), selector)).To(Succeed())
+			for _, job := range jobs.Items {
+				if job.Status.Succeeded > 0 {
+					finished[job.Name] = job.UID
+				}
+			}
+			g.Expect(finished).NotTo(BeEmpty())
+		}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(2 * time.Second).Should(Succeed())
+		Expect(k8sClient.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(operatorNamespace),
+			client.MatchingLabels{"app.kubernetes.io/name": "logbench"})).To(Succeed())
+
+		By("deleting the pod of a run in progress")
+		var interrupted string
+		Eventually(func(g Gomega) {
+			pods := &corev1.PodList{}
+			g.Expect(k8sClient.List(ctx, pods, client.InNamespace(benchmarkNamespace), selector)).To(Succeed())
+			for _, pod := range pods.Items {
+				job := pod.Labels["job-name"]
+				if _, done := finished[job]; !done && pod.Status.Phase == corev1.PodRunning && pod.DeletionTimestamp == nil {
+					g.Expect(k8sClient.Delete(ctx, &pod)).To(Succeed())
+					interrupted = job
+					return
+				}
+			}
+			g.Expect(interrupted).NotTo(BeEmpty(), "no run in progress")
+		}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(time.Second).Should(Succeed())
+
+		waitForPhase(ctx, faulty, benchv1alpha1.PhaseSucceeded)
+		total := int(faulty.Status.Progress.RunsTotal)
+		Expect(faulty.Status.Results).To(HaveLen(total))
+		for _, row := range faulty.Status.Results {
+			Expect(row.TPS).To(BeNumerically(">", 0), "%s with %d clients", row.Destination, row.Clients)
+			if row.Type == benchv1alpha1.DestinationCSVLog {
+				Expect(row.Records.Delivered).To(Equal(row.Records.Expected), "%s with %d clients", row.Destination, row.Clients)
+			}
+		}
+
+		jobs := &batchv1.JobList{}
+		Expect(k8sClient.List(ctx, jobs, client.InNamespace(benchmarkNamespace), selector)).To(Succeed())
+		Expect(jobs.Items).To(HaveLen(total), "one Job a run")
+		for _, job := range jobs.Items {
+			Expect(job.Status.Succeeded).To(BeNumerically("==", 1), "Job %s", job.Name)
+			if uid, done := finished[job.Name]; done {
+				Expect(job.UID).To(Equal(uid), "Job %s of a run finished before the restart was made again", job.Name)
+			}
+			if job.Name == interrupted {
+				Expect(job.Status.Failed).To(BeNumerically(">=", 1), "Job %s: the deleted pod was not counted as a failed attempt", job.Name)
+			}
+		}
+	})
 })
 
-// newBenchmark is the small benchmark of the suite: baseline, two file destinations and
-// CloudNativePG's default stdout, two client counts, one 10 s repeat each. Its clusters
+// newBenchmark is the small benchmark of the suite: baseline, two file destinations,
+// CloudNativePG's default stdout and stdout in jsonlog, two client counts, one 10 s
+// repeat each. Its clusters
 // stay after success, so that the deletion spec has something to remove.
 func newBenchmark(name string) *benchv1alpha1.LoggingBenchmark {
 	return &benchv1alpha1.LoggingBenchmark{
@@ -199,6 +270,7 @@ func newBenchmark(name string) *benchv1alpha1.LoggingBenchmark {
 				{Name: "csvlog", Type: benchv1alpha1.DestinationCSVLog},
 				{Name: "stderr", Type: benchv1alpha1.DestinationStderr},
 				{Name: "stdout", Type: benchv1alpha1.DestinationStdout},
+				{Name: "stdout-json", Type: benchv1alpha1.DestinationStdout, Format: benchv1alpha1.FormatJSONLog},
 			},
 			Baseline: benchv1alpha1.BaselineSpec{Enabled: true},
 			Workload: benchv1alpha1.WorkloadSpec{
@@ -211,6 +283,36 @@ func newBenchmark(name string) *benchv1alpha1.LoggingBenchmark {
 			Cleanup:      benchv1alpha1.CleanupNever,
 		},
 	}
+}
+
+// waitForPhase waits for benchmark to reach phase, stopping early if it fails instead,
+// and prints its status.
+func waitForPhase(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark, phase benchv1alpha1.Phase) {
+	Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(benchmark), benchmark)).To(Succeed())
+		if benchmark.Status.Phase == benchv1alpha1.PhaseFailed && phase != benchv1alpha1.PhaseFailed {
+			StopTrying("the benchmark failed").Now()
+		}
+		g.Expect(benchmark.Status.Phase).To(Equal(phase), benchmark.Status.Progress.Text)
+	}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(5 * time.Second).Should(Succeed())
+	status, err := yaml.Marshal(benchmark.Status)
+	Expect(err).NotTo(HaveOccurred())
+	_, _ = fmt.Fprintf(GinkgoWriter, "benchmark %s status:\n%s\n", benchmark.Name, status)
+}
+
+// recordsOfRun counts the container-log lines (one per record, whether CloudNativePG
+// wrapped a csvlog record or passed a jsonlog line through, with its quotes escaped) whose
+// application name is the tag of the first repeat of destination at clients:
+// lb_<destination>_c<clients>_r1_<nonce>.
+func recordsOfRun(log, destination string, clients int32) int64 {
+	marker := regexp.MustCompile(fmt.Sprintf(`"application_name\\?":\\?"lb_%s_c%d_r1_`, regexp.QuoteMeta(destination), clients))
+	var count int64
+	for _, line := range strings.Split(log, "\n") {
+		if marker.MatchString(line) {
+			count++
+		}
+	}
+	return count
 }
 
 // primaryLog returns the postgres container log of the primary serving destination.
@@ -241,11 +343,36 @@ func crdEstablished(crd *apiextensionsv1.CustomResourceDefinition) bool {
 	return false
 }
 
+// gaugeValue is the value of the gauge of family name whose labels include labels; it
+// fails when there is not exactly one.
+func gaugeValue(families map[string]*dto.MetricFamily, name string, labels map[string]string) (float64, error) {
+	family, found := families[name]
+	if !found {
+		return 0, fmt.Errorf("no metric %s", name)
+	}
+	var values []float64
+	for _, metric := range family.GetMetric() {
+		matched := 0
+		for _, pair := range metric.GetLabel() {
+			if want, set := labels[pair.GetName()]; set && want == pair.GetValue() {
+				matched++
+			}
+		}
+		if matched == len(labels) {
+			values = append(values, metric.GetGauge().GetValue())
+		}
+	}
+	if len(values) != 1 {
+		return 0, fmt.Errorf("%d series of %s with labels %v, want 1", len(values), name, labels)
+	}
+	return values[0], nil
+}
+
 // scrapeMetrics reads the operator's metrics through the API server's service proxy,
 // which needs no client pod nor port-forward.
 func scrapeMetrics(ctx context.Context) (string, error) {
 	body, err := clientset.CoreV1().Services(operatorNamespace).
-		ProxyGet("http", "logbench-controller-manager-metrics-service", "metrics", "/metrics", nil).
+		ProxyGet("http", "logbench-metrics", "metrics", "/metrics", nil).
 		DoRaw(ctx)
 	return string(body), err
 }
@@ -254,7 +381,7 @@ func scrapeMetrics(ctx context.Context) (string, error) {
 // the benchmark's namespace and the benchmark itself.
 func printDiagnostics(benchmark *benchv1alpha1.LoggingBenchmark) {
 	commands := [][]string{
-		{"-n", operatorNamespace, "logs", "deployment/logbench-controller-manager", "--tail=200"},
+		{"-n", operatorNamespace, "logs", "deployment/logbench", "--tail=200"},
 		{"-n", benchmarkNamespace, "get", "events", "--sort-by=.lastTimestamp"},
 		{"-n", benchmarkNamespace, "get", "pods,jobs,clusters.postgresql.cnpg.io,pvc", "-o", "wide"},
 	}
