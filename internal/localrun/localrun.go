@@ -93,12 +93,11 @@ func Execute(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec, opts Opti
 
 // unsupported says why a destination cannot run locally, or "" when it can.
 func unsupported(d v1alpha1.Destination) string {
-	switch d.Type {
-	case v1alpha1.DestinationNone, v1alpha1.DestinationStdout, v1alpha1.DestinationStderr,
-		v1alpha1.DestinationCSVLog, v1alpha1.DestinationJSONLog:
-		return ""
+	if d.Ships() {
+		return fmt.Sprintf("%s needs its %s sidecar in a CloudNativePG pod and its endpoint, which a local run does not provide",
+			d.Type, d.EffectiveShipper().Kind)
 	}
-	return fmt.Sprintf("%s needs a shipper and its endpoint, which only the operator provides", d.Type)
+	return ""
 }
 
 // measureDestination starts the destination's server, initialises pgbench once and
