@@ -113,3 +113,14 @@ func (d Destination) EffectiveShipper() ShipperSpec {
 	}
 	return shipper
 }
+
+// LogDestination is PostgreSQL's log_destination value that writes the format.
+func (f LogFormat) LogDestination() string {
+	switch f {
+	case FormatStderr:
+		return "stderr"
+	case FormatJSONLog:
+		return "jsonlog"
+	}
+	return "csvlog"
+}

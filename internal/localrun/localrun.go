@@ -241,17 +241,11 @@ func newTarget(dir string, spec *v1alpha1.LoggingBenchmarkSpec, dest v1alpha1.De
 		t.stderr = file
 	default:
 		t.settings["logging_collector"] = "on"
-		t.settings["log_destination"] = logDestination[dest.EffectiveFormat()]
+		t.settings["log_destination"] = dest.EffectiveFormat().LogDestination()
 		t.settings["log_filename"] = "postgresql-%Y%m%d-%H%M%S.log"
 		t.format = records.FormatFor(dest)
 	}
 	return t, nil
-}
-
-var logDestination = map[v1alpha1.LogFormat]string{
-	v1alpha1.FormatStderr:  "stderr",
-	v1alpha1.FormatCSVLog:  "csvlog",
-	v1alpha1.FormatJSONLog: "jsonlog",
 }
 
 func (t *target) close() {
