@@ -595,6 +595,10 @@ type Records struct {
 	// right, and the row says so instead of clamping.
 	// +optional
 	AccountingError string `json:"accountingError,omitempty"`
+	// DropReason says where dropped records went, as far as the shipper's and Loki's own
+	// counters tell.
+	// +optional
+	DropReason string `json:"dropReason,omitempty"`
 }
 
 // RepeatResult is one pgbench execution.

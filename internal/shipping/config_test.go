@@ -28,7 +28,9 @@ func goldenTargets() map[string]Target {
 	}
 	basic := &v1alpha1.LokiAuth{Basic: &v1alpha1.BasicAuthSecret{SecretName: "loki-auth", UsernameKey: "username", PasswordKey: "password"}}
 	bearer := &v1alpha1.LokiAuth{BearerToken: &v1alpha1.SecretKeyRef{SecretName: "loki-token", Key: "token"}}
-	target := func(d v1alpha1.Destination) Target { return Target{Namespace: "bench-ns", Benchmark: "shipping", Destination: d} }
+	target := func(d v1alpha1.Destination) Target {
+		return Target{Namespace: "bench-ns", Benchmark: "shipping", Destination: d}
+	}
 	return map[string]Target{
 		"fluentbit-null": target(v1alpha1.Destination{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar}),
 		"fluentbit-stdout-jsonlog-filesystem": target(v1alpha1.Destination{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar,
