@@ -255,6 +255,27 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		}, timeout).Should(Succeed())
 	})
 
+	It("fails a shipping destination, which it cannot run yet, without creating its cluster", func() {
+		DeferCleanup(startOperator(time.Minute))
+		benchmark := newBenchmark(namespace, "ship", v1alpha1.CleanupNever)
+		benchmark.Spec.Destinations = append([]v1alpha1.Destination{{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar}},
+			benchmark.Spec.Destinations...)
+		Expect(k8sClient.Create(ctx, benchmark)).To(Succeed())
+		runBenchmarkDestination(namespace, "ship", "baseline", map[int32]float64{1: 1000, 2: 2000})
+		runBenchmarkDestination(namespace, "ship", "csv", map[int32]float64{1: 800, 2: 1500})
+
+		benchmark = expectPhase(namespace, "ship", v1alpha1.PhaseFailed)
+		const reason = "destination type FluentBitSidecar is not run by this version of the operator: " +
+			"it does not add the FluentBit sidecar to the cluster yet"
+		Expect(benchmark.Status.Destinations[1]).To(SatisfyAll(
+			HaveField("Name", "fluent"), HaveField("State", v1alpha1.DestinationFailed), HaveField("Message", reason)))
+		Expect(benchmark.Status.Results).To(ContainElement(SatisfyAll(
+			HaveField("Destination", "fluent"), HaveField("Repeats", HaveEach(HaveField("Error", reason))))))
+		Expect(benchmark.Status.Results).To(ContainElement(SatisfyAll(HaveField("Destination", "csv"), HaveField("TPS", 800.0))))
+		Expect(clusterExists(namespace, "ship-fluent")()).To(BeFalse())
+		Expect(listJobs(namespace)).To(HaveLen(4))
+	})
+
 	It("neither reruns nor rewrites anything after an operator restart", func() {
 		stop := startOperator(time.Minute)
 		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "restart", v1alpha1.CleanupNever))).To(Succeed())

@@ -200,6 +200,13 @@ type clusterOutcome struct {
 func (r *LoggingBenchmarkReconciler) reconcileCluster(ctx context.Context, pass *benchmarkPass, dest v1alpha1.Destination) (clusterOutcome, error) {
 	benchmark := pass.benchmark
 	state := pass.destination(dest.Name)
+	if dest.Ships() {
+		// Without its shipper sidecar the cluster would write files nobody ships: the runs
+		// would measure a file destination under the shipper's name.
+		pass.failDestination(state, fmt.Sprintf("destination type %s is not run by this version of the operator: "+
+			"it does not add the %s sidecar to the cluster yet", dest.Type, dest.EffectiveShipper().Kind))
+		return clusterOutcome{State: clusterFailed}, nil
+	}
 	cluster := pass.clusters[state.ClusterName]
 	if cluster == nil {
 		created, err := buildCluster(benchmark, dest)

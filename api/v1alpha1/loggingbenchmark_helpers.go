@@ -41,6 +41,8 @@ func (d Destination) EffectiveFormat() LogFormat {
 		if d.Format != "" {
 			return d.Format
 		}
+	case DestinationFluentBitSidecar, DestinationLoki:
+		return d.EffectiveShipper().Format
 	}
 	return FormatCSVLog
 }
@@ -77,4 +79,48 @@ func onOff(b bool) string {
 		return "on"
 	}
 	return "off"
+}
+
+// Ships reports whether a sidecar ships the destination's records out of the instance
+// pod (FluentBitSidecar and Loki).
+func (d Destination) Ships() bool {
+	return d.Type == DestinationFluentBitSidecar || d.Type == DestinationLoki
+}
+
+// EffectiveShipper returns the shipper of a shipping destination with the defaults the
+// API leaves implicit: kind FluentBit, format CSVLog, output Null for a FluentBitSidecar
+// destination and Loki for a Loki destination. The image stays as given: its default
+// depends on the kind.
+func (d Destination) EffectiveShipper() ShipperSpec {
+	var shipper ShipperSpec
+	if d.Shipper != nil {
+		shipper = *d.Shipper
+	}
+	if shipper.Kind == "" {
+		shipper.Kind = ShipperFluentBit
+	}
+	if shipper.Format == "" {
+		shipper.Format = FormatCSVLog
+	}
+	switch {
+	case d.Type == DestinationLoki:
+		shipper.Output = OutputLoki
+	case shipper.Output == "":
+		shipper.Output = OutputNull
+	}
+	if shipper.StorageType == "" && shipper.Kind == ShipperFluentBit {
+		shipper.StorageType = StorageMemory
+	}
+	return shipper
+}
+
+// LogDestination is PostgreSQL's log_destination value that writes the format.
+func (f LogFormat) LogDestination() string {
+	switch f {
+	case FormatStderr:
+		return "stderr"
+	case FormatJSONLog:
+		return "jsonlog"
+	}
+	return "csvlog"
 }

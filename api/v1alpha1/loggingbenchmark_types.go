@@ -179,9 +179,11 @@ const (
 	DestinationCSVLog DestinationType = "CSVLog"
 	// DestinationJSONLog is jsonlog files written by the logging collector.
 	DestinationJSONLog DestinationType = "JSONLog"
-	// DestinationFluentBitSidecar ships log files with a Fluent Bit sidecar.
+	// DestinationFluentBitSidecar ships log files with a Fluent Bit sidecar, to Null,
+	// Stdout or Loki.
 	DestinationFluentBitSidecar DestinationType = "FluentBitSidecar"
-	// DestinationLoki ships log files to a remote Loki.
+	// DestinationLoki ships log files to a remote Loki with a Fluent Bit or OpenTelemetry
+	// Collector sidecar.
 	DestinationLoki DestinationType = "Loki"
 )
 
@@ -197,7 +199,10 @@ const (
 
 // Destination is one logging destination to measure.
 // +kubebuilder:validation:XValidation:rule="!has(self.format) || self.type == 'Stdout'",message="format applies only to destinations of type Stdout"
-// +kubebuilder:validation:XValidation:rule="self.type != 'FluentBitSidecar' && self.type != 'Loki'",message="destination types FluentBitSidecar and Loki are not supported by this version of logbench yet"
+// +kubebuilder:validation:XValidation:rule="!has(self.shipper) || self.type in ['FluentBitSidecar', 'Loki']",message="shipper applies only to destinations of type FluentBitSidecar and Loki"
+// +kubebuilder:validation:XValidation:rule="self.type != 'FluentBitSidecar' || !has(self.shipper) || !has(self.shipper.kind) || self.shipper.kind == 'FluentBit'",message="a FluentBitSidecar destination ships with Fluent Bit: set shipper.kind FluentBit or leave it out"
+// +kubebuilder:validation:XValidation:rule="self.type != 'Loki' || !has(self.shipper) || !has(self.shipper.output) || self.shipper.output == 'Loki'",message="a Loki destination always ships to Loki: leave shipper.output out"
+// +kubebuilder:validation:XValidation:rule="has(self.loki) == (self.type == 'Loki' || (self.type == 'FluentBitSidecar' && has(self.shipper) && has(self.shipper.output) && self.shipper.output == 'Loki'))",message="loki is required by Loki destinations and by FluentBitSidecar destinations with shipper.output Loki, and applies to no other destination"
 type Destination struct {
 	// Name identifies the destination; it is part of the cluster's name.
 	// +kubebuilder:validation:MinLength=1
@@ -212,7 +217,176 @@ type Destination struct {
 	// default) when empty.
 	// +optional
 	Format LogFormat `json:"format,omitempty"`
+
+	// Shipper is the sidecar that carries the records of a FluentBitSidecar or Loki
+	// destination out of the instance pod; its defaults apply when it is left out.
+	// +optional
+	Shipper *ShipperSpec `json:"shipper,omitempty"`
+
+	// Loki is where a Loki destination, or a FluentBitSidecar destination with output
+	// Loki, sends its records.
+	// +optional
+	Loki *LokiSpec `json:"loki,omitempty"`
 }
+
+// ShipperKind is the program that ships the records.
+// +kubebuilder:validation:Enum=FluentBit;OpenTelemetryCollector
+type ShipperKind string
+
+const (
+	// ShipperFluentBit is Fluent Bit.
+	ShipperFluentBit ShipperKind = "FluentBit"
+	// ShipperOpenTelemetryCollector is the OpenTelemetry Collector, shipping to Loki's
+	// native OTLP endpoint.
+	ShipperOpenTelemetryCollector ShipperKind = "OpenTelemetryCollector"
+)
+
+// ShipperOutput is where the shipper sends the records.
+// +kubebuilder:validation:Enum=Null;Stdout;Loki
+type ShipperOutput string
+
+const (
+	// OutputNull discards the records after reading them: the cost of reading alone.
+	OutputNull ShipperOutput = "Null"
+	// OutputStdout prints the records on the sidecar's standard output.
+	OutputStdout ShipperOutput = "Stdout"
+	// OutputLoki pushes the records to the destination's Loki.
+	OutputLoki ShipperOutput = "Loki"
+)
+
+// StorageType is where the shipper buffers records it has not sent yet.
+// +kubebuilder:validation:Enum=memory;filesystem
+type StorageType string
+
+const (
+	StorageMemory     StorageType = "memory"
+	StorageFilesystem StorageType = "filesystem"
+)
+
+// ShipperSpec is the shipper sidecar of a FluentBitSidecar or Loki destination.
+// +kubebuilder:validation:XValidation:rule="!has(self.kind) || self.kind == 'FluentBit' || (!has(self.memBufLimit) && !has(self.storageType))",message="memBufLimit and storageType configure Fluent Bit's buffer; leave them out with kind OpenTelemetryCollector"
+type ShipperSpec struct {
+	// Kind of shipper; FluentBitSidecar destinations take only FluentBit.
+	// +kubebuilder:default=FluentBit
+	Kind ShipperKind `json:"kind,omitempty"`
+
+	// Image of the shipper; empty means logbench's pinned official image of the kind.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Image string `json:"image,omitempty"`
+
+	// Format is what PostgreSQL writes on the pod's scratch volume for the shipper to
+	// read: CSVLog or JSONLog.
+	// +kubebuilder:default=CSVLog
+	// +kubebuilder:validation:XValidation:rule="self != 'Stderr'",message="the shipper reads CSVLog or JSONLog files"
+	Format LogFormat `json:"format,omitempty"`
+
+	// Output is where a FluentBitSidecar destination's shipper sends the records: Null
+	// (the default) or Stdout measure the shipper alone, Loki also needs loki. A Loki
+	// destination always ships to Loki.
+	// +optional
+	Output ShipperOutput `json:"output,omitempty"`
+
+	// MemBufLimit bounds the records Fluent Bit's tail input holds in memory; reading
+	// pauses at the limit. Empty means Fluent Bit's default (no limit).
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="memBufLimit must be greater than 0 and at most 4Gi"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity('4Gi')) <= 0",message="memBufLimit must be greater than 0 and at most 4Gi"
+	MemBufLimit *resource.Quantity `json:"memBufLimit,omitempty"`
+
+	// StorageType is where Fluent Bit buffers records: memory (the default) or
+	// filesystem, on a volume of the sidecar that lives as long as the pod.
+	// +optional
+	StorageType StorageType `json:"storageType,omitempty"`
+
+	// Resources of the shipper container.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// LokiSpec is a Loki push endpoint.
+type LokiSpec struct {
+	// URL is the base URL of Loki (scheme, host, optional port and path prefix), without
+	// /loki/api/v1/push or /otlp: logbench appends what the shipper needs.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''",message="url must be an http or https URL with a host, such as http://loki.monitoring:3100"
+	// +kubebuilder:validation:XValidation:rule="!self.contains('@') && !self.contains('?') && !self.contains('#')",message="url must hold no credentials, query or fragment: put credentials in a Secret and reference it in auth"
+	URL string `json:"url"`
+
+	// TenantID is sent as X-Scope-OrgID; empty sends none (single-tenant Loki).
+	// +optional
+	// +kubebuilder:validation:MaxLength=150
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9!._*'()-]+$`
+	TenantID string `json:"tenantID,omitempty"`
+
+	// Auth authenticates the pushes and logbench's count queries with credentials kept in
+	// a Secret of the benchmark's namespace; they never enter the resource.
+	// +optional
+	Auth *LokiAuth `json:"auth,omitempty"`
+
+	// Labels are extra stream labels (Fluent Bit) or resource attributes (OpenTelemetry
+	// Collector) on every record.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=8
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-zA-Z_][a-zA-Z0-9_]{0,62}$'))",message="label names must be Prometheus label names: a letter or _, then letters, digits or _, at most 63 characters"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k in ['job', 'namespace', 'benchmark', 'destination']) && !k.startsWith('__'))",message="labels job, namespace, benchmark, destination and names starting with __ are set by logbench"
+	Labels map[string]LabelValue `json:"labels,omitempty"`
+}
+
+// LabelValue is the value of a stream label; the characters exclude the separators of
+// Fluent Bit's labels setting.
+// +kubebuilder:validation:MaxLength=128
+// +kubebuilder:validation:Pattern=`^[-._/:a-zA-Z0-9]+$`
+type LabelValue string
+
+// LokiAuth names the Secret holding Loki's credentials: basic auth or a bearer token.
+// +kubebuilder:validation:XValidation:rule="has(self.basic) != has(self.bearerToken)",message="auth takes exactly one of basic and bearerToken"
+type LokiAuth struct {
+	// Basic authentication with a username and a password from a Secret.
+	// +optional
+	Basic *BasicAuthSecret `json:"basic,omitempty"`
+
+	// BearerToken sends a token from a Secret as Authorization: Bearer.
+	// +optional
+	BearerToken *SecretKeyRef `json:"bearerToken,omitempty"`
+}
+
+// BasicAuthSecret is a Secret holding a username and a password.
+type BasicAuthSecret struct {
+	// SecretName is the Secret in the benchmark's namespace.
+	SecretName SecretName `json:"secretName"`
+
+	// UsernameKey is the Secret's key holding the username.
+	// +kubebuilder:default=username
+	UsernameKey SecretKey `json:"usernameKey,omitempty"`
+
+	// PasswordKey is the Secret's key holding the password.
+	// +kubebuilder:default=password
+	PasswordKey SecretKey `json:"passwordKey,omitempty"`
+}
+
+// SecretKeyRef is one key of a Secret.
+type SecretKeyRef struct {
+	// SecretName is the Secret in the benchmark's namespace.
+	SecretName SecretName `json:"secretName"`
+
+	// Key of the Secret holding the value.
+	// +kubebuilder:default=token
+	Key SecretKey `json:"key,omitempty"`
+}
+
+// SecretName is the name of a Secret.
+// +kubebuilder:validation:MinLength=1
+// +kubebuilder:validation:MaxLength=253
+// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+type SecretName string
+
+// SecretKey is a key of a Secret's data.
+// +kubebuilder:validation:MinLength=1
+// +kubebuilder:validation:MaxLength=253
+// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+type SecretKey string
 
 // BaselineSpec controls the automatic baseline.
 type BaselineSpec struct {
@@ -421,6 +595,10 @@ type Records struct {
 	// right, and the row says so instead of clamping.
 	// +optional
 	AccountingError string `json:"accountingError,omitempty"`
+	// DropReason says where dropped records went, as far as the shipper's and Loki's own
+	// counters tell.
+	// +optional
+	DropReason string `json:"dropReason,omitempty"`
 }
 
 // RepeatResult is one pgbench execution.

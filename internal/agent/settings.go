@@ -8,11 +8,13 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/shipping"
 )
 
 // FileLogDirectory is where file destinations write, on the instance pod's scratch
 // volume: CloudNativePG's own FIFOs live in /controller/log and must keep one reader.
-const FileLogDirectory = "/controller/logbench"
+// Shipping destinations write there too, for their sidecar to read.
+const FileLogDirectory = shipping.LogDirectory
 
 // fileLogName is log_filename for file destinations; PostgreSQL swaps the .log suffix
 // for .csv or .json in those formats.
@@ -22,11 +24,10 @@ const fileLogName = "logbench-%Y%m%d-%H%M%S.log"
 // Cluster spec carries (CloudNativePG rejects log_destination and friends there, so
 // they are set with ALTER SYSTEM). Stdout with CSVLog is CloudNativePG's default.
 func destinationSettings(d v1alpha1.Destination, logDirectory string) map[string]string {
-	logDestination := map[v1alpha1.LogFormat]string{
-		v1alpha1.FormatStderr:  "stderr",
-		v1alpha1.FormatCSVLog:  "csvlog",
-		v1alpha1.FormatJSONLog: "jsonlog",
-	}[d.EffectiveFormat()]
+	if d.Ships() {
+		return shipping.ServerSettings(d)
+	}
+	logDestination := d.EffectiveFormat().LogDestination()
 	switch d.Type {
 	case v1alpha1.DestinationStdout:
 		return map[string]string{"log_destination": logDestination}

@@ -84,7 +84,7 @@ func Run(ctx context.Context, exec Execution, runPgbench PgbenchRunner, dest Des
 		Statements:   measured.Statements,
 	}, records.SettingsFor(exec.Destination, exec.Logging))
 
-	delivered, lastArrival, err := drain(ctx, dest, expectation, ended, ended.Add(exec.DrainTimeout))
+	delivered, lastArrival, err := Drain(ctx, dest, expectation, ended, ended.Add(exec.DrainTimeout), SystemClock)
 	if err != nil {
 		return v1alpha1.RepeatResult{}, fmt.Errorf("counting delivered records: %w", err)
 	}
@@ -116,17 +116,30 @@ const drainPoll = 200 * time.Millisecond
 // taken as drained.
 const drainQuiet = 2 * time.Second
 
-// drain counts the destination until it holds every expected record, its count stops
+// Clock is the time a drain reads and waits on; tests pass one that never sleeps.
+type Clock interface {
+	Now() time.Time
+	// After returns a channel that receives once d has passed.
+	After(d time.Duration) <-chan time.Time
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time                         { return time.Now() }
+func (systemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// SystemClock is the real time.
+var SystemClock Clock = systemClock{}
+
+// Drain counts the destination until it holds every expected record, its count stops
 // rising for drainQuiet, or the deadline passes. It returns the final count and when
 // the last increase was seen: ended, the end of pgbench, if nothing arrived after the
 // first count.
-func drain(ctx context.Context, dest Destination, want records.Expectation, ended, deadline time.Time) (int64, time.Time, error) {
+func Drain(ctx context.Context, dest Destination, want records.Expectation, ended, deadline time.Time, clock Clock) (int64, time.Time, error) {
 	var (
 		count       int64 = -1
 		lastArrival       = ended
-		ticker            = time.NewTicker(drainPoll)
 	)
-	defer ticker.Stop()
 	for {
 		now, err := dest.Delivered(ctx)
 		if err != nil {
@@ -134,19 +147,19 @@ func drain(ctx context.Context, dest Destination, want records.Expectation, ende
 		}
 		if now != count {
 			if count >= 0 {
-				lastArrival = time.Now()
+				lastArrival = clock.Now()
 			}
 			count = now
 		}
 		complete := !want.Estimate && count >= want.Records
-		quiet := time.Since(lastArrival) >= drainQuiet
-		if complete || quiet || !time.Now().Before(deadline) {
+		quiet := clock.Now().Sub(lastArrival) >= drainQuiet
+		if complete || quiet || !clock.Now().Before(deadline) {
 			return count, lastArrival, nil
 		}
 		select {
 		case <-ctx.Done():
 			return 0, lastArrival, ctx.Err()
-		case <-ticker.C:
+		case <-clock.After(drainPoll):
 		}
 	}
 }

@@ -92,7 +92,7 @@ func TestRunAccountsForTheRecordsOfOneExecution(t *testing.T) {
 func TestDrainStopsAtTheDeadline(t *testing.T) {
 	dest := &arrivingDestination{step: 1, total: 1 << 40}
 	began := time.Now()
-	count, _, err := drain(context.Background(), dest, records.Expectation{Records: 1 << 41}, began, began.Add(500*time.Millisecond))
+	count, _, err := Drain(context.Background(), dest, records.Expectation{Records: 1 << 41}, began, began.Add(500*time.Millisecond), SystemClock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestDrainStopsAtTheDeadline(t *testing.T) {
 func TestDrainOfRecordsAlreadyDeliveredEndsWithPgbench(t *testing.T) {
 	dest := &arrivingDestination{step: 10, total: 10}
 	ended := time.Now().Add(-time.Second)
-	count, lastArrival, err := drain(context.Background(), dest, records.Expectation{Records: 10}, ended, ended.Add(time.Minute))
+	count, lastArrival, err := Drain(context.Background(), dest, records.Expectation{Records: 10}, ended, ended.Add(time.Minute), SystemClock)
 	if err != nil {
 		t.Fatal(err)
 	}

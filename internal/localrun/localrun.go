@@ -93,12 +93,11 @@ func Execute(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec, opts Opti
 
 // unsupported says why a destination cannot run locally, or "" when it can.
 func unsupported(d v1alpha1.Destination) string {
-	switch d.Type {
-	case v1alpha1.DestinationNone, v1alpha1.DestinationStdout, v1alpha1.DestinationStderr,
-		v1alpha1.DestinationCSVLog, v1alpha1.DestinationJSONLog:
-		return ""
+	if d.Ships() {
+		return fmt.Sprintf("%s needs its %s sidecar in a CloudNativePG pod and its endpoint, which a local run does not provide",
+			d.Type, d.EffectiveShipper().Kind)
 	}
-	return fmt.Sprintf("%s needs a shipper and its endpoint, which only the operator provides", d.Type)
+	return ""
 }
 
 // measureDestination starts the destination's server, initialises pgbench once and
@@ -242,17 +241,11 @@ func newTarget(dir string, spec *v1alpha1.LoggingBenchmarkSpec, dest v1alpha1.De
 		t.stderr = file
 	default:
 		t.settings["logging_collector"] = "on"
-		t.settings["log_destination"] = logDestination[dest.EffectiveFormat()]
+		t.settings["log_destination"] = dest.EffectiveFormat().LogDestination()
 		t.settings["log_filename"] = "postgresql-%Y%m%d-%H%M%S.log"
 		t.format = records.FormatFor(dest)
 	}
 	return t, nil
-}
-
-var logDestination = map[v1alpha1.LogFormat]string{
-	v1alpha1.FormatStderr:  "stderr",
-	v1alpha1.FormatCSVLog:  "csvlog",
-	v1alpha1.FormatJSONLog: "jsonlog",
 }
 
 func (t *target) close() {

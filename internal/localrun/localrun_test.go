@@ -3,6 +3,7 @@ package localrun
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -87,17 +88,32 @@ func TestQuickSample(t *testing.T) {
 	}
 }
 
-func TestUnsupportedDestinationsAreSkippedWithAReason(t *testing.T) {
-	spec := &v1alpha1.LoggingBenchmarkSpec{
-		Destinations: []v1alpha1.Destination{{Name: "loki", Type: v1alpha1.DestinationLoki}},
-		Workload:     v1alpha1.WorkloadSpec{Clients: []int32{1}, Repeats: 1},
-	}
-	outcome, err := Execute(context.Background(), spec, Options{})
+// TestShippingDestinationsAreSkippedWithAReason reads a spec that admission accepts, so
+// that the skipped destinations are the ones a user can write.
+func TestShippingDestinationsAreSkippedWithAReason(t *testing.T) {
+	benchmark, err := manifest.Decode([]byte(`apiVersion: bench.logbench.io/v1alpha1
+kind: LoggingBenchmark
+metadata: {name: shipping}
+spec:
+  baseline: {enabled: false}
+  destinations:
+  - {name: fluent, type: FluentBitSidecar}
+  - {name: loki, type: Loki, shipper: {kind: OpenTelemetryCollector}, loki: {url: "http://loki:3100"}}
+  workload: {clients: [1], repeats: 1}
+`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(outcome.Runs) != 0 || len(outcome.Skipped) != 1 || outcome.Skipped[0].Reason == "" {
-		t.Fatalf("outcome %+v, want the Loki destination skipped with a reason and nothing run", outcome)
+	outcome, err := Execute(context.Background(), &benchmark.Spec, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Skipped{
+		{Destination: "fluent", Reason: "FluentBitSidecar needs its FluentBit sidecar in a CloudNativePG pod and its endpoint, which a local run does not provide"},
+		{Destination: "loki", Reason: "Loki needs its OpenTelemetryCollector sidecar in a CloudNativePG pod and its endpoint, which a local run does not provide"},
+	}
+	if len(outcome.Runs) != 0 || !slices.Equal(outcome.Skipped, want) {
+		t.Fatalf("outcome %+v, want nothing run and %+v skipped", outcome, want)
 	}
 }
 

@@ -32,7 +32,7 @@ func TestDecodeRejectsWhatTheAPIServerRejects(t *testing.T) {
 		"unknown field":      {header + "spec:\n  destinatons: []\n", "unknown field(s): spec.destinatons"},
 		"enum":               {header + "spec:\n  destinations:\n  - name: a\n    type: Syslog\n", "Unsupported value: \"Syslog\""},
 		"CEL rule":           {header + "spec:\n  postgres:\n    parameters:\n      log_destination: csvlog\n", "spec.destinations"},
-		"not yet supported":  {header + "spec:\n  destinations:\n  - name: loki\n    type: Loki\n", "not supported by this version of logbench yet"},
+		"Loki without loki":  {header + "spec:\n  destinations:\n  - name: loki\n    type: Loki\n", "loki is required by Loki destinations"},
 		"duplicate names":    {header + "spec:\n  destinations:\n  - name: a\n    type: CSVLog\n  - name: a\n    type: Stderr\n", "Duplicate value"},
 		"not an object":      {"- a\n- b\n", "not a single YAML or JSON object"},
 		"bounds of duration": {header + "spec:\n  workload:\n    duration: 100ms\n", "duration"},
@@ -43,5 +43,39 @@ func TestDecodeRejectsWhatTheAPIServerRejects(t *testing.T) {
 				t.Fatalf("error = %v, want it to contain %q", err, tc.message)
 			}
 		})
+	}
+}
+
+func TestDecodeAppliesTheShippingDefaults(t *testing.T) {
+	benchmark, err := Decode([]byte(header + `spec:
+  destinations:
+  - name: fb
+    type: FluentBitSidecar
+    shipper: {}
+  - name: loki
+    type: Loki
+    loki:
+      url: http://loki:3100
+      auth:
+        basic: {secretName: loki-auth}
+  - name: token
+    type: Loki
+    loki:
+      url: http://loki:3100
+      auth:
+        bearerToken: {secretName: loki-token}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	destinations := benchmark.Spec.Destinations
+	if shipper := destinations[0].Shipper; shipper.Kind != v1alpha1.ShipperFluentBit || shipper.Format != v1alpha1.FormatCSVLog {
+		t.Errorf("shipper %+v, want kind FluentBit and format CSVLog", shipper)
+	}
+	if basic := destinations[1].Loki.Auth.Basic; basic.UsernameKey != "username" || basic.PasswordKey != "password" {
+		t.Errorf("basic auth %+v, want the keys username and password", basic)
+	}
+	if token := destinations[2].Loki.Auth.BearerToken; token.Key != "token" {
+		t.Errorf("bearer token %+v, want the key token", token)
 	}
 }

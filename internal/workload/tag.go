@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -21,6 +22,12 @@ const (
 func NewTag(destination string, clients, repeat int32, nonce string) string {
 	return fmt.Sprintf("lb_%s_c%d_r%d_%s",
 		tagField(destination, maxDestinationLength), clients, repeat, tagField(nonce, maxNonceLength))
+}
+
+// TagPattern is a regular expression (RE2 and Onigmo alike) matching the tag of any run
+// of the destination, whatever its clients, repeat and nonce.
+func TagPattern(destination string) string {
+	return "lb_" + regexp.QuoteMeta(tagField(destination, maxDestinationLength)) + "_c[0-9]+_r[0-9]+_"
 }
 
 // tagField keeps s within max bytes of lower-case letters, digits and '-', replacing

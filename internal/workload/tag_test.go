@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -61,6 +62,20 @@ func TestNewTagIsNeverInsideAnotherTag(t *testing.T) {
 			if inner != outer && strings.Contains(outer, inner) {
 				t.Errorf("tag %q occurs inside %q", inner, outer)
 			}
+		}
+	}
+}
+
+func TestTagPatternMatchesEveryRunOfItsDestinationOnly(t *testing.T) {
+	pattern := regexp.MustCompile(TagPattern("fluent-bit"))
+	for tag, want := range map[string]bool{
+		NewTag("fluent-bit", 1, 1, "abcdefabcdef"):   true,
+		NewTag("fluent-bit", 16, 20, "0123456789ab"): true,
+		NewTag("fluent", 1, 1, "abcdefabcdef"):       false,
+		NewTag("fluent-bit2", 1, 1, "abcdefabcdef"):  false,
+	} {
+		if got := pattern.MatchString(tag); got != want {
+			t.Errorf("%s matches %s: %v, want %v", TagPattern("fluent-bit"), tag, got, want)
 		}
 	}
 }

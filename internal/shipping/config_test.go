@@ -1,0 +1,133 @@
+package shipping
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/golden"
+)
+
+// goldenTargets cover every output, both formats and storage types, both shippers and
+// every kind of Loki authentication.
+func goldenTargets() map[string]Target {
+	memBufLimit := resource.MustParse("64Mi")
+	loki := func(auth *v1alpha1.LokiAuth) *v1alpha1.LokiSpec {
+		return &v1alpha1.LokiSpec{
+			URL:      "https://logs.example.com/loki/",
+			TenantID: "bench",
+			Auth:     auth,
+			Labels:   map[string]v1alpha1.LabelValue{"team": "db", "env": "lab"},
+		}
+	}
+	basic := &v1alpha1.LokiAuth{Basic: &v1alpha1.BasicAuthSecret{SecretName: "loki-auth", UsernameKey: "username", PasswordKey: "password"}}
+	bearer := &v1alpha1.LokiAuth{BearerToken: &v1alpha1.SecretKeyRef{SecretName: "loki-token", Key: "token"}}
+	target := func(d v1alpha1.Destination) Target {
+		return Target{Namespace: "bench-ns", Benchmark: "shipping", Destination: d}
+	}
+	return map[string]Target{
+		"fluentbit-null": target(v1alpha1.Destination{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar}),
+		"fluentbit-stdout-jsonlog-filesystem": target(v1alpha1.Destination{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar,
+			Shipper: &v1alpha1.ShipperSpec{Format: v1alpha1.FormatJSONLog, Output: v1alpha1.OutputStdout, StorageType: v1alpha1.StorageFilesystem,
+				MemBufLimit: &memBufLimit, Image: "registry.example.com/fluent-bit:custom",
+				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}}}}),
+		"fluentbit-loki-basic": target(v1alpha1.Destination{Name: "loki", Type: v1alpha1.DestinationLoki, Loki: loki(basic)}),
+		"fluentbit-loki-plain": target(v1alpha1.Destination{Name: "loki", Type: v1alpha1.DestinationFluentBitSidecar,
+			Shipper: &v1alpha1.ShipperSpec{Output: v1alpha1.OutputLoki}, Loki: &v1alpha1.LokiSpec{URL: "http://loki.monitoring:3100"}}),
+		"otelcol-loki-bearer": target(v1alpha1.Destination{Name: "otel", Type: v1alpha1.DestinationLoki,
+			Shipper: &v1alpha1.ShipperSpec{Kind: v1alpha1.ShipperOpenTelemetryCollector}, Loki: loki(bearer)}),
+		"otelcol-loki-basic-jsonlog": target(v1alpha1.Destination{Name: "otel", Type: v1alpha1.DestinationLoki,
+			Shipper: &v1alpha1.ShipperSpec{Kind: v1alpha1.ShipperOpenTelemetryCollector, Format: v1alpha1.FormatJSONLog}, Loki: loki(basic)}),
+	}
+}
+
+// TestGolden pins the configuration and the pod patch of every golden target; the
+// README points at these files.
+func TestGolden(t *testing.T) {
+	for name, target := range goldenTargets() {
+		t.Run(name, func(t *testing.T) {
+			config, err := shipperConfig(target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.Assert(t, filepath.Join("testdata", name+".config.golden"), config)
+			patch, err := PodPatch(target, "shipping-"+target.Destination.Name+"-shipper")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var indented bytes.Buffer
+			if err := json.Indent(&indented, []byte(patch), "", "  "); err != nil {
+				t.Fatal(err)
+			}
+			golden.Assert(t, filepath.Join("testdata", name+".podpatch.golden"), append(indented.Bytes(), '\n'))
+		})
+	}
+}
+
+func shipperConfig(t Target) ([]byte, error) {
+	if t.Destination.EffectiveShipper().Kind == v1alpha1.ShipperOpenTelemetryCollector {
+		return CollectorConfig(t)
+	}
+	return FluentBitConfig(t)
+}
+
+// TestCredentialsComeFromSecrets checks that credentials are referenced, never copied:
+// every Loki variable of the sidecar comes from a secretKeyRef.
+func TestCredentialsComeFromSecrets(t *testing.T) {
+	for name, target := range goldenTargets() {
+		patch, err := PodPatch(target, "cm")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var operations []struct {
+			Path  string          `json:"path"`
+			Value json.RawMessage `json:"value"`
+		}
+		if err := json.Unmarshal([]byte(patch), &operations); err != nil {
+			t.Fatalf("%s: the pod patch is not a JSON patch: %v", name, err)
+		}
+		var container corev1.Container
+		if err := json.Unmarshal(operations[len(operations)-1].Value, &container); err != nil {
+			t.Fatal(err)
+		}
+		for _, env := range container.Env {
+			if env.Value != "" || env.ValueFrom == nil || env.ValueFrom.SecretKeyRef == nil {
+				t.Errorf("%s: %s does not come from a Secret: %+v", name, env.Name, env)
+			}
+		}
+		if auth := target.Destination.Loki; auth != nil && auth.Auth != nil && len(container.Env) == 0 {
+			t.Errorf("%s: Loki has credentials but the sidecar gets none", name)
+		}
+	}
+}
+
+func TestServerSettingsWriteTheFileTheShipperReads(t *testing.T) {
+	for _, format := range []v1alpha1.LogFormat{v1alpha1.FormatCSVLog, v1alpha1.FormatJSONLog} {
+		target := Target{Destination: v1alpha1.Destination{Name: "fb", Type: v1alpha1.DestinationFluentBitSidecar,
+			Shipper: &v1alpha1.ShipperSpec{Format: format}}}
+		settings := ServerSettings(target.Destination)
+		written := filepath.Join(settings["log_directory"], strings.TrimSuffix(settings["log_filename"], ".log")) +
+			map[string]string{"csvlog": ".csv", "jsonlog": ".json"}[settings["log_destination"]]
+		if written != target.logFile() {
+			t.Errorf("%s: PostgreSQL writes %s, the shipper reads %s", format, written, target.logFile())
+		}
+	}
+}
+
+func TestLokiSelector(t *testing.T) {
+	targets := goldenTargets()
+	for name, want := range map[string]string{
+		"fluentbit-loki-basic": `{job="logbench", namespace="bench-ns", benchmark="shipping", destination="loki"}`,
+		"otelcol-loki-bearer":  `{service_namespace="bench-ns", service_name="logbench-shipping-otel"}`,
+	} {
+		if got := targets[name].LokiSelector(); got != want {
+			t.Errorf("%s: selector %s, want %s", name, got, want)
+		}
+	}
+}

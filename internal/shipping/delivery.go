@@ -1,0 +1,52 @@
+package shipping
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/records"
+)
+
+// Account compares the records delivered to a shipping destination (counted in Loki for
+// output Loki, the shipper's sent records of the run otherwise) with the expectation, as
+// records.Reconcile does, and says where missing records went as far as the shipper's
+// counters of the run and Loki's refusals of the run tell. Dropped is never clamped: more
+// records than expected is an accounting error, left as records.Reconcile reports it.
+func Account(want records.Expectation, delivered int64, shipped OutputCounters, lokiRefused map[string]int64) v1alpha1.Records {
+	result := records.Reconcile(want, delivered)
+	if result.Dropped == nil || *result.Dropped <= 0 {
+		return result
+	}
+	var reasons []string
+	if refused := sum(lokiRefused); refused > 0 {
+		var byReason []string
+		for _, reason := range slices.Sorted(maps.Keys(lokiRefused)) {
+			if lokiRefused[reason] > 0 {
+				byReason = append(byReason, fmt.Sprintf("%s %d", reason, lokiRefused[reason]))
+			}
+		}
+		reasons = append(reasons, fmt.Sprintf("loki refused %d records (%s)", refused, strings.Join(byReason, ", ")))
+	}
+	if shipped.Dropped > 0 {
+		reasons = append(reasons, fmt.Sprintf("the shipper dropped %d records (errors or retries exhausted)", shipped.Dropped))
+	}
+	if shipped.Retried > 0 {
+		reasons = append(reasons, fmt.Sprintf("%d records needed retries", shipped.Retried))
+	}
+	if len(reasons) == 0 {
+		reasons = append(reasons, "neither the shipper nor Loki reports a loss: the records were lost before the shipper read them, or are still in its buffer")
+	}
+	result.DropReason = strings.Join(reasons, "; ")
+	return result
+}
+
+func sum(counts map[string]int64) int64 {
+	var total int64
+	for _, n := range counts {
+		total += n
+	}
+	return total
+}

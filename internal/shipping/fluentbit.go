@@ -1,0 +1,163 @@
+package shipping
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/workload"
+)
+
+const (
+	// FluentBitMetricsPort serves Fluent Bit's HTTP API, whose
+	// /api/v2/metrics/prometheus counts the records read, sent, retried and dropped.
+	FluentBitMetricsPort = 2020
+
+	// Aliases of the pipeline's plugins: the name label of their metrics.
+	fluentBitInput  = "postgresql"
+	fluentBitOutput = "shipped"
+
+	// csvlogParser joins the lines of a csvlog record: a field may hold newlines, and
+	// only a record's first line starts with its log_time.
+	csvlogParser = "logbench_csvlog"
+	// csvlogRecordStart matches the log_time that opens every csvlog record
+	// ("2026-01-02 03:04:05.678 UTC,").
+	csvlogRecordStart = `\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} `
+
+	// bufferMountPath holds the sidecar's own state (tail offsets, filesystem buffer) on
+	// an emptyDir that outlives restarts of the container, not of the pod.
+	bufferMountPath = "/logbench-shipper"
+)
+
+// FluentBitConfig returns the sidecar's Fluent Bit configuration, in Fluent Bit's YAML
+// format: tail the destination's log file, keep the records of the benchmark's runs,
+// send them to the destination's output, and serve metrics on FluentBitMetricsPort.
+func FluentBitConfig(t Target) ([]byte, error) {
+	shipper := t.Destination.EffectiveShipper()
+	service := map[string]any{
+		"flush":       1,
+		"log_level":   "info",
+		"http_server": "on",
+		"http_listen": "0.0.0.0",
+		"http_port":   FluentBitMetricsPort,
+	}
+	tail := map[string]any{
+		"name":  "tail",
+		"alias": fluentBitInput,
+		"tag":   fluentBitInput,
+		"path":  t.logFile(),
+		// PostgreSQL creates the file after the sidecar starts: read it whole, and keep
+		// the offset on the buffer volume so that a restarted sidecar does not read it
+		// again.
+		"read_from_head":   "true",
+		"db":               bufferMountPath + "/tail.db",
+		"refresh_interval": 1,
+		// A record longer than the buffer would make tail stop following the file.
+		"buffer_max_size": "1M",
+		"storage.type":    string(shipper.StorageType),
+	}
+	if shipper.MemBufLimit != nil {
+		tail["mem_buf_limit"] = fmt.Sprint(shipper.MemBufLimit.Value())
+	}
+	config := map[string]any{"service": service}
+	if shipper.Format == v1alpha1.FormatCSVLog {
+		tail["multiline.parser"] = csvlogParser
+		config["multiline_parsers"] = []any{map[string]any{
+			"name":          csvlogParser,
+			"type":          "regex",
+			"flush_timeout": 1000,
+			"rules": []any{
+				map[string]any{"state": "start_state", "regex": "/^" + csvlogRecordStart + "/", "next_state": "cont"},
+				map[string]any{"state": "cont", "regex": "/^(?!" + csvlogRecordStart + ").*/", "next_state": "cont"},
+			},
+		}}
+	}
+	if shipper.StorageType == v1alpha1.StorageFilesystem {
+		service["storage.path"] = bufferMountPath + "/storage"
+		service["storage.metrics"] = "on"
+	}
+	output, err := fluentBitOutputConfig(t, shipper.Output)
+	if err != nil {
+		return nil, err
+	}
+	config["pipeline"] = map[string]any{
+		"inputs": []any{tail},
+		// Only the records of the benchmark's runs are shipped, so that the output's
+		// counters hold no checkpoint or connection records to confuse the accounting.
+		"filters": []any{map[string]any{
+			"name":  "grep",
+			"match": fluentBitInput,
+			"regex": "log " + workload.TagPattern(t.Destination.Name),
+		}},
+		"outputs": []any{output},
+	}
+	return yaml.Marshal(config)
+}
+
+func fluentBitOutputConfig(t Target, output v1alpha1.ShipperOutput) (map[string]any, error) {
+	plugin := map[string]any{"alias": fluentBitOutput, "match": fluentBitInput}
+	switch output {
+	case v1alpha1.OutputNull:
+		plugin["name"] = "null"
+	case v1alpha1.OutputStdout:
+		plugin["name"] = "stdout"
+		plugin["format"] = "json_lines"
+	case v1alpha1.OutputLoki:
+		if err := addLokiOutput(plugin, t); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("unknown shipper output %q", output)
+	}
+	return plugin, nil
+}
+
+// addLokiOutput configures Fluent Bit's loki output plugin: host, port and TLS from the
+// URL, the push path under its path prefix, and credentials from the environment.
+func addLokiOutput(plugin map[string]any, t Target) error {
+	loki := t.Destination.Loki
+	if loki == nil {
+		return fmt.Errorf("destination %s ships to Loki but has no loki settings", t.Destination.Name)
+	}
+	endpoint, err := url.Parse(loki.URL)
+	if err != nil {
+		return fmt.Errorf("loki.url: %w", err)
+	}
+	secure := endpoint.Scheme == "https"
+	port := endpoint.Port()
+	if port == "" {
+		port = map[bool]string{true: "443", false: "80"}[secure]
+	}
+	var labels []string
+	for _, l := range append(t.selectingLabels(), t.extraLabels()...) {
+		labels = append(labels, l.name+"="+l.value)
+	}
+	plugin["name"] = "loki"
+	plugin["host"] = endpoint.Hostname()
+	plugin["port"] = port
+	plugin["uri"] = strings.TrimSuffix(endpoint.Path, "/") + "/loki/api/v1/push"
+	plugin["tls"] = onOff(secure)
+	plugin["tls.verify"] = onOff(secure)
+	plugin["labels"] = strings.Join(labels, ", ")
+	plugin["line_format"] = "json"
+	if loki.TenantID != "" {
+		plugin["tenant_id"] = loki.TenantID
+	}
+	if auth := loki.Auth; auth != nil && auth.Basic != nil {
+		plugin["http_user"] = "${" + envLokiUsername + "}"
+		plugin["http_passwd"] = "${" + envLokiPassword + "}"
+	} else if auth != nil && auth.BearerToken != nil {
+		plugin["bearer_token"] = "${" + envLokiBearerToken + "}"
+	}
+	return nil
+}
+
+func onOff(on bool) string {
+	if on {
+		return "on"
+	}
+	return "off"
+}

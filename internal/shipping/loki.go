@@ -1,0 +1,168 @@
+package shipping
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/logbench/logbench/internal/bench"
+	"github.com/logbench/logbench/internal/records"
+)
+
+// maxQueryRange is Loki's default limits_config.max_query_length (721h): Loki refuses a
+// query whose range vector spans more.
+const maxQueryRange = 721 * time.Hour
+
+// rangeMargin widens the counted range before the run's start: a record's timestamp is
+// when the shipper read it, and a tag is unique to its run, so a wider range never
+// counts another run's records.
+const rangeMargin = 5 * time.Minute
+
+// LokiClient counts records through Loki's query API. The credentials live in memory
+// only, read by the caller from the same Secret the sidecar gets; they are never logged
+// or put in an error.
+type LokiClient struct {
+	// URL is the destination's loki.url.
+	URL      string
+	TenantID string
+	// Username and Password authenticate with basic auth when Username is set.
+	Username, Password string
+	// BearerToken authenticates as Authorization: Bearer when set.
+	BearerToken string
+	HTTP        *http.Client
+}
+
+// CountQuery is the LogQL query counting the records holding tag among the streams of
+// selector over the range that ends at the query's time.
+func CountQuery(selector, tag string, window time.Duration) string {
+	seconds := int64(math.Ceil(window.Seconds()))
+	return fmt.Sprintf("sum(count_over_time(%s |= %s [%ds]))", selector, strconv.Quote(tag), seconds)
+}
+
+// CountRecords counts the records holding tag that Loki holds for selector, from since
+// to at, with an instant query at at: an instant query evaluates the range vector once,
+// where query_range would evaluate it at every step.
+func (c *LokiClient) CountRecords(ctx context.Context, selector, tag string, since, at time.Time) (int64, error) {
+	window := at.Sub(since) + rangeMargin
+	if window > maxQueryRange {
+		return 0, fmt.Errorf("the run spans %s, more than Loki's default max_query_length of %s", window, maxQueryRange)
+	}
+	query := url.Values{
+		"query": {CountQuery(selector, tag, window)},
+		"time":  {strconv.FormatInt(at.UnixNano(), 10)},
+	}
+	endpoint := strings.TrimSuffix(c.URL, "/") + "/loki/api/v1/query?" + query.Encode()
+	request, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
+	if err != nil {
+		return 0, err
+	}
+	if c.TenantID != "" {
+		request.Header.Set("X-Scope-OrgID", c.TenantID)
+	}
+	switch {
+	case c.Username != "":
+		request.SetBasicAuth(c.Username, c.Password)
+	case c.BearerToken != "":
+		request.Header.Set("Authorization", "Bearer "+c.BearerToken)
+	}
+	httpClient := c.HTTP
+	if httpClient == nil {
+		httpClient = http.DefaultClient
+	}
+	response, err := httpClient.Do(request)
+	if err != nil {
+		return 0, fmt.Errorf("querying Loki: %w", err)
+	}
+	defer response.Body.Close()
+	// A count's answer is small; a bigger one is not Loki's answer to this query.
+	body, err := io.ReadAll(io.LimitReader(response.Body, 1<<20))
+	if err != nil {
+		return 0, fmt.Errorf("reading Loki's answer: %w", err)
+	}
+	if response.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("loki answered %s: %s", response.Status, lokiMessage(body))
+	}
+	return parseCountResponse(body)
+}
+
+// parseCountResponse reads the answer to CountQuery: a vector of at most one sample (no
+// sample when nothing matched) whose value is a whole number of records.
+func parseCountResponse(body []byte) (int64, error) {
+	var answer struct {
+		Status string `json:"status"`
+		Data   struct {
+			ResultType string `json:"resultType"`
+			Result     []struct {
+				Value []json.RawMessage `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &answer); err != nil {
+		return 0, fmt.Errorf("loki's answer is not a query result: %w", err)
+	}
+	if answer.Status != "success" || answer.Data.ResultType != "vector" {
+		return 0, fmt.Errorf("loki's answer has status %q and result type %q, want success and vector", answer.Status, answer.Data.ResultType)
+	}
+	var total int64
+	for _, sample := range answer.Data.Result {
+		var value string
+		if len(sample.Value) != 2 || json.Unmarshal(sample.Value[1], &value) != nil {
+			return 0, fmt.Errorf("loki's sample %s is not [time, \"value\"]", sample.Value)
+		}
+		n, err := strconv.ParseFloat(value, 64)
+		if err != nil || n < 0 || n > maxCount || n != math.Trunc(n) {
+			return 0, fmt.Errorf("loki counted %q records, which is not a count", value)
+		}
+		total += int64(n)
+	}
+	return total, nil
+}
+
+// lokiMessage is the error Loki gives: the text of its body, or the message of a JSON
+// error, bounded.
+func lokiMessage(body []byte) string {
+	var structured struct {
+		Message string `json:"message"`
+		Error   string `json:"error"`
+	}
+	message := strings.TrimSpace(string(body))
+	if json.Unmarshal(body, &structured) == nil {
+		message = strings.TrimSpace(structured.Message + " " + structured.Error)
+	}
+	const keep = 512
+	if len(message) > keep {
+		message = message[:keep] + "…"
+	}
+	return message
+}
+
+// RunCounter counts one run's records in Loki; it is a bench.Destination.
+type RunCounter struct {
+	Client   *LokiClient
+	Selector string
+	Tag      string
+	// Started is when the run began.
+	Started time.Time
+	Clock   bench.Clock
+}
+
+// Delivered counts the run's records Loki holds now.
+func (r RunCounter) Delivered(ctx context.Context) (int64, error) {
+	return r.Client.CountRecords(ctx, r.Selector, r.Tag, r.Started, r.Clock.Now())
+}
+
+// WaitDrained polls Loki from now, the end of pgbench, until it holds expected records,
+// its count stops rising for a quiet period, or drainTimeout passes. It returns the last
+// count and the drain time: from now until the last increase.
+func (r RunCounter) WaitDrained(ctx context.Context, expected int64, drainTimeout time.Duration) (int64, time.Duration, error) {
+	ended := r.Clock.Now()
+	count, lastArrival, err := bench.Drain(ctx, r, records.Expectation{Records: expected}, ended, ended.Add(drainTimeout), r.Clock)
+	return count, lastArrival.Sub(ended), err
+}

@@ -1,0 +1,192 @@
+package shipping
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// OutputCounters are the cumulative record counters of one shipper output.
+type OutputCounters struct {
+	// Sent records the output delivered.
+	Sent int64
+	// Dropped records the output gave up on (retries exhausted, unrecoverable errors,
+	// a full queue).
+	Dropped int64
+	// Retried records that needed at least one more attempt.
+	Retried int64
+}
+
+// ShipperMetrics are a shipper's cumulative record counters.
+type ShipperMetrics struct {
+	// Read records, over every input.
+	Read int64
+	// Outputs holds the counters of each output by name.
+	Outputs map[string]OutputCounters
+}
+
+// counterRule maps one counter to a field of ShipperMetrics, grouped by the label that
+// names the input or output.
+type counterRule struct {
+	label string
+	add   func(m *ShipperMetrics, output string, value int64)
+}
+
+func toRead(m *ShipperMetrics, _ string, v int64) { m.Read += v }
+
+func toOutput(field func(*OutputCounters) *int64) func(*ShipperMetrics, string, int64) {
+	return func(m *ShipperMetrics, output string, v int64) {
+		counters := m.Outputs[output]
+		*field(&counters) += v
+		m.Outputs[output] = counters
+	}
+}
+
+var (
+	sent    = toOutput(func(c *OutputCounters) *int64 { return &c.Sent })
+	dropped = toOutput(func(c *OutputCounters) *int64 { return &c.Dropped })
+	retried = toOutput(func(c *OutputCounters) *int64 { return &c.Retried })
+)
+
+// fluentBitCounters are Fluent Bit's record counters (administration/monitoring, v2
+// metrics), labelled by plugin alias.
+var fluentBitCounters = map[string]counterRule{
+	"fluentbit_input_records_total":          {"name", toRead},
+	"fluentbit_output_proc_records_total":    {"name", sent},
+	"fluentbit_output_dropped_records_total": {"name", dropped},
+	"fluentbit_output_retried_records_total": {"name", retried},
+}
+
+// collectorCounters are the OpenTelemetry Collector's own log record counters; since the
+// collector exports them through the OpenTelemetry SDK, counters carry a _total suffix,
+// which older collectors left out, so names are matched without it.
+var collectorCounters = map[string]counterRule{
+	"otelcol_receiver_accepted_log_records":       {"receiver", toRead},
+	"otelcol_exporter_sent_log_records":           {"exporter", sent},
+	"otelcol_exporter_send_failed_log_records":    {"exporter", dropped},
+	"otelcol_exporter_enqueue_failed_log_records": {"exporter", dropped},
+}
+
+// ParseFluentBitMetrics reads Fluent Bit's /api/v2/metrics/prometheus (or v1) page.
+func ParseFluentBitMetrics(r io.Reader) (ShipperMetrics, error) {
+	return parseCounters(r, fluentBitCounters)
+}
+
+// ParseCollectorMetrics reads the OpenTelemetry Collector's Prometheus /metrics page.
+func ParseCollectorMetrics(r io.Reader) (ShipperMetrics, error) {
+	return parseCounters(r, collectorCounters)
+}
+
+func parseCounters(r io.Reader, rules map[string]counterRule) (ShipperMetrics, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(r)
+	if err != nil {
+		return ShipperMetrics{}, fmt.Errorf("reading the shipper's metrics: %w", err)
+	}
+	metrics := ShipperMetrics{Outputs: map[string]OutputCounters{}}
+	for name, family := range families {
+		rule, ok := rules[name]
+		if !ok {
+			rule, ok = rules[strings.TrimSuffix(name, "_total")]
+		}
+		if !ok {
+			continue
+		}
+		for _, metric := range family.GetMetric() {
+			value, err := count(name, metric)
+			if err != nil {
+				return ShipperMetrics{}, err
+			}
+			rule.add(&metrics, labelValue(metric, rule.label), value)
+		}
+	}
+	return metrics, nil
+}
+
+// maxCount bounds a record count far above any run (2^40, a trillion records), so that
+// sums of counters cannot overflow.
+const maxCount = 1 << 40
+
+// count reads a counter (or an untyped sample, as some exporters write them) as a record
+// count: a whole number of records, never negative.
+func count(name string, metric *dto.Metric) (int64, error) {
+	value := metric.GetCounter().GetValue()
+	if metric.GetCounter() == nil {
+		value = metric.GetUntyped().GetValue()
+	}
+	if math.IsNaN(value) || value < 0 || value > maxCount || value != math.Trunc(value) {
+		return 0, fmt.Errorf("metric %s holds %v, which is not a record count", name, value)
+	}
+	return int64(value), nil
+}
+
+func labelValue(metric *dto.Metric, name string) string {
+	for _, pair := range metric.GetLabel() {
+		if pair.GetName() == name {
+			return pair.GetValue()
+		}
+	}
+	return ""
+}
+
+// Total sums the counters of every output.
+func (m ShipperMetrics) Total() OutputCounters {
+	var total OutputCounters
+	for _, c := range m.Outputs {
+		total.Sent += c.Sent
+		total.Dropped += c.Dropped
+		total.Retried += c.Retried
+	}
+	return total
+}
+
+// Since returns what the shipper counted after the earlier reading before: the share of
+// one run, since runs of a destination follow one another. A counter that went down
+// means the shipper restarted in between, and the difference is no count at all.
+func (m ShipperMetrics) Since(before ShipperMetrics) (ShipperMetrics, error) {
+	restarted := fmt.Errorf("the shipper's counters went down during the run: it restarted, and its counts of the run are lost")
+	diff := ShipperMetrics{Read: m.Read - before.Read, Outputs: map[string]OutputCounters{}}
+	if diff.Read < 0 {
+		return ShipperMetrics{}, restarted
+	}
+	for name, c := range m.Outputs {
+		b := before.Outputs[name]
+		d := OutputCounters{Sent: c.Sent - b.Sent, Dropped: c.Dropped - b.Dropped, Retried: c.Retried - b.Retried}
+		if d.Sent < 0 || d.Dropped < 0 || d.Retried < 0 {
+			return ShipperMetrics{}, restarted
+		}
+		diff.Outputs[name] = d
+	}
+	return diff, nil
+}
+
+// lokiDiscards is Loki's counter of the records (samples) it refused, by reason
+// (rate_limited, line_too_long, too_far_behind, ...) and tenant.
+const lokiDiscards = "loki_discarded_samples_total"
+
+// ParseLokiDiscards reads Loki's /metrics page: the records Loki refused from the tenant
+// ("fake" when Loki runs without authentication), by reason.
+func ParseLokiDiscards(r io.Reader, tenant string) (map[string]int64, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(r)
+	if err != nil {
+		return nil, fmt.Errorf("reading Loki's metrics: %w", err)
+	}
+	discards := map[string]int64{}
+	for _, metric := range families[lokiDiscards].GetMetric() {
+		if labelValue(metric, "tenant") != tenant {
+			continue
+		}
+		value, err := count(lokiDiscards, metric)
+		if err != nil {
+			return nil, err
+		}
+		discards[labelValue(metric, "reason")] += value
+	}
+	return discards, nil
+}

@@ -1,0 +1,167 @@
+package shipping
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/logbench/logbench/internal/records"
+)
+
+// fluentBitPage is the shape of Fluent Bit's /api/v2/metrics/prometheus page.
+const fluentBitPage = `# HELP fluentbit_uptime Number of seconds that Fluent Bit has been running.
+# TYPE fluentbit_uptime counter
+fluentbit_uptime{hostname="pod"} 42
+# HELP fluentbit_input_records_total Number of input records.
+# TYPE fluentbit_input_records_total counter
+fluentbit_input_records_total{name="postgresql"} 1200
+# HELP fluentbit_output_proc_records_total Number of processed output records.
+# TYPE fluentbit_output_proc_records_total counter
+fluentbit_output_proc_records_total{name="shipped"} 1000
+# HELP fluentbit_output_dropped_records_total Number of dropped records.
+# TYPE fluentbit_output_dropped_records_total counter
+fluentbit_output_dropped_records_total{name="shipped"} 150
+# HELP fluentbit_output_retried_records_total Number of retried records.
+# TYPE fluentbit_output_retried_records_total counter
+fluentbit_output_retried_records_total{name="shipped"} 300
+# HELP fluentbit_output_retries_failed_total Number of abandoned batches because the maximum number of re-tries was reached.
+# TYPE fluentbit_output_retries_failed_total counter
+fluentbit_output_retries_failed_total{name="shipped"} 2
+`
+
+// collectorPage has the _total suffixes of current collectors and the names without
+// them of older ones.
+const collectorPage = `# TYPE otelcol_receiver_accepted_log_records_total counter
+otelcol_receiver_accepted_log_records_total{receiver="filelog",transport=""} 900
+# TYPE otelcol_exporter_sent_log_records_total counter
+otelcol_exporter_sent_log_records_total{exporter="otlphttp"} 800
+# TYPE otelcol_exporter_send_failed_log_records counter
+otelcol_exporter_send_failed_log_records{exporter="otlphttp"} 90
+# TYPE otelcol_exporter_enqueue_failed_log_records_total counter
+otelcol_exporter_enqueue_failed_log_records_total{exporter="otlphttp"} 10
+`
+
+func TestParseShipperMetrics(t *testing.T) {
+	for name, tc := range map[string]struct {
+		parse func(string) (ShipperMetrics, error)
+		page  string
+		want  ShipperMetrics
+	}{
+		"Fluent Bit": {parseFluentBitString, fluentBitPage,
+			ShipperMetrics{Read: 1200, Outputs: map[string]OutputCounters{"shipped": {Sent: 1000, Dropped: 150, Retried: 300}}}},
+		"OpenTelemetry Collector": {parseCollectorString, collectorPage,
+			ShipperMetrics{Read: 900, Outputs: map[string]OutputCounters{"otlphttp": {Sent: 800, Dropped: 100}}}},
+		"Fluent Bit without outputs yet": {parseFluentBitString, "fluentbit_uptime 1\n",
+			ShipperMetrics{Outputs: map[string]OutputCounters{}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := tc.parse(tc.page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Read != tc.want.Read || len(got.Outputs) != len(tc.want.Outputs) {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+			for output, counters := range tc.want.Outputs {
+				if got.Outputs[output] != counters {
+					t.Errorf("output %s: %+v, want %+v", output, got.Outputs[output], counters)
+				}
+			}
+		})
+	}
+}
+
+func TestParseShipperMetricsRejectsWhatIsNoCount(t *testing.T) {
+	for name, page := range map[string]string{
+		"negative":   "fluentbit_output_proc_records_total{name=\"x\"} -1\n",
+		"fractional": "fluentbit_output_proc_records_total{name=\"x\"} 1.5\n",
+		"NaN":        "fluentbit_output_proc_records_total{name=\"x\"} NaN\n",
+		"not text":   "{\"fluent-bit\": {}}\n",
+	} {
+		if got, err := parseFluentBitString(page); err == nil {
+			t.Errorf("%s: parsed %+v, want an error", name, got)
+		}
+	}
+}
+
+func TestSinceIsTheRunsShare(t *testing.T) {
+	before := ShipperMetrics{Read: 100, Outputs: map[string]OutputCounters{"shipped": {Sent: 90, Dropped: 5, Retried: 1}}}
+	after := ShipperMetrics{Read: 1100, Outputs: map[string]OutputCounters{"shipped": {Sent: 1000, Dropped: 55, Retried: 1}}}
+	run, err := after.Since(before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (OutputCounters{Sent: 910, Dropped: 50}); run.Read != 1000 || run.Total() != want {
+		t.Errorf("run %+v, want read 1000 and %+v", run, want)
+	}
+	if _, err := before.Since(after); err == nil || !strings.Contains(err.Error(), "restarted") {
+		t.Errorf("counters going down: error %v, want a restart", err)
+	}
+}
+
+func TestParseLokiDiscards(t *testing.T) {
+	page := `# TYPE loki_discarded_samples_total counter
+loki_discarded_samples_total{reason="rate_limited",tenant="bench"} 1234
+loki_discarded_samples_total{reason="line_too_long",tenant="bench"} 3
+loki_discarded_samples_total{reason="rate_limited",tenant="other"} 99
+`
+	got, err := ParseLokiDiscards(strings.NewReader(page), "bench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got["rate_limited"] != 1234 || got["line_too_long"] != 3 {
+		t.Errorf("discards %v, want rate_limited 1234 and line_too_long 3 of tenant bench", got)
+	}
+}
+
+func TestAccount(t *testing.T) {
+	exact := records.Expectation{Records: 10000}
+	for name, tc := range map[string]struct {
+		want       records.Expectation
+		delivered  int64
+		shipped    OutputCounters
+		refused    map[string]int64
+		dropped    *int64
+		reason     string
+		accounting bool
+	}{
+		"everything delivered": {exact, 10000, OutputCounters{Sent: 10000}, nil, int64Ptr(0), "", false},
+		"Loki refused records": {exact, 8766, OutputCounters{Sent: 10000, Retried: 2000}, map[string]int64{"rate_limited": 1234},
+			int64Ptr(1234), "loki refused 1234 records (rate_limited 1234); 2000 records needed retries", false},
+		"the shipper dropped records": {exact, 9000, OutputCounters{Sent: 9000, Dropped: 1000}, nil,
+			int64Ptr(1000), "the shipper dropped 1000 records (errors or retries exhausted)", false},
+		"no one reports the loss": {exact, 9999, OutputCounters{Sent: 9999}, map[string]int64{"rate_limited": 0},
+			int64Ptr(1), "neither the shipper nor Loki reports a loss: the records were lost before the shipper read them, or are still in its buffer", false},
+		"more delivered than expected": {exact, 10002, OutputCounters{Sent: 10002}, nil, int64Ptr(-2), "", true},
+		"an estimate has no dropped":   {records.Expectation{Records: 10, Max: 20, Estimate: true}, 5, OutputCounters{Dropped: 5}, nil, nil, "", false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := Account(tc.want, tc.delivered, tc.shipped, tc.refused)
+			if (got.Dropped == nil) != (tc.dropped == nil) || got.Dropped != nil && *got.Dropped != *tc.dropped {
+				t.Errorf("dropped %v, want %v", deref(got.Dropped), deref(tc.dropped))
+			}
+			if got.DropReason != tc.reason {
+				t.Errorf("reason %q, want %q", got.DropReason, tc.reason)
+			}
+			if (got.AccountingError != "") != tc.accounting {
+				t.Errorf("accounting error %q, want one: %v", got.AccountingError, tc.accounting)
+			}
+		})
+	}
+}
+
+func int64Ptr(n int64) *int64 { return &n }
+
+func deref(n *int64) any {
+	if n == nil {
+		return nil
+	}
+	return *n
+}
+
+func parseFluentBitString(page string) (ShipperMetrics, error) {
+	return ParseFluentBitMetrics(strings.NewReader(page))
+}
+
+func parseCollectorString(page string) (ShipperMetrics, error) {
+	return ParseCollectorMetrics(strings.NewReader(page))
+}

@@ -1,0 +1,106 @@
+package shipping
+
+import (
+	"encoding/json"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+)
+
+// PodPatchAnnotation holds, on a CloudNativePG Cluster, an RFC 6902 JSON patch that
+// CloudNativePG applies to every instance pod it creates (and its webhook checks against
+// a generated pod); CloudNativePG has no sidecar field.
+const PodPatchAnnotation = "cnpg.io/podPatch"
+
+const (
+	// ContainerName is the shipper sidecar of an instance pod.
+	ContainerName = "logbench-shipper"
+	// ConfigKey is the key of the shipper's configuration in its ConfigMap.
+	ConfigKey = "config.yaml"
+
+	configVolume    = "logbench-shipper-config"
+	configMountPath = "/etc/logbench-shipper"
+	bufferVolume    = "logbench-shipper-buffer"
+	metricsPortName = "shipper-metrics"
+)
+
+type patchOperation struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value"`
+}
+
+// PodPatch returns the value of PodPatchAnnotation adding the destination's shipper to
+// the instance pods, with its configuration from the ConfigMap configMap (ConfigKey).
+func PodPatch(t Target, configMap string) (string, error) {
+	shipper := t.Destination.EffectiveShipper()
+	configFile := configMountPath + "/" + ConfigKey
+	args, port := []string{"-c", configFile}, FluentBitMetricsPort
+	if shipper.Kind == v1alpha1.ShipperOpenTelemetryCollector {
+		args, port = []string{"--config=" + configFile}, CollectorMetricsPort
+	}
+	container := corev1.Container{
+		Name:  ContainerName,
+		Image: t.Image(),
+		Args:  args,
+		Env:   credentialsEnv(t.Destination.Loki),
+		Ports: []corev1.ContainerPort{{Name: metricsPortName, ContainerPort: int32(port), Protocol: corev1.ProtocolTCP}},
+		VolumeMounts: []corev1.VolumeMount{
+			// The whole scratch volume, read-only, at the path PostgreSQL writes to, so
+			// that the configuration names the file as PostgreSQL does. The shipper is
+			// configured to read LogDirectory only, never CloudNativePG's FIFOs.
+			{Name: scratchVolume, MountPath: scratchMountPath, ReadOnly: true},
+			{Name: configVolume, MountPath: configMountPath, ReadOnly: true},
+			{Name: bufferVolume, MountPath: bufferMountPath},
+		},
+		Resources: shipper.Resources,
+		// The instance pod's securityContext runs every container as the postgres user,
+		// whose 0600 log files the shipper must read; the rest matches CloudNativePG's
+		// restricted postgres container.
+		SecurityContext: &corev1.SecurityContext{
+			AllowPrivilegeEscalation: ptr.To(false),
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			Privileged:               ptr.To(false),
+			ReadOnlyRootFilesystem:   ptr.To(true),
+			RunAsNonRoot:             ptr.To(true),
+			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
+	}
+	patch := []patchOperation{
+		{Op: "add", Path: "/spec/volumes/-", Value: corev1.Volume{Name: configVolume, VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: configMap}},
+		}}},
+		{Op: "add", Path: "/spec/volumes/-", Value: corev1.Volume{Name: bufferVolume, VolumeSource: corev1.VolumeSource{
+			EmptyDir: &corev1.EmptyDirVolumeSource{},
+		}}},
+		{Op: "add", Path: "/spec/containers/-", Value: container},
+	}
+	encoded, err := json.Marshal(patch)
+	return string(encoded), err
+}
+
+// credentialsEnv passes Loki's credentials from their Secret to the environment
+// variables the configurations name; logbench never reads them.
+func credentialsEnv(loki *v1alpha1.LokiSpec) []corev1.EnvVar {
+	if loki == nil || loki.Auth == nil {
+		return nil
+	}
+	fromSecret := func(name string, secret v1alpha1.SecretName, key v1alpha1.SecretKey) corev1.EnvVar {
+		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: string(secret)},
+			Key:                  string(key),
+		}}}
+	}
+	if basic := loki.Auth.Basic; basic != nil {
+		return []corev1.EnvVar{
+			fromSecret(envLokiUsername, basic.SecretName, basic.UsernameKey),
+			fromSecret(envLokiPassword, basic.SecretName, basic.PasswordKey),
+		}
+	}
+	if token := loki.Auth.BearerToken; token != nil {
+		return []corev1.EnvVar{fromSecret(envLokiBearerToken, token.SecretName, token.Key)}
+	}
+	return nil
+}
