@@ -161,6 +161,13 @@ test-e2e: kind kustomize ## Run the e2e suite on a kind cluster (needs Docker), 
 	KIND=$(KIND) hack/kind/up.sh
 	E2E_PROVIDER=kind KUBECONFIG= go test -tags e2e ./test/e2e/ -v -ginkgo.v -timeout $(E2E_TIMEOUT)
 
+# The shipping tests run the OpenTelemetry Collector and Loki binaries on this machine
+# (loopback only): the collector tails a csvlog-like file into Loki, once with every
+# record delivered and once against a rate limit that must drop records.
+.PHONY: test-shipping
+test-shipping: loki otelcol ## Run the collector-to-Loki shipping tests against bin/loki and bin/otelcol.
+	go test -tags shipping ./test/shipping/ -v -count=1
+
 .PHONY: kind-down
 kind-down: kind ## Delete the kind cluster of test-e2e.
 	KIND=$(KIND) hack/kind/down.sh
