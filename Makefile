@@ -161,6 +161,13 @@ test-e2e: kind helm ## Run the e2e suite on a kind cluster (needs Docker), creat
 	KIND=$(KIND) hack/kind/up.sh
 	E2E_PROVIDER=kind KUBECONFIG= go test -tags e2e ./test/e2e/ -v -ginkgo.v -timeout $(E2E_TIMEOUT)
 
+# The shipping tests run the OpenTelemetry Collector and Loki binaries on this machine
+# (loopback only): the collector tails a csvlog-like file into Loki, once with every
+# record delivered and once against a rate limit that must drop records.
+.PHONY: test-shipping
+test-shipping: loki otelcol ## Run the collector-to-Loki shipping tests against bin/loki and bin/otelcol.
+	go test -tags shipping ./test/shipping/ -v -count=1
+
 .PHONY: kind-down
 kind-down: kind ## Delete the kind cluster of test-e2e.
 	KIND=$(KIND) hack/kind/down.sh
@@ -177,6 +184,7 @@ CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
 HELM ?= $(LOCALBIN)/helm
 KIND ?= $(LOCALBIN)/kind
+OTELCOL_BUILDER ?= $(LOCALBIN)/builder
 
 ## Tool versions
 KUSTOMIZE_VERSION ?= v5.7.1
@@ -184,6 +192,11 @@ CONTROLLER_TOOLS_VERSION ?= v0.19.0
 GOLANGCI_LINT_VERSION ?= v2.15.0
 HELM_VERSION ?= v3.22.0
 KIND_VERSION ?= v0.30.0
+# The collector builder's version must be the core and contrib version of the components
+# in hack/otelcol/builder-config.yaml; the builder checks it.
+OTELCOL_BUILDER_VERSION ?= v0.145.0
+# Loki runs in the local e2e cluster as the Loki destination's store.
+LOKI_VERSION ?= 3.6.4
 # The Kubernetes release whose kube-apiserver envtest runs; it matches k8s.io/* in go.mod.
 ENVTEST_K8S_VERSION ?= 1.34.4
 
@@ -223,6 +236,20 @@ helm: | $(LOCALBIN) ## Install helm into bin/ unless it is there.
 .PHONY: kind
 kind: | $(LOCALBIN) ## Install kind into bin/ unless it is there.
 	$(call go-install-tool,$(KIND),sigs.k8s.io/kind,$(KIND_VERSION))
+
+.PHONY: otelcol-builder
+otelcol-builder: | $(LOCALBIN) ## Install the OpenTelemetry Collector builder into bin/ unless it is there.
+	$(call go-install-tool,$(OTELCOL_BUILDER),go.opentelemetry.io/collector/cmd/builder,$(OTELCOL_BUILDER_VERSION))
+
+# The shipper and the store of the local e2e suite's Loki destination, built from the Go
+# module proxy and cached as bin/<name>-v<version> (several minutes the first time).
+.PHONY: otelcol
+otelcol: otelcol-builder ## Build the OpenTelemetry Collector of hack/otelcol/builder-config.yaml into bin/ unless it is there.
+	OTELCOL_BUILDER=$(OTELCOL_BUILDER) hack/build-otelcol.sh $(LOCALBIN)
+
+.PHONY: loki
+loki: | $(LOCALBIN) ## Build Loki's single binary into bin/ unless it is there.
+	LOKI_VERSION=$(LOKI_VERSION) hack/build-loki.sh $(LOCALBIN)
 
 # go-install-tool installs package $(2) at version $(3) as $(1)-$(3), unless that file is
 # already there, and points the symlink $(1) at it: a version bump installs the new

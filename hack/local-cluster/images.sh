@@ -3,7 +3,7 @@
 # from the Go module proxy, the PostgreSQL operand from Debian's packages, and umoci
 # assembles OCI layouts that `ctr images import` loads. Each archive lands in IMAGE_CACHE
 # and is never rebuilt once there, except logbench's, whose tag follows its binary.
-# Usage: hack/local-cluster/images.sh [pause|coredns|cnpg|postgres|logbench]...
+# Usage: hack/local-cluster/images.sh [pause|coredns|cnpg|postgres|logbench|loki|otelcol]...
 # Prints nothing on stdout but, for logbench, the image reference it built.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -124,6 +124,45 @@ build_postgres() {
     PATH=/usr/lib/postgresql/15/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     LANG=C.UTF-8
   rm -rf "$ROOTFS" "${ROOTFS}.bootstrapped"
+}
+
+# The Loki destination's store and its OpenTelemetry shipper come from the Makefile's
+# loki and otelcol targets, which pin their versions and cache the binaries in bin/; the
+# image tag is the version the target's symlink points at.
+# pinned_binary NAME builds bin/NAME and prints the version its symlink names.
+pinned_binary() {
+  (cd "$REPO_ROOT" && make --no-print-directory "$1" >&2)
+  local target
+  target=$(readlink "${REPO_ROOT}/bin/$1")
+  echo "${target#"$1"-v}"
+}
+
+# Loki runs as uid 10001 like the official image and keeps its data under /loki, which
+# the pod mounts a volume over or, for a throwaway store, writes into the container.
+build_loki() {
+  local version
+  version=$(pinned_binary loki)
+  local archive=${IMAGE_CACHE}/loki_${version}.tar
+  [ -f "$archive" ] && return
+  fresh_rootfs loki
+  mkdir -p "$ROOTFS/usr/bin" "$ROOTFS/loki"
+  cp "${REPO_ROOT}/bin/loki-v${version}" "$ROOTFS/usr/bin/loki"
+  chown 10001:10001 "$ROOTFS/loki"
+  oci_archive loki "$version" 10001:10001 /usr/bin/loki
+  rm -rf "$ROOTFS"
+}
+
+# The collector runs as PostgreSQL's uid 26 by default: it tails the log files PostgreSQL
+# creates, by default with log_file_mode 0600.
+build_otelcol() {
+  local version
+  version=$(pinned_binary otelcol)
+  local archive=${IMAGE_CACHE}/otelcol_${version}.tar
+  [ -f "$archive" ] && return
+  fresh_rootfs otelcol
+  cp "${REPO_ROOT}/bin/otelcol-v${version}" "$ROOTFS/otelcol"
+  oci_archive otelcol "$version" 26:26 /otelcol
+  rm -rf "$ROOTFS"
 }
 
 # The logbench image is rebuilt whenever its binary changes; the tag carries the binary's
