@@ -154,12 +154,15 @@ local-cluster-status: ## Show the local cluster's processes, node and pods.
 
 .PHONY: test-e2e-local
 test-e2e-local: local-cluster-up ## Run the e2e suite on the local cluster, bringing it up first.
-	E2E_PROVIDER=local KUBECONFIG=$(LOCAL_CLUSTER_KUBECONFIG) go test -tags e2e ./test/e2e/ -v -ginkgo.v -timeout $(E2E_TIMEOUT)
+	E2E_PROVIDER=local KUBECONFIG=$(LOCAL_CLUSTER_KUBECONFIG) \
+	E2E_LOKI_IMAGE=logbench.local/loki:$(LOKI_VERSION) E2E_SHIPPER_IMAGE=logbench.local/otelcol:$(OTELCOL_BUILDER_VERSION:v%=%) \
+	go test -tags e2e ./test/e2e/ -v -ginkgo.v -timeout $(E2E_TIMEOUT)
 
 .PHONY: test-e2e
 test-e2e: kind helm ## Run the e2e suite on a kind cluster (needs Docker), creating it first.
 	KIND=$(KIND) hack/kind/up.sh
-	E2E_PROVIDER=kind KUBECONFIG= go test -tags e2e ./test/e2e/ -v -ginkgo.v -timeout $(E2E_TIMEOUT)
+	E2E_PROVIDER=kind KUBECONFIG= E2E_LOKI_IMAGE=grafana/loki:$(LOKI_VERSION) \
+	go test -tags e2e ./test/e2e/ -v -ginkgo.v -timeout $(E2E_TIMEOUT)
 
 # The shipping tests run the OpenTelemetry Collector and Loki binaries on this machine
 # (loopback only): the collector tails a csvlog-like file into Loki, once with every

@@ -350,7 +350,7 @@ KUBE_VERSION=$KUBE_VERSION "${REPO_ROOT}/hack/build-kube.sh" "$KUBE_BIN" \
   kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy
 [ -x /usr/bin/etcd ] && ln -sf /usr/bin/etcd "${KUBE_BIN}/etcd"
 (cd "$REPO_ROOT" && make --no-print-directory helm >/dev/null)
-"${REPO_ROOT}/hack/local-cluster/images.sh" pause coredns cnpg
+"${REPO_ROOT}/hack/local-cluster/images.sh" pause coredns cnpg loki otelcol
 wait "$postgres_build" || die "building the PostgreSQL image failed: see ${IMAGE_CACHE}/postgres-build.log"
 LOGBENCH_IMAGE=$("${REPO_ROOT}/hack/local-cluster/images.sh" logbench)
 make_certificates

@@ -7,6 +7,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,7 +15,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -30,16 +33,22 @@ type provider struct {
 	kubeconfig string
 	// postgresImage is the operand image the benchmark's clusters run; it must hold pgbench.
 	postgresImage string
+	// shipper carries the records of the Loki destinations: the OpenTelemetry Collector
+	// where no Fluent Bit image can be had, Fluent Bit (logbench's default) elsewhere,
+	// which then also gets a FluentBitSidecar destination of its own.
+	shipper benchv1alpha1.ShipperKind
 }
 
 var providers = map[string]provider{
 	"local": {
 		kubeconfig:    "bin/local-cluster/kubeconfig",
 		postgresImage: "logbench.local/postgresql:15-bookworm",
+		shipper:       benchv1alpha1.ShipperOpenTelemetryCollector,
 	},
 	"kind": {
 		kubeconfig:    "",
 		postgresImage: "ghcr.io/cloudnative-pg/postgresql:15",
+		shipper:       benchv1alpha1.ShipperFluentBit,
 	},
 }
 
@@ -49,6 +58,7 @@ var (
 	k8sClient     client.Client
 	clientset     *kubernetes.Clientset
 	postgresImage string
+	shipping      shippingSetup
 	// kubectlArgs make every kubectl the suite runs talk to the cluster under test.
 	kubectlArgs []string
 )
@@ -69,6 +79,12 @@ var _ = BeforeSuite(func() {
 	postgresImage = chosen.postgresImage
 	if image := os.Getenv("E2E_POSTGRES_IMAGE"); image != "" {
 		postgresImage = image
+	}
+	// The Makefile names these images from the versions it pins.
+	shipping = shippingSetup{
+		shipper:      chosen.shipper,
+		shipperImage: os.Getenv("E2E_SHIPPER_IMAGE"),
+		lokiImage:    os.Getenv("E2E_LOKI_IMAGE"),
 	}
 
 	kubeconfig := os.Getenv("KUBECONFIG")
@@ -93,4 +109,7 @@ var _ = BeforeSuite(func() {
 	clientset, err = kubernetes.NewForConfig(config)
 	Expect(err).NotTo(HaveOccurred())
 	_, _ = fmt.Fprintf(GinkgoWriter, "provider %s, operand image %s\n", name, postgresImage)
+
+	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchmarkNamespace}}
+	Expect(client.IgnoreAlreadyExists(k8sClient.Create(context.Background(), namespace))).To(Succeed())
 })

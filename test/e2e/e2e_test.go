@@ -22,8 +22,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -40,11 +40,6 @@ const (
 
 var _ = Describe("logbench", Ordered, func() {
 	var benchmark *benchv1alpha1.LoggingBenchmark
-
-	BeforeAll(func(ctx SpecContext) {
-		namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchmarkNamespace}}
-		Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, namespace))).To(Succeed())
-	})
 
 	AfterEach(func() {
 		if CurrentSpecReport().Failed() {
@@ -378,8 +373,9 @@ func scrapeMetrics(ctx context.Context) (string, error) {
 }
 
 // printDiagnostics writes what explains a failure: the operator's logs, the events of
-// the benchmark's namespace and the benchmark itself.
-func printDiagnostics(benchmark *benchv1alpha1.LoggingBenchmark) {
+// the benchmark's namespace, the benchmark itself and the output of the extra kubectl
+// commands given.
+func printDiagnostics(benchmark *benchv1alpha1.LoggingBenchmark, extra ...[]string) {
 	commands := [][]string{
 		{"-n", operatorNamespace, "logs", "deployment/logbench", "--tail=200"},
 		{"-n", benchmarkNamespace, "get", "events", "--sort-by=.lastTimestamp"},
@@ -388,7 +384,7 @@ func printDiagnostics(benchmark *benchv1alpha1.LoggingBenchmark) {
 	if benchmark != nil {
 		commands = append(commands, []string{"-n", benchmarkNamespace, "get", "loggingbenchmark", benchmark.Name, "-o", "yaml"})
 	}
-	for _, args := range commands {
+	for _, args := range append(commands, extra...) {
 		output, err := exec.Command("kubectl", append(append([]string{}, kubectlArgs...), args...)...).CombinedOutput()
 		_, _ = fmt.Fprintf(GinkgoWriter, "\n--- kubectl %s (err=%v)\n%s\n", strings.Join(args, " "), err, output)
 	}
