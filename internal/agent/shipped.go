@@ -42,6 +42,9 @@ func newShippedRun(ctx context.Context, req Request, client kubernetes.Interface
 	target := shipping.Target{Namespace: req.Namespace, Benchmark: req.Benchmark, Destination: req.Destination}
 	var loki *shipping.LokiClient
 	if req.Destination.ShipsToLoki() {
+		if req.Destination.Loki == nil {
+			return nil, fmt.Errorf("destination %s ships to Loki but has no loki settings", req.Destination.Name)
+		}
 		loki = shipping.NewLokiClient(*req.Destination.Loki, os.Getenv)
 	}
 	return startShippedRun(ctx, target.Scraper(pod.Status.PodIP, nil), loki, target.LokiSelector(), tag,
