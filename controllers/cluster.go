@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/shipping"
 )
 
 // ClusterGVK is CloudNativePG's Cluster. logbench handles it as unstructured data so that
@@ -69,7 +70,8 @@ func buildCluster(benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destinatio
 		PostgreSQL: cnpgPostgresConfiguration{
 			Parameters: benchmark.Spec.ServerParameters(dest),
 			// CloudNativePG rejects log_destination and the other destination settings as
-			// parameters, so the agent applies them with ALTER SYSTEM.
+			// parameters, so the agent applies them with ALTER SYSTEM; shipping
+			// destinations too, to write the file their sidecar reads.
 			EnableAlterSystem: dest.Type != v1alpha1.DestinationNone,
 		},
 		Storage:   cnpgStorageConfiguration{StorageClass: pg.Storage.StorageClass},
@@ -96,6 +98,15 @@ func buildCluster(benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destinatio
 	cluster.SetName(clusterName(benchmark.Name, dest.Name))
 	cluster.SetLabels(destinationLabels(benchmark.Name, dest.Name))
 	cluster.Object["spec"] = content
+	if dest.Ships() {
+		// The sidecar comes from the pod patch; its configuration from the ConfigMap that
+		// reconcileShipperConfig writes before the Cluster.
+		patch, err := shipping.PodPatch(shippingTarget(benchmark, dest), shipperConfigMapName(cluster.GetName()))
+		if err != nil {
+			return nil, err
+		}
+		cluster.SetAnnotations(map[string]string{shipping.PodPatchAnnotation: patch})
+	}
 	return cluster, nil
 }
 

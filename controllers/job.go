@@ -10,6 +10,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/agent"
+	"github.com/logbench/logbench/internal/shipping"
 )
 
 const (
@@ -94,14 +95,15 @@ func buildJob(benchmark *v1alpha1.LoggingBenchmark, run plannedRun, in jobInput)
 						Name:    agentContainer,
 						Image:   in.ClusterImage,
 						Command: []string{agentBinary, "agent"},
-						Env: []corev1.EnvVar{
+						// Loki's credentials, when it has some, count the run's records there.
+						Env: append([]corev1.EnvVar{
 							{Name: agent.RequestEnv, Value: request},
 							{Name: "PGHOST", Value: in.ClusterName + "-rw"},
 							{Name: "PGPORT", Value: postgresPort},
 							{Name: "PGDATABASE", Value: applicationDBName},
 							secretEnv("PGUSER", superuserSecret, corev1.BasicAuthUsernameKey),
 							secretEnv("PGPASSWORD", superuserSecret, corev1.BasicAuthPasswordKey),
-						},
+						}, shipping.CredentialsEnv(run.Destination.Loki)...),
 						VolumeMounts: append(scratch,
 							corev1.VolumeMount{Name: agentTmpVolume, MountPath: "/tmp"}),
 						TerminationMessagePath:   agent.TerminationMessagePath,

@@ -61,6 +61,7 @@ type LoggingBenchmarkReconciler struct {
 // +kubebuilder:rbac:groups=bench.logbench.io,resources=loggingbenchmarks/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=postgresql.cnpg.io,resources=clusters,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list
 // +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create;patch
@@ -275,13 +276,14 @@ func (r *LoggingBenchmarkReconciler) forget(benchmark types.NamespacedName) {
 }
 
 // ClientOptions configures the manager's client for this reconciler: Clusters are read
-// from the cache its watch fills, while objects read once per run (pods, the agent's
-// ServiceAccount and RBAC) are read from the API server rather than cached cluster-wide.
+// from the cache its watch fills, while objects read once per run or per cluster (pods,
+// the agent's ServiceAccount and RBAC, the shipper ConfigMaps) are read from the API
+// server rather than cached cluster-wide.
 func ClientOptions() client.Options {
 	return client.Options{Cache: &client.CacheOptions{
 		Unstructured: true,
 		DisableFor: []client.Object{
-			&corev1.Pod{}, &corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{},
+			&corev1.Pod{}, &corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}, &corev1.ConfigMap{},
 		},
 	}}
 }

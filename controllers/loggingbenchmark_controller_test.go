@@ -2,6 +2,9 @@ package controllers
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -10,14 +13,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/agent"
+	"github.com/logbench/logbench/internal/shipping"
 )
 
 // newBenchmark returns a benchmark with a baseline and one CSVLog destination, at 1 and
@@ -255,25 +261,94 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		}, timeout).Should(Succeed())
 	})
 
-	It("fails a shipping destination, which it cannot run yet, without creating its cluster", func() {
-		DeferCleanup(startOperator(time.Minute))
-		benchmark := newBenchmark(namespace, "ship", v1alpha1.CleanupNever)
-		benchmark.Spec.Destinations = append([]v1alpha1.Destination{{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar}},
-			benchmark.Spec.Destinations...)
+	It("gives a FluentBitSidecar destination its shipper ConfigMap before its cluster, and deletes both on cleanup", func() {
+		benchmark := newBenchmark(namespace, "ship", v1alpha1.CleanupAlways)
+		benchmark.Spec.Baseline.Enabled = false
+		benchmark.Spec.Destinations = []v1alpha1.Destination{{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar,
+			Shipper: &v1alpha1.ShipperSpec{Output: v1alpha1.OutputStdout}}}
 		Expect(k8sClient.Create(ctx, benchmark)).To(Succeed())
-		runBenchmarkDestination(namespace, "ship", "baseline", map[int32]float64{1: 1000, 2: 2000})
-		runBenchmarkDestination(namespace, "ship", "csv", map[int32]float64{1: 800, 2: 1500})
+		target := shipping.Target{Namespace: namespace, Benchmark: "ship", Destination: benchmark.Spec.Destinations[0]}
+		wantConfig, err := shipping.Config(target)
+		Expect(err).NotTo(HaveOccurred())
 
-		benchmark = expectPhase(namespace, "ship", v1alpha1.PhaseFailed)
-		const reason = "destination type FluentBitSidecar is not run by this version of the operator: " +
-			"it does not add the FluentBit sidecar to the cluster yet"
-		Expect(benchmark.Status.Destinations[1]).To(SatisfyAll(
-			HaveField("Name", "fluent"), HaveField("State", v1alpha1.DestinationFailed), HaveField("Message", reason)))
-		Expect(benchmark.Status.Results).To(ContainElement(SatisfyAll(
-			HaveField("Destination", "fluent"), HaveField("Repeats", HaveEach(HaveField("Error", reason))))))
-		Expect(benchmark.Status.Results).To(ContainElement(SatisfyAll(HaveField("Destination", "csv"), HaveField("TPS", 800.0))))
-		Expect(clusterExists(namespace, "ship-fluent")()).To(BeFalse())
-		Expect(listJobs(namespace)).To(HaveLen(4))
+		By("replacing what an operator that stopped before creating the cluster left in the ConfigMap")
+		stale := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "ship-fluent-shipper"},
+			Data:       map[string]string{shipping.ConfigKey: "stale"},
+		}
+		Expect(controllerutil.SetControllerReference(benchmark, stale, scheme)).To(Succeed())
+		Expect(k8sClient.Create(ctx, stale)).To(Succeed())
+		DeferCleanup(startOperator(time.Minute))
+
+		cluster := getCluster(namespace, "ship-fluent")
+		configMap := &corev1.ConfigMap{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "ship-fluent-shipper"}, configMap)).To(Succeed())
+		Expect(configMap.Data).To(Equal(map[string]string{shipping.ConfigKey: string(wantConfig)}))
+		Expect(configMap.Labels).To(Equal(map[string]string{LabelBenchmark: "ship", LabelDestination: "fluent"}))
+		Expect(metav1.IsControlledBy(configMap, benchmark)).To(BeTrue())
+		// etcd's revisions order the writes: the ConfigMap was written before the Cluster.
+		revision := func(object client.Object) int64 {
+			n, err := strconv.ParseInt(object.GetResourceVersion(), 10, 64)
+			Expect(err).NotTo(HaveOccurred())
+			return n
+		}
+		Expect(revision(configMap)).To(BeNumerically("<", revision(cluster)))
+
+		wantPatch, err := shipping.PodPatch(target, "ship-fluent-shipper")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cluster.GetAnnotations()).To(HaveKeyWithValue(shipping.PodPatchAnnotation, wantPatch))
+		alterSystem, _, _ := unstructured.NestedBool(cluster.Object, "spec", "postgresql", "enableAlterSystem")
+		superuser, _, _ := unstructured.NestedBool(cluster.Object, "spec", "enableSuperuserAccess")
+		Expect(alterSystem && superuser).To(BeTrue())
+
+		runBenchmarkDestination(namespace, "ship", "fluent", map[int32]float64{1: 900, 2: 1700})
+		benchmark = expectPhase(namespace, "ship", v1alpha1.PhaseSucceeded)
+		Expect(benchmark.Status.Results).To(ContainElement(SatisfyAll(HaveField("Destination", "fluent"), HaveField("TPS", 900.0))))
+
+		By("deleting the ConfigMap with the cluster under Always")
+		Eventually(clusterExists(namespace, "ship-fluent"), timeout).Should(BeFalse())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(configMap), &corev1.ConfigMap{}))
+		}, timeout).Should(BeTrue())
+	})
+
+	It("gives the agent of a Loki destination Loki's credentials from their Secret and never their values", func() {
+		const password = "s3cret-loki-password"
+		Expect(k8sClient.Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "loki-auth"},
+			StringData: map[string]string{"username": "bench", "password": password},
+		})).To(Succeed())
+		DeferCleanup(startOperator(time.Minute))
+		benchmark := newBenchmark(namespace, "creds", v1alpha1.CleanupNever)
+		benchmark.Spec.Baseline.Enabled = false
+		benchmark.Spec.Destinations = []v1alpha1.Destination{{Name: "loki", Type: v1alpha1.DestinationLoki, Loki: &v1alpha1.LokiSpec{
+			URL: "http://loki.monitoring:3100", TenantID: "team",
+			Auth: &v1alpha1.LokiAuth{Basic: &v1alpha1.BasicAuthSecret{SecretName: "loki-auth", UsernameKey: "username", PasswordKey: "password"}},
+		}}}
+		Expect(k8sClient.Create(ctx, benchmark)).To(Succeed())
+		markClusterReady(namespace, "creds-loki")
+		job := getJob(namespace, "creds-loki-c1-r1")
+
+		env := map[string]corev1.EnvVar{}
+		for _, variable := range job.Spec.Template.Spec.Containers[0].Env {
+			env[variable.Name] = variable
+		}
+		for name, key := range map[string]string{"LOKI_USERNAME": "username", "LOKI_PASSWORD": "password"} {
+			Expect(env[name].Value).To(BeEmpty())
+			Expect(env[name].ValueFrom.SecretKeyRef.LocalObjectReference.Name).To(Equal("loki-auth"))
+			Expect(env[name].ValueFrom.SecretKeyRef.Key).To(Equal(key))
+		}
+		encodedJob, err := json.Marshal(job)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(encodedJob)).NotTo(ContainSubstring(password))
+
+		By("telling the agent where to count the run's records in Loki")
+		request, err := agent.DecodeRequest(env[agent.RequestEnv].Value)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(request.Destination.Loki.URL).To(Equal("http://loki.monitoring:3100"))
+		Expect(request.Destination.Loki.TenantID).To(Equal("team"))
+		Expect(shipping.Target{Namespace: request.Namespace, Benchmark: request.Benchmark, Destination: request.Destination}.LokiSelector()).
+			To(Equal(fmt.Sprintf(`{job="logbench", namespace=%q, benchmark="creds", destination="loki"}`, namespace)))
 	})
 
 	It("neither reruns nor rewrites anything after an operator restart", func() {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/results"
+	"github.com/logbench/logbench/internal/shipping"
 )
 
 // benchmarkPass is what one reconciliation of a running benchmark observed and decided.
@@ -200,15 +201,19 @@ type clusterOutcome struct {
 func (r *LoggingBenchmarkReconciler) reconcileCluster(ctx context.Context, pass *benchmarkPass, dest v1alpha1.Destination) (clusterOutcome, error) {
 	benchmark := pass.benchmark
 	state := pass.destination(dest.Name)
-	if dest.Ships() {
-		// Without its shipper sidecar the cluster would write files nobody ships: the runs
-		// would measure a file destination under the shipper's name.
-		pass.failDestination(state, fmt.Sprintf("destination type %s is not run by this version of the operator: "+
-			"it does not add the %s sidecar to the cluster yet", dest.Type, dest.EffectiveShipper().Kind))
-		return clusterOutcome{State: clusterFailed}, nil
-	}
 	cluster := pass.clusters[state.ClusterName]
 	if cluster == nil {
+		if dest.Ships() {
+			config, err := shipping.Config(shippingTarget(benchmark, dest))
+			if err != nil {
+				// The destination's settings make no configuration: retrying cannot help.
+				pass.failDestination(state, fmt.Sprintf("cannot configure the shipper of cluster %s: %v", state.ClusterName, err))
+				return clusterOutcome{State: clusterFailed}, nil
+			}
+			if err := r.reconcileShipperConfig(ctx, benchmark, dest, config); err != nil {
+				return clusterOutcome{}, err
+			}
+		}
 		created, err := buildCluster(benchmark, dest)
 		if err != nil {
 			return clusterOutcome{}, err
@@ -244,8 +249,8 @@ func (r *LoggingBenchmarkReconciler) reconcileCluster(ctx context.Context, pass 
 	return clusterOutcome{State: clusterFailed}, nil
 }
 
-// reconcileCleanup deletes the clusters of a finished benchmark as its cleanup policy
-// says; the Jobs stay, holding the results.
+// reconcileCleanup deletes the clusters of a finished benchmark, and their shipper
+// configurations, as its cleanup policy says; the Jobs stay, holding the results.
 func (r *LoggingBenchmarkReconciler) reconcileCleanup(ctx context.Context, benchmark *v1alpha1.LoggingBenchmark) error {
 	policy := benchmark.Spec.Cleanup
 	if policy != v1alpha1.CleanupAlways && (policy != v1alpha1.CleanupOnSuccess || benchmark.Status.Phase != v1alpha1.PhaseSucceeded) {
@@ -264,6 +269,9 @@ func (r *LoggingBenchmarkReconciler) reconcileCleanup(ctx context.Context, bench
 			return fmt.Errorf("deleting CloudNativePG cluster %s: %w", cluster.GetName(), err)
 		}
 		deleted++
+	}
+	if err := r.deleteShipperConfigs(ctx, benchmark); err != nil {
+		return err
 	}
 	for i := range benchmark.Status.Destinations {
 		if dest := &benchmark.Status.Destinations[i]; dest.State != v1alpha1.DestinationFailed {

@@ -87,6 +87,12 @@ func (d Destination) Ships() bool {
 	return d.Type == DestinationFluentBitSidecar || d.Type == DestinationLoki
 }
 
+// ShipsToLoki reports whether the destination's records go to its Loki, where they are
+// counted: Loki destinations and FluentBitSidecar destinations with output Loki.
+func (d Destination) ShipsToLoki() bool {
+	return d.Ships() && d.EffectiveShipper().Output == OutputLoki
+}
+
 // EffectiveShipper returns the shipper of a shipping destination with the defaults the
 // API leaves implicit: kind FluentBit, format CSVLog, output Null for a FluentBitSidecar
 // destination and Loki for a Loki destination. The image stays as given: its default

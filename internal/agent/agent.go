@@ -22,7 +22,8 @@ import (
 type Environment struct {
 	// Connect opens a superuser session; libpq's PG* variables describe the server.
 	Connect func(context.Context) (*pgx.Conn, error)
-	// Kubernetes reads the instance pod's log; only Stdout destinations use it.
+	// Kubernetes reads the instance pod's log (Stdout destinations) or finds the pod whose
+	// shipper sidecar serves its metrics (shipping destinations).
 	Kubernetes func() (kubernetes.Interface, error)
 	// Pgbench is the pgbench executable.
 	Pgbench string
@@ -106,6 +107,16 @@ func destinationFor(ctx context.Context, req Request, conn *pgx.Conn, env Enviro
 			return nil, noop, err
 		}
 		return dest, func() { reader.Close(context.Background()) }, nil
+	case v1alpha1.DestinationFluentBitSidecar, v1alpha1.DestinationLoki:
+		client, err := env.Kubernetes()
+		if err != nil {
+			return nil, noop, fmt.Errorf("connecting to the Kubernetes API to find the shipper's pod: %w", err)
+		}
+		dest, err := newShippedRun(ctx, req, client, tag)
+		if err != nil {
+			return nil, noop, err
+		}
+		return dest, noop, nil
 	}
 	return nil, noop, fmt.Errorf("destination type %s is not supported by this agent", req.Destination.Type)
 }

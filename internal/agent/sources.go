@@ -49,10 +49,8 @@ var primaryPodSelectors = []string{
 	"role=primary",
 }
 
-// followPrimaryLog streams the postgres container log of the cluster's primary from
-// shortly before now, as a log collector on the node would read it.
-func followPrimaryLog(ctx context.Context, client kubernetes.Interface, namespace, cluster string) (io.ReadCloser, error) {
-	var pod *corev1.Pod
+// primaryPod finds the instance pod of the cluster's primary.
+func primaryPod(ctx context.Context, client kubernetes.Interface, namespace, cluster string) (*corev1.Pod, error) {
 	for _, selector := range primaryPodSelectors {
 		pods, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{
 			LabelSelector: "cnpg.io/cluster=" + cluster + "," + selector,
@@ -61,12 +59,18 @@ func followPrimaryLog(ctx context.Context, client kubernetes.Interface, namespac
 			return nil, fmt.Errorf("finding the primary of %s: %w", cluster, err)
 		}
 		if len(pods.Items) > 0 {
-			pod = &pods.Items[0]
-			break
+			return &pods.Items[0], nil
 		}
 	}
-	if pod == nil {
-		return nil, fmt.Errorf("cluster %s has no primary pod", cluster)
+	return nil, fmt.Errorf("cluster %s has no primary pod", cluster)
+}
+
+// followPrimaryLog streams the postgres container log of the cluster's primary from
+// shortly before now, as a log collector on the node would read it.
+func followPrimaryLog(ctx context.Context, client kubernetes.Interface, namespace, cluster string) (io.ReadCloser, error) {
+	pod, err := primaryPod(ctx, client, namespace, cluster)
+	if err != nil {
+		return nil, err
 	}
 	since := metav1.NewTime(time.Now().Add(-time.Second))
 	return client.CoreV1().Pods(namespace).GetLogs(pod.Name, &corev1.PodLogOptions{

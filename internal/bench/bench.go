@@ -24,6 +24,14 @@ type Destination interface {
 	Delivered(ctx context.Context) (int64, error)
 }
 
+// Accounting is a Destination whose own counters say more about lost records than its
+// count does (a shipper's drops and retries, Loki's refusals): after the drain it
+// accounts the run's records itself, with the reason of a drop.
+type Accounting interface {
+	Destination
+	Account(ctx context.Context, want records.Expectation, delivered int64) (v1alpha1.Records, error)
+}
+
 // PgbenchRunner executes pgbench with the given arguments and extra environment
 // (libpq variables for the connection come from the runner itself) and returns its
 // combined output.
@@ -88,6 +96,12 @@ func Run(ctx context.Context, exec Execution, runPgbench PgbenchRunner, dest Des
 	if err != nil {
 		return v1alpha1.RepeatResult{}, fmt.Errorf("counting delivered records: %w", err)
 	}
+	accounted := records.Reconcile(expectation, delivered)
+	if accounting, ok := dest.(Accounting); ok {
+		if accounted, err = accounting.Account(ctx, expectation, delivered); err != nil {
+			return v1alpha1.RepeatResult{}, fmt.Errorf("accounting the run's records: %w", err)
+		}
+	}
 	return v1alpha1.RepeatResult{
 		Repeat:             exec.Repeat,
 		TPS:                measured.TPS,
@@ -95,7 +109,7 @@ func Run(ctx context.Context, exec Execution, runPgbench PgbenchRunner, dest Des
 		LatencyStdDevMs:    measured.LatencyStdDevMs,
 		Transactions:       measured.Transactions,
 		FailedTransactions: measured.Failed,
-		Records:            records.Reconcile(expectation, delivered),
+		Records:            accounted,
 		DrainSeconds:       max(0, lastArrival.Sub(ended).Seconds()),
 	}, nil
 }

@@ -89,6 +89,37 @@ func TestRunAccountsForTheRecordsOfOneExecution(t *testing.T) {
 	}
 }
 
+// explainingDestination holds every record at once and accounts for them itself.
+type explainingDestination struct {
+	arrivingDestination
+	accounted []int64
+}
+
+func (d *explainingDestination) Account(_ context.Context, want records.Expectation, delivered int64) (v1alpha1.Records, error) {
+	d.accounted = append(d.accounted, want.Records, delivered)
+	return v1alpha1.Records{Expected: want.Records, Delivered: delivered, DropReason: "explained"}, nil
+}
+
+func TestRunLetsTheDestinationAccountForItsRecords(t *testing.T) {
+	runner := func(context.Context, []string, []string) ([]byte, error) { return []byte(selectOnlyOutput), nil }
+	dest := &explainingDestination{arrivingDestination: arrivingDestination{step: 1000, total: 1000}}
+	result, err := Run(context.Background(), Execution{
+		Destination: v1alpha1.Destination{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar},
+		Logging:     v1alpha1.LoggingSpec{Statement: v1alpha1.StatementAll},
+		Workload:    v1alpha1.WorkloadSpec{Builtin: v1alpha1.WorkloadSelectOnly, QueryMode: v1alpha1.QueryPrepared, Scale: 1},
+		Clients:     1,
+		Repeat:      1,
+		Tag:         "lb_fluent_c1_r1_000000000000",
+		ScriptDir:   t.TempDir(),
+	}, runner, dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(dest.accounted, []int64{1000, 1000}) || result.Records.DropReason != "explained" {
+		t.Errorf("accounted %v, records %+v: want the destination's own account of 1000 expected and delivered", dest.accounted, result.Records)
+	}
+}
+
 func TestDrainStopsAtTheDeadline(t *testing.T) {
 	dest := &arrivingDestination{step: 1, total: 1 << 40}
 	began := time.Now()

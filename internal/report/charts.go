@@ -388,6 +388,9 @@ func newRecordsChart(all []series, counts []int32) (recordsChart, bool) {
 			r.Dropped = &dropped
 			r.Delivered.Label += ", " + groupedInt(*rec.Dropped) + " dropped"
 		}
+		if rec.DropReason != "" {
+			chart.Notes = append(chart.Notes, results.DropNote(row))
+		}
 		for _, b := range []*bar{&r.Expected, &r.Delivered} {
 			b.LabelX, b.LabelY = zero+max(r.Expected.Width, r.Delivered.Width)+6, b.Y+barHeight-3
 		}

@@ -231,6 +231,18 @@ func TestHTMLShowsFailuresAsText(t *testing.T) {
 	}
 }
 
+func TestHTMLSaysWhyRecordsWereDropped(t *testing.T) {
+	doc := parseHTML(t, renderPage(t, fullBenchmark()))
+	var notes []string
+	for _, item := range find(doc, tag("li")) {
+		notes = append(notes, text(item))
+	}
+	want := "csvlog/4 dropped records: repeat 1: loki refused 11002 records (rate_limited 11002)"
+	if !slices.Contains(notes, want) {
+		t.Errorf("notes %q, want %q", notes, want)
+	}
+}
+
 func TestHTMLRefusesFiguresThatAreNotMeasurements(t *testing.T) {
 	tests := map[string]func(*v1alpha1.Result){
 		"infinite TPS":      func(r *v1alpha1.Result) { r.TPS = math.Inf(1) },

@@ -169,12 +169,12 @@ func meanAndSampleStdDev(values []float64) (mean, stddev float64) {
 // sumRecords adds up the records of successful repeats. Dropped is only summed when every
 // repeat counted it exactly and consistently: a sum with a gap in it, or with the
 // negative dropped of a repeat that delivered more than it could, would understate the
-// loss.
+// loss. Accounting errors and drop reasons are kept per repeat: each explains its own.
 func sumRecords(ok []v1alpha1.RepeatResult) v1alpha1.Records {
 	var total v1alpha1.Records
 	var dropped int64
 	exact := true
-	var accountingErrors []string
+	var accountingErrors, dropReasons []string
 	for _, r := range ok {
 		total.Expected += r.Records.Expected
 		total.Delivered += r.Records.Delivered
@@ -187,11 +187,16 @@ func sumRecords(ok []v1alpha1.RepeatResult) v1alpha1.Records {
 		if r.Records.AccountingError != "" {
 			accountingErrors = append(accountingErrors, fmt.Sprintf("repeat %d: %s", r.Repeat, r.Records.AccountingError))
 		}
+		if r.Records.DropReason != "" {
+			dropReasons = append(dropReasons, fmt.Sprintf("repeat %d: %s", r.Repeat, r.Records.DropReason))
+		}
 	}
 	if exact {
 		total.Dropped = &dropped
 	}
 	total.AccountingError = strings.Join(accountingErrors, "; ")
+	// A reason holds "; " between its parts, so repeats are set apart with " | ".
+	total.DropReason = strings.Join(dropReasons, " | ")
 	return total
 }
 

@@ -30,6 +30,11 @@ func exact(tps float64, expected, delivered int64) v1alpha1.RepeatResult {
 	}
 }
 
+func withDropReason(r v1alpha1.RepeatResult, reason string) v1alpha1.RepeatResult {
+	r.Records.DropReason = reason
+	return r
+}
+
 func failed(msg string) v1alpha1.RepeatResult { return v1alpha1.RepeatResult{Error: msg} }
 
 func TestAggregate(t *testing.T) {
@@ -151,6 +156,22 @@ func TestAggregate(t *testing.T) {
 				}
 				if rec.AccountingError != "repeat 2: delivered 12 > expected 10" {
 					t.Errorf("accounting error = %q", rec.AccountingError)
+				}
+			},
+		},
+		{
+			name: "each repeat's drop reason is kept with its repeat",
+			spec: testSpec(v1alpha1.AggregateMedian, 1),
+			runs: map[RunKey]v1alpha1.RepeatResult{
+				{"csv", 1, 1}: withDropReason(exact(100, 10, 5), "loki refused 5 records (rate_limited 5); 5 records needed retries"),
+				{"csv", 1, 2}: exact(100, 10, 10),
+				{"csv", 1, 3}: withDropReason(exact(100, 10, 8), "the shipper dropped 2 records (errors or retries exhausted)"),
+			},
+			check: func(t *testing.T, rows []v1alpha1.Result) {
+				want := "repeat 1: loki refused 5 records (rate_limited 5); 5 records needed retries | " +
+					"repeat 3: the shipper dropped 2 records (errors or retries exhausted)"
+				if rec := rows[0].Records; rec.DropReason != want || rec.Dropped == nil || *rec.Dropped != 7 {
+					t.Errorf("records = %+v, want 7 dropped because %q", rec, want)
 				}
 			},
 		},

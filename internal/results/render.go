@@ -106,16 +106,20 @@ func humanCells(row v1alpha1.Result) []string {
 	)
 }
 
-// footnotes explain the markers and list failed repeats, one line each.
+// footnotes explain the markers, say why records were dropped and list failed repeats,
+// one line each.
 func footnotes(rows []v1alpha1.Result) []string {
 	var estimates bool
-	var accounting, failures []string
+	var accounting, drops, failures []string
 	for _, row := range rows {
 		run := fmt.Sprintf("%s/%d", row.Destination, row.Clients)
 		if len(Successful(row.Repeats)) > 0 {
 			estimates = estimates || row.Records.ExpectedIsEstimate
 			if row.Records.AccountingError != "" {
 				accounting = append(accounting, fmt.Sprintf("%s %s: %s", accountingMarker, run, row.Records.AccountingError))
+			}
+			if row.Records.DropReason != "" {
+				drops = append(drops, DropNote(row))
 			}
 		}
 		for _, r := range row.Repeats {
@@ -129,7 +133,13 @@ func footnotes(rows []v1alpha1.Result) []string {
 		notes = append(notes, estimateMarker+" expected is an estimate (log_min_duration_statement above 0 or failed transactions), so dropped is not computed")
 	}
 	notes = append(notes, accounting...)
+	notes = append(notes, drops...)
 	return append(notes, failures...)
+}
+
+// DropNote says why a row's records were dropped, for the notes under a table or chart.
+func DropNote(row v1alpha1.Result) string {
+	return fmt.Sprintf("%s/%d dropped records: %s", row.Destination, row.Clients, row.Records.DropReason)
 }
 
 // firstLine keeps footnotes one line each; the full error is in the JSON output.

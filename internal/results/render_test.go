@@ -10,8 +10,9 @@ import (
 	"github.com/logbench/logbench/internal/golden"
 )
 
-// goldenRows cover every marker: a baseline, an exact row with drops, an estimate, an
-// accounting error, a failed repeat among successful ones, and a row that failed entirely.
+// goldenRows cover every marker: a baseline, an exact row with drops and their reason, an
+// estimate, an accounting error, a failed repeat among successful ones, and a row that
+// failed entirely.
 func goldenRows() []v1alpha1.Result {
 	spec := testSpec(v1alpha1.AggregateMedian, 1, 4)
 	spec.Destinations = append(spec.Destinations, v1alpha1.Destination{Name: "json", Type: v1alpha1.DestinationJSONLog})
@@ -25,7 +26,7 @@ func goldenRows() []v1alpha1.Result {
 		{"baseline", 4, 1}: exact(49200, 0, 0),
 		{"baseline", 4, 2}: exact(48800, 0, 0),
 		{"csv", 1, 1}:      exact(16100, 161002, 161002),
-		{"csv", 1, 2}:      exact(15900, 159002, 158990),
+		{"csv", 1, 2}:      withDropReason(exact(15900, 159002, 158990), "the shipper dropped 12 records (errors or retries exhausted)"),
 		{"csv", 4, 1}:      exact(17100, 171002, 171002),
 		{"csv", 4, 2}:      failed("pgbench: exit status 1\nconnection to server failed"),
 		{"stdout", 1, 1}:   estimate,

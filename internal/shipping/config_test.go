@@ -52,7 +52,7 @@ func goldenTargets() map[string]Target {
 func TestGolden(t *testing.T) {
 	for name, target := range goldenTargets() {
 		t.Run(name, func(t *testing.T) {
-			config, err := shipperConfig(target)
+			config, err := Config(target)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,13 +68,6 @@ func TestGolden(t *testing.T) {
 			golden.Assert(t, filepath.Join("testdata", name+".podpatch.golden"), append(indented.Bytes(), '\n'))
 		})
 	}
-}
-
-func shipperConfig(t Target) ([]byte, error) {
-	if t.Destination.EffectiveShipper().Kind == v1alpha1.ShipperOpenTelemetryCollector {
-		return CollectorConfig(t)
-	}
-	return FluentBitConfig(t)
 }
 
 // TestCredentialsComeFromSecrets checks that credentials are referenced, never copied:

@@ -1,6 +1,7 @@
 package shipping
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/bench"
 	"github.com/logbench/logbench/internal/records"
 )
@@ -24,6 +26,18 @@ const maxQueryRange = 721 * time.Hour
 // when the shipper read it, and a tag is unique to its run, so a wider range never
 // counts another run's records.
 const rangeMargin = 5 * time.Minute
+
+// NewLokiClient returns a client of the destination's Loki holding the credentials that
+// CredentialsEnv put in the environment, read with getenv.
+func NewLokiClient(loki v1alpha1.LokiSpec, getenv func(string) string) *LokiClient {
+	return &LokiClient{
+		URL:         loki.URL,
+		TenantID:    loki.TenantID,
+		Username:    getenv(envLokiUsername),
+		Password:    getenv(envLokiPassword),
+		BearerToken: getenv(envLokiBearerToken),
+	}
+}
 
 // LokiClient counts records through Loki's query API. The credentials live in memory
 // only, read by the caller from the same Secret the sidecar gets; they are never logged
@@ -58,10 +72,36 @@ func (c *LokiClient) CountRecords(ctx context.Context, selector, tag string, sin
 		"query": {CountQuery(selector, tag, window)},
 		"time":  {strconv.FormatInt(at.UnixNano(), 10)},
 	}
-	endpoint := strings.TrimSuffix(c.URL, "/") + "/loki/api/v1/query?" + query.Encode()
-	request, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
+	body, err := c.get(ctx, "/loki/api/v1/query?"+query.Encode())
 	if err != nil {
 		return 0, err
+	}
+	return parseCountResponse(body)
+}
+
+// Discards reads Loki's own /metrics page: the records Loki refused from the client's
+// tenant so far, by reason. The counters cover every client of the tenant, so they
+// explain a run's drops rather than count them. A Loki behind a gateway or a path prefix
+// often does not serve /metrics at the push URL: the error then says so.
+func (c *LokiClient) Discards(ctx context.Context) (map[string]int64, error) {
+	body, err := c.get(ctx, "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	tenant := c.TenantID
+	if tenant == "" {
+		// Loki's tenant when it runs without authentication (auth_enabled: false).
+		tenant = "fake"
+	}
+	return ParseLokiDiscards(bytes.NewReader(body), tenant)
+}
+
+// get sends an authenticated GET for path under the client's URL and returns the body of
+// a 200 answer.
+func (c *LokiClient) get(ctx context.Context, path string) ([]byte, error) {
+	request, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.URL, "/")+path, nil)
+	if err != nil {
+		return nil, err
 	}
 	if c.TenantID != "" {
 		request.Header.Set("X-Scope-OrgID", c.TenantID)
@@ -72,25 +112,34 @@ func (c *LokiClient) CountRecords(ctx context.Context, selector, tag string, sin
 	case c.BearerToken != "":
 		request.Header.Set("Authorization", "Bearer "+c.BearerToken)
 	}
-	httpClient := c.HTTP
+	return fetch(c.HTTP, request, "loki")
+}
+
+// fetch sends the request and returns the body of a 200 answer; what names the server in
+// errors.
+func fetch(httpClient *http.Client, request *http.Request, what string) ([]byte, error) {
 	if httpClient == nil {
 		httpClient = http.DefaultClient
 	}
 	response, err := httpClient.Do(request)
 	if err != nil {
-		return 0, fmt.Errorf("querying Loki: %w", err)
+		return nil, fmt.Errorf("querying %s: %w", what, err)
 	}
 	defer response.Body.Close()
-	// A count's answer is small; a bigger one is not Loki's answer to this query.
-	body, err := io.ReadAll(io.LimitReader(response.Body, 1<<20))
+	// Answers to the queries sent here are small; a bigger one is not the answer.
+	body, err := io.ReadAll(io.LimitReader(response.Body, maxAnswer))
 	if err != nil {
-		return 0, fmt.Errorf("reading Loki's answer: %w", err)
+		return nil, fmt.Errorf("reading the answer of %s: %w", what, err)
 	}
 	if response.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("loki answered %s: %s", response.Status, lokiMessage(body))
+		return nil, fmt.Errorf("%s answered %s: %s", what, response.Status, answerMessage(body))
 	}
-	return parseCountResponse(body)
+	return body, nil
 }
+
+// maxAnswer bounds what is read of an answer of Loki or of a shipper: a /metrics page of
+// a busy Loki is a few hundred kilobytes.
+const maxAnswer = 8 << 20
 
 // parseCountResponse reads the answer to CountQuery: a vector of at most one sample (no
 // sample when nothing matched) whose value is a whole number of records.
@@ -125,9 +174,9 @@ func parseCountResponse(body []byte) (int64, error) {
 	return total, nil
 }
 
-// lokiMessage is the error Loki gives: the text of its body, or the message of a JSON
-// error, bounded.
-func lokiMessage(body []byte) string {
+// answerMessage is the error a server (Loki, a shipper) gives: the text of its body, or
+// the message of a JSON error, bounded.
+func answerMessage(body []byte) string {
 	var structured struct {
 		Message string `json:"message"`
 		Error   string `json:"error"`

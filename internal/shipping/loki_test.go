@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/logbench/logbench/internal/bench/benchtest"
 )
 
 func countAnswer(value string) string {
@@ -92,18 +94,6 @@ func TestCountRecordsRefusesARangeLokiRefuses(t *testing.T) {
 	}
 }
 
-// fakeClock advances by the wait whenever the drain waits, so no test sleeps.
-type fakeClock struct{ now time.Time }
-
-func (c *fakeClock) Now() time.Time { return c.now }
-
-func (c *fakeClock) After(d time.Duration) <-chan time.Time {
-	c.now = c.now.Add(d)
-	ready := make(chan time.Time, 1)
-	ready <- c.now
-	return ready
-}
-
 func TestWaitDrained(t *testing.T) {
 	for name, tc := range map[string]struct {
 		counts    []string
@@ -127,8 +117,8 @@ func TestWaitDrained(t *testing.T) {
 				polls++
 			}))
 			defer server.Close()
-			clock := &fakeClock{now: time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)}
-			counter := RunCounter{Client: &LokiClient{URL: server.URL}, Selector: "{}", Tag: "t", Started: clock.now.Add(-time.Minute), Clock: clock}
+			clock := &benchtest.SteppingClock{Time: time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)}
+			counter := RunCounter{Client: &LokiClient{URL: server.URL}, Selector: "{}", Tag: "t", Started: clock.Time.Add(-time.Minute), Clock: clock}
 			count, drain, err := counter.WaitDrained(context.Background(), tc.expected, tc.timeout)
 			if err != nil || count != tc.wantCount || drain != tc.wantDrain {
 				t.Fatalf("count %d, drain %s, %v; want %d after %s", count, drain, err, tc.wantCount, tc.wantDrain)

@@ -45,7 +45,7 @@ func PodPatch(t Target, configMap string) (string, error) {
 		Name:  ContainerName,
 		Image: t.Image(),
 		Args:  args,
-		Env:   credentialsEnv(t.Destination.Loki),
+		Env:   CredentialsEnv(t.Destination.Loki),
 		Ports: []corev1.ContainerPort{{Name: metricsPortName, ContainerPort: int32(port), Protocol: corev1.ProtocolTCP}},
 		VolumeMounts: []corev1.VolumeMount{
 			// The whole scratch volume, read-only, at the path PostgreSQL writes to, so
@@ -81,9 +81,10 @@ func PodPatch(t Target, configMap string) (string, error) {
 	return string(encoded), err
 }
 
-// credentialsEnv passes Loki's credentials from their Secret to the environment
-// variables the configurations name; logbench never reads them.
-func credentialsEnv(loki *v1alpha1.LokiSpec) []corev1.EnvVar {
+// CredentialsEnv passes Loki's credentials from their Secret to the environment
+// variables the shipper configurations name and the agent's Loki client reads
+// (LokiClientFromEnv); the operator never reads them.
+func CredentialsEnv(loki *v1alpha1.LokiSpec) []corev1.EnvVar {
 	if loki == nil || loki.Auth == nil {
 		return nil
 	}

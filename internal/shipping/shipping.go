@@ -2,7 +2,7 @@
 // beside PostgreSQL: the server settings that write the log file the sidecar reads, the
 // sidecar's Fluent Bit or OpenTelemetry Collector configuration, the CloudNativePG pod
 // patch that adds the sidecar, and the accounting of what the shipper and Loki report.
-// Everything here is pure but the Loki client.
+// Everything here is pure but the Loki client and the shipper scraper.
 package shipping
 
 import (
@@ -70,6 +70,15 @@ func (t Target) Image() string {
 		return DefaultCollectorImage
 	}
 	return DefaultFluentBitImage
+}
+
+// Config returns the configuration of the destination's shipper, the content of its
+// ConfigMap under ConfigKey.
+func Config(t Target) ([]byte, error) {
+	if t.Destination.EffectiveShipper().Kind == v1alpha1.ShipperOpenTelemetryCollector {
+		return CollectorConfig(t)
+	}
+	return FluentBitConfig(t)
 }
 
 // selectingLabels are the Loki stream labels by which Fluent Bit's records of one

@@ -1,0 +1,136 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/bench"
+	"github.com/logbench/logbench/internal/records"
+	"github.com/logbench/logbench/internal/shipping"
+)
+
+// shippedRun counts the records of one run of a shipping destination: in Loki when the
+// shipper sends them there, else as the increase of the sidecar's output counter since
+// the run started. After the drain it explains drops with the shipper's counters of the
+// run and, when Loki serves them at its URL, Loki's refusals.
+type shippedRun struct {
+	shipper shipping.ShipperScraper
+	// before are the shipper's counters when the run started.
+	before shipping.ShipperMetrics
+	// loki counts the run's records in Loki; nil when the shipper does not send there.
+	loki *shipping.RunCounter
+	// lokiRefusedBefore are Loki's refusals when the run started; nil when Loki does not
+	// serve its metrics at its URL, and its refusals then give no reason.
+	lokiRefusedBefore map[string]int64
+}
+
+// newShippedRun finds the sidecar in the cluster's primary pod and starts counting a run
+// tagged tag there.
+func newShippedRun(ctx context.Context, req Request, client kubernetes.Interface, tag string) (*shippedRun, error) {
+	pod, err := primaryPod(ctx, client, req.Namespace, req.ClusterName)
+	if err != nil {
+		return nil, err
+	}
+	if pod.Status.PodIP == "" {
+		return nil, fmt.Errorf("the primary pod %s of %s has no IP yet", pod.Name, req.ClusterName)
+	}
+	target := shipping.Target{Namespace: req.Namespace, Benchmark: req.Benchmark, Destination: req.Destination}
+	var loki *shipping.LokiClient
+	if req.Destination.ShipsToLoki() {
+		if req.Destination.Loki == nil {
+			return nil, fmt.Errorf("destination %s ships to Loki but has no loki settings", req.Destination.Name)
+		}
+		loki = shipping.NewLokiClient(*req.Destination.Loki, os.Getenv)
+	}
+	return startShippedRun(ctx, target.Scraper(pod.Status.PodIP, nil), loki, target.LokiSelector(), tag,
+		req.DrainTimeout.Duration, bench.SystemClock)
+}
+
+// startShippedRun takes the shipper's counters, and Loki's refusals, before pgbench
+// starts. The shipper first finishes what it is still sending, so that records of an
+// earlier run or failed attempt (the grep filter passes every tag of the destination)
+// do not count as this run's; settleTimeout bounds that wait. loki is nil when the
+// shipper does not send to Loki.
+func startShippedRun(ctx context.Context, shipper shipping.ShipperScraper, loki *shipping.LokiClient, selector, tag string,
+	settleTimeout time.Duration, clock bench.Clock,
+) (*shippedRun, error) {
+	now := clock.Now()
+	sent := shipperSent{shipper}
+	if _, _, err := bench.Drain(ctx, sent, records.Expectation{Estimate: true}, now, now.Add(settleTimeout), clock); err != nil {
+		return nil, err
+	}
+	before, err := shipper.Read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	run := &shippedRun{shipper: shipper, before: before}
+	if loki != nil {
+		run.loki = &shipping.RunCounter{Client: loki, Selector: selector, Tag: tag, Started: clock.Now(), Clock: clock}
+		if refused, err := loki.Discards(ctx); err == nil {
+			run.lokiRefusedBefore = refused
+		}
+	}
+	return run, nil
+}
+
+// Delivered is Loki's count of the run's records, or the records the shipper's output
+// sent since the run started.
+func (r *shippedRun) Delivered(ctx context.Context) (int64, error) {
+	if r.loki != nil {
+		return r.loki.Delivered(ctx)
+	}
+	run, err := r.shipperCountersOfRun(ctx)
+	return run.Sent, err
+}
+
+// Account reconciles the delivered records with the expectation and gives the reason of
+// a drop from the shipper's and Loki's counters of the run.
+func (r *shippedRun) Account(ctx context.Context, want records.Expectation, delivered int64) (v1alpha1.Records, error) {
+	shipped, err := r.shipperCountersOfRun(ctx)
+	if err != nil {
+		return v1alpha1.Records{}, err
+	}
+	var refused map[string]int64
+	if r.lokiRefusedBefore != nil {
+		if after, err := r.loki.Client.Discards(ctx); err == nil {
+			refused = increase(after, r.lokiRefusedBefore)
+		}
+	}
+	return shipping.Account(want, delivered, shipped, refused), nil
+}
+
+func (r *shippedRun) shipperCountersOfRun(ctx context.Context) (shipping.OutputCounters, error) {
+	now, err := r.shipper.Read(ctx)
+	if err != nil {
+		return shipping.OutputCounters{}, err
+	}
+	run, err := now.Since(r.before)
+	return run.Total(), err
+}
+
+// increase returns how much each counter rose; nil when one went down, as Loki's counters
+// do when it restarts, since the run's refusals are then unknown.
+func increase(after, before map[string]int64) map[string]int64 {
+	rose := map[string]int64{}
+	for reason, n := range after {
+		if n < before[reason] {
+			return nil
+		}
+		rose[reason] = n - before[reason]
+	}
+	return rose
+}
+
+// shipperSent is the cumulative count of records the shipper's outputs sent, as a
+// bench.Destination whose drain tells when the shipper has gone quiet.
+type shipperSent struct{ shipper shipping.ShipperScraper }
+
+func (s shipperSent) Delivered(ctx context.Context) (int64, error) {
+	metrics, err := s.shipper.Read(ctx)
+	return metrics.Total().Sent, err
+}

@@ -1,0 +1,240 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/bench"
+	"github.com/logbench/logbench/internal/bench/benchtest"
+	"github.com/logbench/logbench/internal/records"
+	"github.com/logbench/logbench/internal/shipping"
+)
+
+// fakeFluentBit serves Fluent Bit's metrics page. Every scrape moves the output's sent
+// counter on by step until it reaches limit, as a shipper does while it sends a run.
+type fakeFluentBit struct {
+	mu                sync.Mutex
+	sent, step, limit int64
+	dropped, retried  int64
+	server            *httptest.Server
+}
+
+func newFakeFluentBit(t *testing.T, sent int64) *fakeFluentBit {
+	f := &fakeFluentBit{sent: sent, limit: sent}
+	f.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.sent = min(f.sent+f.step, f.limit)
+		fmt.Fprintf(w, `# TYPE fluentbit_output_proc_records_total counter
+fluentbit_output_proc_records_total{name="shipped"} %d
+# TYPE fluentbit_output_dropped_records_total counter
+fluentbit_output_dropped_records_total{name="shipped"} %d
+# TYPE fluentbit_output_retried_records_total counter
+fluentbit_output_retried_records_total{name="shipped"} %d
+`, f.sent, f.dropped, f.retried)
+	}))
+	t.Cleanup(f.server.Close)
+	return f
+}
+
+// send makes the next scrapes show n more records sent, step at a time.
+func (f *fakeFluentBit) send(n, step int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.limit, f.step = f.sent+n, step
+}
+
+func (f *fakeFluentBit) drop(dropped, retried int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.dropped, f.retried = f.dropped+dropped, f.retried+retried
+}
+
+func (f *fakeFluentBit) scraper() shipping.ShipperScraper {
+	return shipping.ShipperScraper{URL: f.server.URL, Kind: v1alpha1.ShipperFluentBit}
+}
+
+// drainAndAccount runs the end of a run as bench.Run does: the drain, then the account.
+func drainAndAccount(t *testing.T, run *shippedRun, expected int64, clock bench.Clock) v1alpha1.Records {
+	t.Helper()
+	want := records.Expectation{Records: expected}
+	ended := clock.Now()
+	delivered, _, err := bench.Drain(context.Background(), run, want, ended, ended.Add(time.Minute), clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	accounted, err := run.Account(context.Background(), want, delivered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return accounted
+}
+
+func newClock() *benchtest.SteppingClock {
+	return &benchtest.SteppingClock{Time: time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)}
+}
+
+func TestShippedRunCountsTheIncreaseOfTheSidecarsSentRecords(t *testing.T) {
+	fluentBit := newFakeFluentBit(t, 400)
+	// An earlier attempt's last records are still being sent when the run starts: they
+	// must not count as the run's.
+	fluentBit.send(100, 50)
+	clock := newClock()
+	run, err := startShippedRun(context.Background(), fluentBit.scraper(), nil, "", "tag", time.Minute, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.before.Total().Sent != 500 {
+		t.Errorf("baseline %d sent records, want 500: the earlier attempt's records had not all arrived", run.before.Total().Sent)
+	}
+
+	fluentBit.send(2000, 300)
+	got := drainAndAccount(t, run, 2000, clock)
+	if got.Delivered != 2000 || got.Dropped == nil || *got.Dropped != 0 || got.DropReason != "" {
+		t.Errorf("records %+v, want all 2000 delivered and no drop", got)
+	}
+}
+
+func TestShippedRunExplainsTheSidecarsDrops(t *testing.T) {
+	fluentBit := newFakeFluentBit(t, 0)
+	clock := newClock()
+	run, err := startShippedRun(context.Background(), fluentBit.scraper(), nil, "", "tag", time.Minute, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fluentBit.send(1500, 500)
+	fluentBit.drop(500, 700)
+	got := drainAndAccount(t, run, 2000, clock)
+	want := "the shipper dropped 500 records (errors or retries exhausted); 700 records needed retries"
+	if got.Delivered != 1500 || got.Dropped == nil || *got.Dropped != 500 || got.DropReason != want {
+		t.Errorf("records %+v, want 1500 delivered, 500 dropped: %s", got, want)
+	}
+}
+
+// fakeLoki answers count queries with a count that rises by step per query up to
+// limit, and serves its refusals on /metrics unless metrics is false.
+type fakeLoki struct {
+	mu                  sync.Mutex
+	count, step, limit  int64
+	rateLimited         int64
+	metrics             bool
+	queries             []string
+	server              *httptest.Server
+	unauthorisedQueries int
+}
+
+func newFakeLoki(t *testing.T, metrics bool) *fakeLoki {
+	l := &fakeLoki{metrics: metrics}
+	l.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if user, password, _ := r.BasicAuth(); user != "bench" || password != "secret" || r.Header.Get("X-Scope-OrgID") != "team" {
+			l.unauthorisedQueries++
+		}
+		switch {
+		case r.URL.Path == "/loki/api/v1/query":
+			l.queries = append(l.queries, r.URL.Query().Get("query"))
+			l.count = min(l.count+l.step, l.limit)
+			fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1767322800,"%d"]}]}}`, l.count)
+		case r.URL.Path == "/metrics" && l.metrics:
+			fmt.Fprintf(w, "loki_discarded_samples_total{reason=\"rate_limited\",tenant=\"team\"} %d\n", l.rateLimited)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(l.server.Close)
+	return l
+}
+
+func (l *fakeLoki) client() *shipping.LokiClient {
+	return &shipping.LokiClient{URL: l.server.URL, TenantID: "team", Username: "bench", Password: "secret"}
+}
+
+// receive makes the next count queries find n records, step at a time, and Loki's
+// metrics show refused more refusals.
+func (l *fakeLoki) receive(n, step, refused int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.limit, l.step = n, step
+	l.rateLimited += refused
+}
+
+func TestShippedRunCountsTheRunsRecordsInLokiAndExplainsItsRefusals(t *testing.T) {
+	const selector = `{job="logbench", destination="loki"}`
+	for name, tc := range map[string]struct {
+		metrics bool
+		reason  string
+	}{
+		"with Loki's metrics":    {true, "loki refused 300 records (rate_limited 300); 300 records needed retries"},
+		"without Loki's metrics": {false, "300 records needed retries"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			fluentBit := newFakeFluentBit(t, 0)
+			loki := newFakeLoki(t, tc.metrics)
+			loki.receive(0, 0, 25) // refusals of earlier runs
+			clock := newClock()
+			run, err := startShippedRun(context.Background(), fluentBit.scraper(), loki.client(), selector, "lb_loki_c1_r1_abc", time.Minute, clock)
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			fluentBit.send(2000, 1000)
+			fluentBit.drop(0, 300)
+			loki.receive(1700, 600, 300)
+			got := drainAndAccount(t, run, 2000, clock)
+			if got.Delivered != 1700 || got.Dropped == nil || *got.Dropped != 300 || got.DropReason != tc.reason {
+				t.Errorf("records %+v, want 1700 delivered, 300 dropped: %s", got, tc.reason)
+			}
+			loki.mu.Lock()
+			defer loki.mu.Unlock()
+			if len(loki.queries) == 0 || !strings.HasPrefix(loki.queries[0], "sum(count_over_time("+selector+` |= "lb_loki_c1_r1_abc" [`) {
+				t.Errorf("queries %q, want counts of the run's tag among the destination's streams", loki.queries)
+			}
+			if loki.unauthorisedQueries > 0 {
+				t.Errorf("%d requests to Loki without the tenant or the credentials", loki.unauthorisedQueries)
+			}
+		})
+	}
+}
+
+func TestNewShippedRunNeedsThePrimarysIP(t *testing.T) {
+	primary := func(ip string) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "bench-fluent-1",
+				Labels: map[string]string{"cnpg.io/cluster": "bench-fluent", "cnpg.io/instanceRole": "primary"}},
+			Status: corev1.PodStatus{PodIP: ip},
+		}
+	}
+	req := Request{Namespace: "ns", Benchmark: "bench", ClusterName: "bench-fluent",
+		Destination: v1alpha1.Destination{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar}}
+	for name, tc := range map[string]struct {
+		pods []*corev1.Pod
+		want string
+	}{
+		"no primary":       {nil, "cluster bench-fluent has no primary pod"},
+		"a primary, no IP": {[]*corev1.Pod{primary("")}, "the primary pod bench-fluent-1 of bench-fluent has no IP yet"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			client := fake.NewClientset()
+			for _, pod := range tc.pods {
+				if _, err := client.CoreV1().Pods("ns").Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := newShippedRun(context.Background(), req, client, "tag"); err == nil || err.Error() != tc.want {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
