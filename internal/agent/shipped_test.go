@@ -176,7 +176,7 @@ func TestShippedRunCountsTheRunsRecordsInLokiAndExplainsItsRefusals(t *testing.T
 		metrics bool
 		reason  string
 	}{
-		"with Loki's metrics":    {true, "loki refused 300 records (rate_limited 300); 300 records needed retries"},
+		"with Loki's metrics":    {true, "loki refused pushes of 300 samples, retries included (rate_limited 300); 300 records needed retries"},
 		"without Loki's metrics": {false, "300 records needed retries"},
 	} {
 		t.Run(name, func(t *testing.T) {

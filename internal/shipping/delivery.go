@@ -28,7 +28,9 @@ func Account(want records.Expectation, delivered int64, shipped OutputCounters, 
 				byReason = append(byReason, fmt.Sprintf("%s %d", reason, lokiRefused[reason]))
 			}
 		}
-		reasons = append(reasons, fmt.Sprintf("loki refused %d records (%s)", refused, strings.Join(byReason, ", ")))
+		// Loki counts a record again each time a retried push is refused: this says why,
+		// not how many were lost.
+		reasons = append(reasons, fmt.Sprintf("loki refused pushes of %d samples, retries included (%s)", refused, strings.Join(byReason, ", ")))
 	}
 	if shipped.Dropped > 0 {
 		reasons = append(reasons, fmt.Sprintf("the shipper dropped %d records (errors or retries exhausted)", shipped.Dropped))

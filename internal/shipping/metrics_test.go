@@ -126,7 +126,7 @@ func TestAccount(t *testing.T) {
 	}{
 		"everything delivered": {exact, 10000, OutputCounters{Sent: 10000}, nil, int64Ptr(0), "", false},
 		"Loki refused records": {exact, 8766, OutputCounters{Sent: 10000, Retried: 2000}, map[string]int64{"rate_limited": 1234},
-			int64Ptr(1234), "loki refused 1234 records (rate_limited 1234); 2000 records needed retries", false},
+			int64Ptr(1234), "loki refused pushes of 1234 samples, retries included (rate_limited 1234); 2000 records needed retries", false},
 		"the shipper dropped records": {exact, 9000, OutputCounters{Sent: 9000, Dropped: 1000}, nil,
 			int64Ptr(1000), "the shipper dropped 1000 records (errors or retries exhausted)", false},
 		"no one reports the loss": {exact, 9999, OutputCounters{Sent: 9999}, map[string]int64{"rate_limited": 0},
