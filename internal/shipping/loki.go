@@ -15,7 +15,6 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/bench"
-	"github.com/logbench/logbench/internal/records"
 )
 
 // maxQueryRange is Loki's default limits_config.max_query_length (721h): Loki refuses a
@@ -205,13 +204,4 @@ type RunCounter struct {
 // Delivered counts the run's records Loki holds now.
 func (r RunCounter) Delivered(ctx context.Context) (int64, error) {
 	return r.Client.CountRecords(ctx, r.Selector, r.Tag, r.Started, r.Clock.Now())
-}
-
-// WaitDrained polls Loki from now, the end of pgbench, until it holds expected records,
-// its count stops rising for a quiet period, or drainTimeout passes. It returns the last
-// count and the drain time: from now until the last increase.
-func (r RunCounter) WaitDrained(ctx context.Context, expected int64, drainTimeout time.Duration) (int64, time.Duration, error) {
-	ended := r.Clock.Now()
-	count, lastArrival, err := bench.Drain(ctx, r, records.Expectation{Records: expected}, ended, ended.Add(drainTimeout), r.Clock)
-	return count, lastArrival.Sub(ended), err
 }

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logbench/logbench/internal/bench"
 	"github.com/logbench/logbench/internal/bench/benchtest"
+	"github.com/logbench/logbench/internal/records"
 )
 
 func countAnswer(value string) string {
@@ -94,7 +96,8 @@ func TestCountRecordsRefusesARangeLokiRefuses(t *testing.T) {
 	}
 }
 
-func TestWaitDrained(t *testing.T) {
+// TestRunCounterDrains drains a RunCounter as the agent's bench.Run does.
+func TestRunCounterDrains(t *testing.T) {
 	for name, tc := range map[string]struct {
 		counts    []string
 		expected  int64
@@ -119,8 +122,9 @@ func TestWaitDrained(t *testing.T) {
 			defer server.Close()
 			clock := &benchtest.SteppingClock{Time: time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)}
 			counter := RunCounter{Client: &LokiClient{URL: server.URL}, Selector: "{}", Tag: "t", Started: clock.Time.Add(-time.Minute), Clock: clock}
-			count, drain, err := counter.WaitDrained(context.Background(), tc.expected, tc.timeout)
-			if err != nil || count != tc.wantCount || drain != tc.wantDrain {
+			ended := clock.Now()
+			count, lastArrival, err := bench.Drain(context.Background(), counter, records.Expectation{Records: tc.expected}, ended, ended.Add(tc.timeout), clock)
+			if drain := lastArrival.Sub(ended); err != nil || count != tc.wantCount || drain != tc.wantDrain {
 				t.Fatalf("count %d, drain %s, %v; want %d after %s", count, drain, err, tc.wantCount, tc.wantDrain)
 			}
 		})
