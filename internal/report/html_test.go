@@ -237,7 +237,7 @@ func TestHTMLSaysWhyRecordsWereDropped(t *testing.T) {
 	for _, item := range find(doc, tag("li")) {
 		notes = append(notes, text(item))
 	}
-	want := "csvlog/4 dropped records: repeat 1: loki refused 11002 records (rate_limited 11002)"
+	want := "csvlog/4 dropped records: repeat 1: loki refused pushes of 11002 samples, retries included (rate_limited 11002)"
 	if !slices.Contains(notes, want) {
 		t.Errorf("notes %q, want %q", notes, want)
 	}

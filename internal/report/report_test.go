@@ -85,7 +85,7 @@ var (
 // failed.
 func fullBenchmark() *v1alpha1.LoggingBenchmark {
 	dropping := repeat(17100, 171002, 160000)
-	dropping.Records.DropReason = "loki refused 11002 records (rate_limited 11002)"
+	dropping.Records.DropReason = "loki refused pushes of 11002 samples, retries included (rate_limited 11002)"
 	overcount := repeat(15000, 150000, 150010)
 	overcount.Records.Dropped, overcount.Records.AccountingError = nil, "delivered 150010 records but expected 150000"
 	return benchmark([]v1alpha1.Destination{csvlog, stdout, jsonlog}, true, []int32{1, 4, 16}, map[run]v1alpha1.RepeatResult{

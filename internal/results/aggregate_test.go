@@ -163,12 +163,12 @@ func TestAggregate(t *testing.T) {
 			name: "each repeat's drop reason is kept with its repeat",
 			spec: testSpec(v1alpha1.AggregateMedian, 1),
 			runs: map[RunKey]v1alpha1.RepeatResult{
-				{"csv", 1, 1}: withDropReason(exact(100, 10, 5), "loki refused 5 records (rate_limited 5); 5 records needed retries"),
+				{"csv", 1, 1}: withDropReason(exact(100, 10, 5), "loki refused pushes of 5 samples, retries included (rate_limited 5); 5 records needed retries"),
 				{"csv", 1, 2}: exact(100, 10, 10),
 				{"csv", 1, 3}: withDropReason(exact(100, 10, 8), "the shipper dropped 2 records (errors or retries exhausted)"),
 			},
 			check: func(t *testing.T, rows []v1alpha1.Result) {
-				want := "repeat 1: loki refused 5 records (rate_limited 5); 5 records needed retries | " +
+				want := "repeat 1: loki refused pushes of 5 samples, retries included (rate_limited 5); 5 records needed retries | " +
 					"repeat 3: the shipper dropped 2 records (errors or retries exhausted)"
 				if rec := rows[0].Records; rec.DropReason != want || rec.Dropped == nil || *rec.Dropped != 7 {
 					t.Errorf("records = %+v, want 7 dropped because %q", rec, want)
