@@ -623,6 +623,11 @@ type RecordStages struct {
 	// (written, read, sent, stored); empty when no stage lost any.
 	// +optional
 	LostAt string `json:"lostAt,omitempty"`
+	// InputPausedSeconds is how long the shipper's input was seen paused during the run
+	// because its buffer was full (Fluent Bit's memBufLimit), sampled every half second:
+	// the file's records then wait to be read.
+	// +optional
+	InputPausedSeconds float64 `json:"inputPausedSeconds,omitempty"`
 }
 
 // RepeatResult is one pgbench execution.

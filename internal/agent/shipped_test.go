@@ -251,3 +251,25 @@ func TestNewShippedRunNeedsThePrimarysIP(t *testing.T) {
 		})
 	}
 }
+
+// TestPauseSamplerCountsThePausedReadings: only the readings with a paused input count,
+// each for one sampling interval.
+func TestPauseSamplerCountsThePausedReadings(t *testing.T) {
+	for name, paused := range map[string]int{"paused": 1, "reading": 0} {
+		t.Run(name, func(t *testing.T) {
+			server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				fmt.Fprintf(w, "# TYPE fluentbit_input_ingestion_paused gauge\nfluentbit_input_ingestion_paused{name=\"postgresql\"} %d\n", paused)
+			}))
+			defer server.Close()
+			sampler := samplePauses(context.Background(), shipping.ShipperScraper{URL: server.URL, Kind: v1alpha1.ShipperFluentBit}, 10*time.Millisecond)
+			time.Sleep(200 * time.Millisecond)
+			seconds := sampler.pausedSeconds()
+			if paused == 1 && (seconds <= 0 || seconds > 0.2) {
+				t.Errorf("paused for %v s of 0.2 s sampled", seconds)
+			}
+			if paused == 0 && seconds != 0 {
+				t.Errorf("paused for %v s, never was", seconds)
+			}
+		})
+	}
+}

@@ -215,6 +215,7 @@ func sumStages(ok []v1alpha1.RepeatResult) *v1alpha1.RecordStages {
 		total.Written += stages.Written
 		total.Read += stages.Read
 		total.Sent += stages.Sent
+		total.InputPausedSeconds += stages.InputPausedSeconds
 		if stages.Stored == nil {
 			allStored = false
 		} else {

@@ -36,6 +36,11 @@ func withStages(r v1alpha1.RepeatResult, written, read, sent int64, stored *int6
 	return r
 }
 
+func withPause(r v1alpha1.RepeatResult, seconds float64) v1alpha1.RepeatResult {
+	r.Records.Stages.InputPausedSeconds = seconds
+	return r
+}
+
 func withDropReason(r v1alpha1.RepeatResult, reason string) v1alpha1.RepeatResult {
 	r.Records.DropReason = reason
 	return r

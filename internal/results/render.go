@@ -155,9 +155,14 @@ func StagesNote(row v1alpha1.Result) string {
 		note += fmt.Sprintf(", stored %d", *stages.Stored)
 	}
 	if stages.LostAt != "" {
-		return note + "; lost at " + stages.LostAt
+		note += "; lost at " + stages.LostAt
+	} else {
+		note += "; no stage lost records"
 	}
-	return note + "; no stage lost records"
+	if stages.InputPausedSeconds > 0 {
+		note += fmt.Sprintf("; the shipper's input paused on its buffer limit for about %.1f s", stages.InputPausedSeconds)
+	}
+	return note
 }
 
 // firstLine keeps footnotes one line each; the full error is in the JSON output.

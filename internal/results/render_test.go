@@ -25,7 +25,7 @@ func goldenRows() []v1alpha1.Result {
 		{"baseline", 1, 2}: exact(27100, 0, 0),
 		{"baseline", 4, 1}: exact(49200, 0, 0),
 		{"baseline", 4, 2}: exact(48800, 0, 0),
-		{"csv", 1, 1}:      withStages(exact(16100, 161002, 161002), 161002, 161002, 161002, ptr(int64(161002))),
+		{"csv", 1, 1}:      withPause(withStages(exact(16100, 161002, 161002), 161002, 161002, 161002, ptr(int64(161002))), 2.5),
 		{"csv", 1, 2}:      withDropReason(withStages(exact(15900, 159002, 158990), 159002, 159002, 158990, ptr(int64(158990))), "the shipper dropped 12 records (errors or retries exhausted)"),
 		{"csv", 4, 1}:      exact(17100, 171002, 171002),
 		{"csv", 4, 2}:      failed("pgbench: exit status 1\nconnection to server failed"),

@@ -17,6 +17,9 @@ fluentbit_input_records_total{name="postgresql"} 1200
 # HELP fluentbit_filter_drop_records_total Number of dropped records.
 # TYPE fluentbit_filter_drop_records_total counter
 fluentbit_filter_drop_records_total{name="grep.0"} 50
+# HELP fluentbit_input_ingestion_paused Is the input paused or not?
+# TYPE fluentbit_input_ingestion_paused gauge
+fluentbit_input_ingestion_paused{name="postgresql"} 1
 # HELP fluentbit_output_proc_records_total Number of processed output records.
 # TYPE fluentbit_output_proc_records_total counter
 fluentbit_output_proc_records_total{name="shipped"} 1000
@@ -50,7 +53,7 @@ func TestParseShipperMetrics(t *testing.T) {
 		want  ShipperMetrics
 	}{
 		"Fluent Bit": {parseFluentBitString, fluentBitPage,
-			ShipperMetrics{Read: 1200, Filtered: 50, Outputs: map[string]OutputCounters{"shipped": {Sent: 1000, Dropped: 150, Retried: 300}}}},
+			ShipperMetrics{Read: 1200, Filtered: 50, InputsPaused: 1, Outputs: map[string]OutputCounters{"shipped": {Sent: 1000, Dropped: 150, Retried: 300}}}},
 		"OpenTelemetry Collector": {parseCollectorString, collectorPage,
 			ShipperMetrics{Read: 900, Outputs: map[string]OutputCounters{"otlphttp": {Sent: 800, Dropped: 100}}}},
 		"Fluent Bit without outputs yet": {parseFluentBitString, "fluentbit_uptime 1\n",
