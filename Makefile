@@ -50,8 +50,9 @@ fmt: ## Run go fmt against code.
 	go fmt ./...
 
 .PHONY: vet
-vet: ## Run go vet against code.
+vet: ## Run go vet against code, the e2e and shipping suites' build tags included.
 	go vet ./...
+	go vet -tags e2e,shipping ./test/... ./internal/shipping/
 
 # End-to-end tests carry the e2e build tag, so go test ./... leaves them out.
 # The chart's tests (test/chart) run bin/helm, which the helm target builds.
