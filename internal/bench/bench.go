@@ -193,7 +193,7 @@ type Wait struct {
 type Drained struct {
 	// Delivered is the last count.
 	Delivered int64
-	// LastArrival is when the count that first saw the last count's records returned: the
+	// LastArrival is when the count that first saw the last count's value returned: the
 	// records were there by then, maybe earlier.
 	LastArrival time.Time
 	// End says why the drain ended.
@@ -209,13 +209,11 @@ var curveMarks = []time.Duration{0, time.Second, 5 * time.Second, 30 * time.Seco
 // Drain counts the destination until it holds every expected record, its count stays
 // unchanged for wait.Quiet, or the deadline passes. The time a count takes is never quiet
 // time: a count may miss records that arrive while it runs, so quiet time runs from the
-// return of the count that last saw the count change to the start of a later count.
+// return of the count that last saw a new value (LastArrival) to the start of a later
+// count.
 func Drain(ctx context.Context, dest Destination, want records.Expectation, wait Wait, clock Clock) (Drained, error) {
-	var (
-		drained   Drained
-		changedAt time.Time // when the count that last changed the count returned
-		marks     = curveMarks
-	)
+	var drained Drained
+	marks := curveMarks
 	for first := true; ; first = false {
 		started := clock.Now()
 		count, err := dest.Delivered(ctx)
@@ -224,7 +222,7 @@ func Drain(ctx context.Context, dest Destination, want records.Expectation, wait
 		}
 		returned := clock.Now()
 		if first || count != drained.Delivered {
-			drained.Delivered, drained.LastArrival, changedAt = count, returned, returned
+			drained.Delivered, drained.LastArrival = count, returned
 		}
 		after := started.Sub(wait.Ended)
 		onCurve := first || len(marks) > 0 && after >= marks[0]
@@ -234,7 +232,7 @@ func Drain(ctx context.Context, dest Destination, want records.Expectation, wait
 		switch {
 		case !want.Estimate && count >= want.Records:
 			drained.End = v1alpha1.DrainComplete
-		case started.Sub(changedAt) >= wait.Quiet:
+		case started.Sub(drained.LastArrival) >= wait.Quiet:
 			drained.End = v1alpha1.DrainQuiet
 		case !returned.Before(wait.Deadline):
 			drained.End = v1alpha1.DrainTimeout
