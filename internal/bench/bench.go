@@ -203,8 +203,9 @@ type Drained struct {
 	Curve []v1alpha1.DrainPoint
 }
 
-// curveMarks are the times after the end of pgbench that a drain curve reports.
-var curveMarks = []time.Duration{0, time.Second, 5 * time.Second, 30 * time.Second}
+// curveMarks are the times after the end of pgbench that a drain curve reports beside
+// its first and last counts.
+var curveMarks = []time.Duration{time.Second, 5 * time.Second, 30 * time.Second}
 
 // Drain counts the destination until it holds every expected record, its count stays
 // unchanged for wait.Quiet, or the deadline passes. The time a count takes is never quiet

@@ -174,7 +174,7 @@ func Recount(r v1alpha1.Records, e Expectation, recounted int64) v1alpha1.Record
 	if late <= 0 {
 		return r
 	}
-	recounts := Reconcile(e, r.Delivered, late)
-	recounts.DropReason = r.DropReason
-	return recounts
+	reconciled := Reconcile(e, r.Delivered, late)
+	reconciled.DropReason = r.DropReason
+	return reconciled
 }
