@@ -62,16 +62,17 @@ func newShippedRun(ctx context.Context, req Request, client kubernetes.Interface
 }
 
 // startShippedRun takes the shipper's counters, and Loki's refusals, before pgbench
-// starts. The shipper first finishes what it is still sending, so that records of an
-// earlier run or failed attempt (the grep filter passes every tag of the destination)
-// do not count as this run's; settleTimeout bounds that wait. loki is nil when the
+// starts. The shipper first finishes what it is still sending, retries included, so that
+// records of an earlier run or failed attempt (the grep filter passes every tag of the
+// destination) do not count as this run's; settleTimeout bounds that wait. loki is nil when the
 // shipper does not send to Loki.
 func startShippedRun(ctx context.Context, shipper shipping.ShipperScraper, loki *shipping.LokiClient, selector, tag string,
 	settleTimeout time.Duration, clock bench.Clock,
 ) (*shippedRun, error) {
 	now := clock.Now()
 	sent := shipperSent{shipper}
-	if _, _, err := bench.Drain(ctx, sent, records.Expectation{Estimate: true}, now, now.Add(settleTimeout), clock); err != nil {
+	settle := bench.Wait{Ended: now, Deadline: now.Add(settleTimeout), Quiet: bench.ShippedQuiet}
+	if _, err := bench.Drain(ctx, sent, records.Expectation{Estimate: true}, settle, clock); err != nil {
 		return nil, err
 	}
 	before, err := shipper.Read(ctx)

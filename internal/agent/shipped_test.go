@@ -73,11 +73,12 @@ func drainAndAccount(t *testing.T, run *shippedRun, expected int64, clock bench.
 	t.Helper()
 	want := records.Expectation{Records: expected}
 	ended := clock.Now()
-	delivered, _, err := bench.Drain(context.Background(), run, want, ended, ended.Add(time.Minute), clock)
+	wait := bench.Wait{Ended: ended, Deadline: ended.Add(time.Minute), Quiet: bench.ShippedQuiet}
+	drained, err := bench.Drain(context.Background(), run, want, wait, clock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	accounted, err := run.Account(context.Background(), want, delivered)
+	accounted, err := run.Account(context.Background(), want, drained.Delivered)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func drainAndAccount(t *testing.T, run *shippedRun, expected int64, clock bench.
 }
 
 func newClock() *benchtest.SteppingClock {
-	return &benchtest.SteppingClock{Time: time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)}
+	return benchtest.NewSteppingClock(time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC))
 }
 
 func TestShippedRunCountsTheIncreaseOfTheSidecarsSentRecords(t *testing.T) {
