@@ -55,6 +55,10 @@ func FluentBitConfig(t Target) ([]byte, error) {
 		"http_server": "on",
 		"http_listen": "0.0.0.0",
 		"http_port":   FluentBitMetricsPort,
+		// Retries wait a random time between scheduler.base (5 s) and the cap: capped at
+		// the base, every retry comes 5 s after its failure, within the drain's quiet
+		// period for shipping destinations (bench.ShippedQuiet).
+		"scheduler.cap": 5,
 	}
 	tail := map[string]any{
 		"name":  "tail",
