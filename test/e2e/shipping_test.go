@@ -131,6 +131,12 @@ var _ = Describe("shipping", Ordered, func() {
 				Expect(records.Delivered).To(Equal(records.Expected), "%s: every record arrives", what)
 				Expect(records.Stages.LostAt).To(BeEmpty(), what)
 			}
+			if row.Destination == backpressure {
+				// A full buffer delays the file's records; none is lost while the file stays.
+				Expect(records.Stages.InputPausedSeconds).To(BeNumerically(">", 0), "%s: the input paused on its buffer limit", what)
+				_, _ = fmt.Fprintf(GinkgoWriter, "%s: input paused for %.1f s, drain %.1f s, TPS %.0f\n",
+					what, records.Stages.InputPausedSeconds, row.DrainSeconds, row.TPS)
+			}
 		}
 	})
 })
