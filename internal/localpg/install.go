@@ -65,6 +65,16 @@ func FindInstallation() (Installation, error) {
 	return Installation{}, errors.New(msg)
 }
 
+// InstallationAt inspects one directory of PostgreSQL binaries, such as the bin
+// directory of an installation the user names.
+func InstallationAt(dir string) (Installation, error) {
+	inst, err := inspect(dir)
+	if errors.Is(err, errIncomplete) {
+		return Installation{}, fmt.Errorf("%s does not hold PostgreSQL's %s: name the bin directory of a server installation", dir, strings.Join(serverBinaries, ", "))
+	}
+	return inst, err
+}
+
 // errIncomplete marks a directory that lacks a server binary: common and not worth
 // reporting (every $PATH entry without PostgreSQL is one).
 var errIncomplete = errors.New("incomplete installation")
