@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -147,30 +148,64 @@ func TestDrainOfRecordsAlreadyDeliveredEndsWithPgbench(t *testing.T) {
 // TestFileDestinationCountsOnlyWhatFollows checks that records written before the
 // destination was created are not the run's, and that a file created later (rotation)
 // is read from its start.
+// fakeCollector plays PostgreSQL's logging collector in dir: it appends records to its
+// current file and, asked to rotate, finishes the record it is writing there (it writes
+// a multi-line record line by line) and continues in a new file.
+type fakeCollector struct {
+	t       *testing.T
+	dir     string
+	current string
+	files   int
+	// unfinished is the rest of the record the current file ends inside.
+	unfinished string
+}
+
+func newFakeCollector(t *testing.T) *fakeCollector {
+	c := &fakeCollector{t: t, dir: t.TempDir()}
+	c.next()
+	return c
+}
+
+func (c *fakeCollector) next() {
+	c.files++
+	c.current = fmt.Sprintf("postgresql-%d.csv", c.files)
+	c.write("")
+}
+
+func (c *fakeCollector) write(text string) {
+	c.t.Helper()
+	f, err := os.OpenFile(filepath.Join(c.dir, c.current), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *fakeCollector) rotate(context.Context) error {
+	c.write(c.unfinished)
+	c.unfinished = ""
+	c.next()
+	return nil
+}
+
 func TestFileDestinationCountsOnlyWhatFollows(t *testing.T) {
-	dir := t.TempDir()
+	collector := newFakeCollector(t)
 	const tag = "lb_d_c1_r1_000000000000"
 	line := func(app string) string {
 		return `2026-11-23 10:00:00.000 UTC [1] postgres@postgres ` + app + " LOG:  statement: SELECT 1\n"
 	}
-	write := func(name, text string) {
-		f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if _, err := f.WriteString(text); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("a.log", line(tag)+line("other"))
+	collector.write(line(tag) + line("other"))
 
-	dest, err := NewFileDestination(context.Background(), LocalDirectory(dir), records.FormatStderr, tag)
+	dest, err := NewFileDestination(context.Background(), LocalDirectory(collector.dir), collector.rotate, records.FormatStderr, tag)
 	if err != nil {
 		t.Fatal(err)
 	}
-	write("a.log", line(tag)+line("other")+line(tag))
-	write("b.log", line(tag))
+	collector.write(line(tag) + line("other") + line(tag))
+	collector.next()
+	collector.write(line(tag))
 	for attempt := 1; attempt <= 2; attempt++ { // a second count must not recount
 		got, err := dest.Delivered(context.Background())
 		if err != nil {
@@ -179,6 +214,79 @@ func TestFileDestinationCountsOnlyWhatFollows(t *testing.T) {
 		if got != 3 {
 			t.Fatalf("count %d = %d, want 3", attempt, got)
 		}
+	}
+}
+
+// TestFileDestinationStartsAtARecordBoundary creates the destination while the csvlog
+// file ends inside a record whose quoted statement holds a newline: read from there,
+// every later line would be taken for the inside of a quoted field.
+func TestFileDestinationStartsAtARecordBoundary(t *testing.T) {
+	collector := newFakeCollector(t)
+	const tag = "lb_d_c1_r1_000000000000"
+	record := func(app, statement string) string {
+		return `2026-11-23 10:00:00.000 UTC,"postgres","postgres",1234,"[local]",6561e8a0.4d2,1,"SELECT",` +
+			`2026-11-23 10:00:00 UTC,3/4,0,LOG,00000,"statement: ` + statement + `",,,,,,,,,"` + app + `","client backend",,0` + "\n"
+	}
+	multiLine := record("other", "SELECT 1,\n  2")
+	cut := strings.Index(multiLine, "\n") + 1
+	collector.write(record("other", "SELECT 1") + multiLine[:cut])
+	collector.unfinished = multiLine[cut:]
+
+	dest, err := NewFileDestination(context.Background(), LocalDirectory(collector.dir), collector.rotate, records.FormatCSVLog, tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const runRecords = 1000
+	var run strings.Builder
+	for i := range runRecords {
+		statement := "SELECT 1 -- " + tag
+		if i%10 == 0 {
+			statement = "SELECT\n  \"quoted\" -- " + tag
+		}
+		run.WriteString(record(tag, statement) + record("other", "SELECT 2"))
+	}
+	collector.write(run.String())
+	got, err := dest.Delivered(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != runRecords {
+		t.Errorf("counted %d records of the run, want %d", got, runRecords)
+	}
+}
+
+// TestFileDestinationRotatesUntilANewFileAppears plays a collector that reopens its
+// current file when asked to rotate within the second that file is named after.
+func TestFileDestinationRotatesUntilANewFileAppears(t *testing.T) {
+	collector := newFakeCollector(t)
+	rotations := 0
+	rotate := func(ctx context.Context) error {
+		rotations++
+		if rotations == 1 {
+			return nil
+		}
+		return collector.rotate(ctx)
+	}
+	if _, err := NewFileDestination(context.Background(), LocalDirectory(collector.dir), rotate, records.FormatCSVLog, "tag"); err != nil {
+		t.Fatal(err)
+	}
+	if rotations != 2 {
+		t.Errorf("rotated %d times, want 2", rotations)
+	}
+}
+
+func TestFileDestinationWithoutRotationReadsFromTheEnd(t *testing.T) {
+	collector := newFakeCollector(t)
+	const tag = "lb_d_c1_r1_000000000000"
+	line := tag + " LOG:  statement: SELECT 1\n"
+	collector.write(line)
+	dest, err := NewFileDestination(context.Background(), LocalDirectory(collector.dir), nil, records.FormatStderr, tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	collector.write(line + line)
+	if got, err := dest.Delivered(context.Background()); err != nil || got != 2 {
+		t.Errorf("Delivered = %d, %v; want 2", got, err)
 	}
 }
 

@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/logbench/logbench/internal/records"
 )
@@ -28,10 +31,9 @@ type LogDirectory interface {
 	ReadAt(ctx context.Context, name string, offset int64, n int) ([]byte, error)
 }
 
-// FileDestination counts a run's records in a log directory, reading only what was
-// written after it was created, each file through its own streaming counter so that a
-// record split across reads is counted once. Files created later (rotation) are read
-// from their start.
+// FileDestination counts a run's records in a log directory, each file through its own
+// streaming counter so that a record split across reads is counted once, and only what
+// was written after the destination was created.
 type FileDestination struct {
 	dir    LogDirectory
 	format records.Format
@@ -42,22 +44,87 @@ type FileDestination struct {
 type tailedFile struct {
 	offset  int64
 	counter records.Counter
+	// ignored files are never read: see NewFileDestination.
+	ignored bool
 }
 
 // readChunk bounds the memory used per read.
 const readChunk = 1 << 20
 
-// NewFileDestination starts tailing dir at the current end of every file in it.
-func NewFileDestination(ctx context.Context, dir LogDirectory, format records.Format, tag string) (*FileDestination, error) {
+// LogRotator asks the server's logging collector to continue in a new file.
+type LogRotator func(ctx context.Context) error
+
+// RotateWith rotates the log of the server conn is connected to with
+// pg_rotate_logfile() (superuser, or a role granted the function).
+func RotateWith(conn *pgx.Conn) LogRotator {
+	return func(ctx context.Context) error {
+		_, err := conn.Exec(ctx, "SELECT pg_rotate_logfile()")
+		return err
+	}
+}
+
+// rotationWait is how long a rotation may take to show a new file before it is asked
+// for again: log_filename names files to the second, and a rotation within the second
+// of the current file's name reopens that file instead of starting a new one.
+const rotationWait = 1100 * time.Millisecond
+
+// rotationTimeout bounds the whole wait for a new file.
+const rotationTimeout = 15 * time.Second
+
+// NewFileDestination starts counting dir. With rotate, the files dir holds now are
+// never read: the logging collector writes a multi-line record line by line, so the end
+// of a file may be inside a record, and a csvlog counter that starts inside a quoted
+// field reads every later line the wrong way round. Instead the server's log is rotated
+// until a new file appears, and the run's records all go to files read from their first
+// byte. Without rotate (a log with no collector, such as a server's standard error,
+// which gets each record in one write) the files are read from their current end. The
+// run must start after NewFileDestination returns.
+func NewFileDestination(ctx context.Context, dir LogDirectory, rotate LogRotator, format records.Format, tag string) (*FileDestination, error) {
 	existing, err := dir.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing log files: %w", err)
 	}
 	d := &FileDestination{dir: dir, format: format, tag: tag, files: map[string]*tailedFile{}}
 	for _, f := range existing {
-		d.files[f.Name] = &tailedFile{offset: f.Size, counter: records.NewCounter(format, tag)}
+		d.files[f.Name] = &tailedFile{offset: f.Size, counter: records.NewCounter(format, tag), ignored: rotate != nil}
 	}
-	return d, nil
+	if rotate == nil {
+		return d, nil
+	}
+	deadline := time.Now().Add(rotationTimeout)
+	for time.Now().Before(deadline) {
+		if err := rotate(ctx); err != nil {
+			return nil, fmt.Errorf("rotating the server's log file: %w", err)
+		}
+		if rotated, err := d.awaitNewFile(ctx, time.Now().Add(rotationWait)); rotated || err != nil {
+			return d, err
+		}
+	}
+	return nil, fmt.Errorf("the server's logging collector started no new file in its log directory within %s of asking for a rotation: "+
+		"log_filename must name files by the time (logbench sets it so) and logging_collector must be on", rotationTimeout)
+}
+
+// awaitNewFile polls dir until a file that was not there before appears or until.
+func (d *FileDestination) awaitNewFile(ctx context.Context, until time.Time) (bool, error) {
+	for {
+		current, err := d.dir.List(ctx)
+		if err != nil {
+			return false, fmt.Errorf("listing log files: %w", err)
+		}
+		for _, f := range current {
+			if _, known := d.files[f.Name]; !known {
+				return true, nil
+			}
+		}
+		if !time.Now().Before(until) {
+			return false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // Delivered reads what was appended since the last call and returns the total count.
@@ -72,6 +139,9 @@ func (d *FileDestination) Delivered(ctx context.Context) (int64, error) {
 		if !known {
 			tailed = &tailedFile{counter: records.NewCounter(d.format, d.tag)}
 			d.files[f.Name] = tailed
+		}
+		if tailed.ignored {
+			continue
 		}
 		for tailed.offset < f.Size {
 			chunk, err := d.dir.ReadAt(ctx, f.Name, tailed.offset, int(min(readChunk, f.Size-tailed.offset)))

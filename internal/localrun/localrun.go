@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/bench"
 	"github.com/logbench/logbench/internal/localpg"
@@ -150,6 +152,12 @@ func measureDestination(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec
 		target.logDir = server.LogDir()
 	}
 
+	rotate, closeRotator, err := target.rotator(ctx, server)
+	if err != nil {
+		return failAll(err)
+	}
+	defer closeRotator()
+
 	runPgbench := pgbenchRunner(opts.Installation.Binary("pgbench"), server.Env())
 	w := spec.Workload
 	if output, err := runPgbench(ctx, pgbench.InitArgs(int(w.Scale), w.UnloggedTables), nil); err != nil {
@@ -159,7 +167,7 @@ func measureDestination(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec
 		if opts.Progress != nil {
 			opts.Progress.RunStarted(run)
 		}
-		result, err := measureRun(ctx, spec, dest, run, target, runPgbench, dir)
+		result, err := measureRun(ctx, spec, dest, run, target, rotate, runPgbench, dir)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -175,13 +183,13 @@ func measureDestination(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec
 }
 
 func measureRun(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec, dest v1alpha1.Destination, run Run,
-	target *target, runPgbench bench.PgbenchRunner, scratch string) (v1alpha1.RepeatResult, error) {
+	target *target, rotate bench.LogRotator, runPgbench bench.PgbenchRunner, scratch string) (v1alpha1.RepeatResult, error) {
 	nonce, err := workload.RandomNonce()
 	if err != nil {
 		return v1alpha1.RepeatResult{}, err
 	}
 	tag := workload.NewTag(dest.Name, run.Key.Clients, run.Key.Repeat, nonce)
-	counted, err := bench.NewFileDestination(ctx, bench.LocalDirectory(target.logDir), target.format, tag)
+	counted, err := bench.NewFileDestination(ctx, bench.LocalDirectory(target.logDir), rotate, target.format, tag)
 	if err != nil {
 		return v1alpha1.RepeatResult{}, err
 	}
@@ -246,6 +254,20 @@ func newTarget(dir string, spec *v1alpha1.LoggingBenchmarkSpec, dest v1alpha1.De
 		t.format = records.FormatFor(dest)
 	}
 	return t, nil
+}
+
+// rotator returns what starts each run in a new log file: the logging collector's
+// rotation through a session of its own, or nil when the server writes to its standard
+// error, which has no collector and gets each record in one write.
+func (t *target) rotator(ctx context.Context, server *localpg.Server) (bench.LogRotator, func(), error) {
+	if t.stderr != nil {
+		return nil, func() {}, nil
+	}
+	conn, err := pgx.Connect(ctx, server.ConnString())
+	if err != nil {
+		return nil, nil, fmt.Errorf("connecting to rotate the log files: %w", err)
+	}
+	return bench.RotateWith(conn), func() { conn.Close(context.WithoutCancel(ctx)) }, nil
 }
 
 func (t *target) close() {
