@@ -65,12 +65,15 @@ func FindInstallation() (Installation, error) {
 	return Installation{}, errors.New(msg)
 }
 
-// InstallationAt inspects one directory of PostgreSQL binaries, such as the bin
-// directory of an installation the user names.
+// InstallationAt inspects the installation the user names: its bin directory, or the
+// directory holding that bin directory.
 func InstallationAt(dir string) (Installation, error) {
 	inst, err := inspect(dir)
 	if errors.Is(err, errIncomplete) {
-		return Installation{}, fmt.Errorf("%s does not hold PostgreSQL's %s: name the bin directory of a server installation", dir, strings.Join(serverBinaries, ", "))
+		inst, err = inspect(filepath.Join(dir, "bin"))
+	}
+	if errors.Is(err, errIncomplete) {
+		return Installation{}, fmt.Errorf("neither %s nor its bin directory holds PostgreSQL's %s", dir, strings.Join(serverBinaries, ", "))
 	}
 	return inst, err
 }
