@@ -101,7 +101,7 @@ func destinationFor(ctx context.Context, req Request, conn *pgx.Conn, env Enviro
 			return nil, noop, err
 		}
 		dir := serverDirectory{conn: reader, path: env.LogDirectory}
-		dest, err := bench.NewFileDestination(ctx, dir, bench.RotateWith(conn), records.FormatFor(req.Destination), tag)
+		dest, err := bench.NewFileDestination(ctx, dir, bench.SQLCollector{Conn: conn}, records.FormatFor(req.Destination), tag)
 		if err != nil {
 			reader.Close(ctx)
 			return nil, noop, err

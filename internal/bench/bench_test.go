@@ -184,11 +184,15 @@ func (c *fakeCollector) write(text string) {
 	}
 }
 
-func (c *fakeCollector) rotate(context.Context) error {
+func (c *fakeCollector) Rotate(context.Context) error {
 	c.write(c.unfinished)
 	c.unfinished = ""
 	c.next()
 	return nil
+}
+
+func (c *fakeCollector) CurrentFile(context.Context, records.Format) (string, error) {
+	return c.current, nil
 }
 
 func TestFileDestinationCountsOnlyWhatFollows(t *testing.T) {
@@ -199,7 +203,7 @@ func TestFileDestinationCountsOnlyWhatFollows(t *testing.T) {
 	}
 	collector.write(line(tag) + line("other"))
 
-	dest, err := NewFileDestination(context.Background(), LocalDirectory(collector.dir), collector.rotate, records.FormatStderr, tag)
+	dest, err := NewFileDestination(context.Background(), LocalDirectory(collector.dir), collector, records.FormatStderr, tag)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +236,7 @@ func TestFileDestinationStartsAtARecordBoundary(t *testing.T) {
 	collector.write(record("other", "SELECT 1") + multiLine[:cut])
 	collector.unfinished = multiLine[cut:]
 
-	dest, err := NewFileDestination(context.Background(), LocalDirectory(collector.dir), collector.rotate, records.FormatCSVLog, tag)
+	dest, err := NewFileDestination(context.Background(), LocalDirectory(collector.dir), collector, records.FormatCSVLog, tag)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,23 +259,35 @@ func TestFileDestinationStartsAtARecordBoundary(t *testing.T) {
 	}
 }
 
-// TestFileDestinationRotatesUntilANewFileAppears plays a collector that reopens its
-// current file when asked to rotate within the second that file is named after.
-func TestFileDestinationRotatesUntilANewFileAppears(t *testing.T) {
-	collector := newFakeCollector(t)
-	rotations := 0
-	rotate := func(ctx context.Context) error {
-		rotations++
-		if rotations == 1 {
-			return nil
-		}
-		return collector.rotate(ctx)
+// sameSecondCollector reopens its current csvlog file on the first rotation, as
+// PostgreSQL does within the second the file is named after, while starting a new
+// stderr file beside it.
+type sameSecondCollector struct {
+	*fakeCollector
+	rotations int
+}
+
+func (c *sameSecondCollector) Rotate(ctx context.Context) error {
+	c.rotations++
+	if c.rotations == 1 {
+		return os.WriteFile(filepath.Join(c.dir, "postgresql-1.log"), nil, 0o644)
 	}
-	if _, err := NewFileDestination(context.Background(), LocalDirectory(collector.dir), rotate, records.FormatCSVLog, "tag"); err != nil {
+	return c.fakeCollector.Rotate(ctx)
+}
+
+func TestFileDestinationRotatesUntilTheFormatHasANewFile(t *testing.T) {
+	collector := &sameSecondCollector{fakeCollector: newFakeCollector(t)}
+	const tag = "lb_d_c1_r1_000000000000"
+	dest, err := NewFileDestination(context.Background(), LocalDirectory(collector.dir), collector, records.FormatJSONLog, tag)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if rotations != 2 {
-		t.Errorf("rotated %d times, want 2", rotations)
+	if collector.rotations != 2 {
+		t.Errorf("rotated %d times, want 2", collector.rotations)
+	}
+	collector.write(`{"application_name":"` + tag + `"}` + "\n")
+	if got, err := dest.Delivered(context.Background()); err != nil || got != 1 {
+		t.Errorf("Delivered = %d, %v; want 1", got, err)
 	}
 }
 

@@ -51,70 +51,84 @@ type tailedFile struct {
 // readChunk bounds the memory used per read.
 const readChunk = 1 << 20
 
-// LogRotator asks the server's logging collector to continue in a new file.
-type LogRotator func(ctx context.Context) error
-
-// RotateWith rotates the log of the server conn is connected to with
-// pg_rotate_logfile() (superuser, or a role granted the function).
-func RotateWith(conn *pgx.Conn) LogRotator {
-	return func(ctx context.Context) error {
-		_, err := conn.Exec(ctx, "SELECT pg_rotate_logfile()")
-		return err
-	}
+// LogCollector is the server's logging collector, which can be asked for a new file.
+type LogCollector interface {
+	// Rotate asks the collector to continue in new files.
+	Rotate(ctx context.Context) error
+	// CurrentFile returns the name, within the log directory, of the file the collector
+	// writes records of the format to; "" when it writes none.
+	CurrentFile(ctx context.Context, format records.Format) (string, error)
 }
 
-// rotationWait is how long a rotation may take to show a new file before it is asked
-// for again: log_filename names files to the second, and a rotation within the second
-// of the current file's name reopens that file instead of starting a new one.
+// SQLCollector is the logging collector of the server a session is connected to:
+// pg_rotate_logfile() and pg_current_logfile() (superuser, or a role granted them).
+type SQLCollector struct{ Conn *pgx.Conn }
+
+func (c SQLCollector) Rotate(ctx context.Context) error {
+	_, err := c.Conn.Exec(ctx, "SELECT pg_rotate_logfile()")
+	return err
+}
+
+func (c SQLCollector) CurrentFile(ctx context.Context, format records.Format) (string, error) {
+	var current *string
+	if err := c.Conn.QueryRow(ctx, "SELECT pg_current_logfile($1)", format.String()).Scan(&current); err != nil || current == nil {
+		return "", err
+	}
+	return filepath.Base(*current), nil
+}
+
+// rotationWait is how long a rotation may take to show in the collector's current file
+// before it is asked for again: log_filename names files to the second, and a rotation
+// within the second of the current file's name reopens that file instead of starting a
+// new one.
 const rotationWait = 1100 * time.Millisecond
 
 // rotationTimeout bounds the whole wait for a new file.
 const rotationTimeout = 15 * time.Second
 
-// NewFileDestination starts counting dir. With rotate, the files dir holds now are
-// never read: the logging collector writes a multi-line record line by line, so the end
-// of a file may be inside a record, and a csvlog counter that starts inside a quoted
-// field reads every later line the wrong way round. Instead the server's log is rotated
-// until a new file appears, and the run's records all go to files read from their first
-// byte. Without rotate (a log with no collector, such as a server's standard error,
+// NewFileDestination starts counting dir. With a collector, the files dir holds now are
+// never read: the collector writes a multi-line record line by line, so the end of a
+// file may be inside a record, and a csvlog counter that starts inside a quoted field
+// reads every later line the wrong way round. Instead the collector is asked to rotate
+// until it writes the format to a file that was not there, and the run's records all go
+// to files read from their first byte. Without a collector (a server's standard error,
 // which gets each record in one write) the files are read from their current end. The
 // run must start after NewFileDestination returns.
-func NewFileDestination(ctx context.Context, dir LogDirectory, rotate LogRotator, format records.Format, tag string) (*FileDestination, error) {
+func NewFileDestination(ctx context.Context, dir LogDirectory, collector LogCollector, format records.Format, tag string) (*FileDestination, error) {
 	existing, err := dir.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing log files: %w", err)
 	}
 	d := &FileDestination{dir: dir, format: format, tag: tag, files: map[string]*tailedFile{}}
 	for _, f := range existing {
-		d.files[f.Name] = &tailedFile{offset: f.Size, counter: records.NewCounter(format, tag), ignored: rotate != nil}
+		d.files[f.Name] = &tailedFile{offset: f.Size, counter: records.NewCounter(format, tag), ignored: collector != nil}
 	}
-	if rotate == nil {
+	if collector == nil {
 		return d, nil
 	}
 	deadline := time.Now().Add(rotationTimeout)
 	for time.Now().Before(deadline) {
-		if err := rotate(ctx); err != nil {
+		if err := collector.Rotate(ctx); err != nil {
 			return nil, fmt.Errorf("rotating the server's log file: %w", err)
 		}
-		if rotated, err := d.awaitNewFile(ctx, time.Now().Add(rotationWait)); rotated || err != nil {
+		if rotated, err := d.awaitNewFile(ctx, collector, time.Now().Add(rotationWait)); rotated || err != nil {
 			return d, err
 		}
 	}
-	return nil, fmt.Errorf("the server's logging collector started no new file in its log directory within %s of asking for a rotation: "+
-		"log_filename must name files by the time (logbench sets it so) and logging_collector must be on", rotationTimeout)
+	return nil, fmt.Errorf("the server's logging collector started no new %s file within %s of asking for a rotation: "+
+		"log_filename must name files by the time (logbench sets it so) and logging_collector must be on", format, rotationTimeout)
 }
 
-// awaitNewFile polls dir until a file that was not there before appears or until.
-func (d *FileDestination) awaitNewFile(ctx context.Context, until time.Time) (bool, error) {
+// awaitNewFile polls the collector until it writes the destination's format to a file
+// that was not there before, or until.
+func (d *FileDestination) awaitNewFile(ctx context.Context, collector LogCollector, until time.Time) (bool, error) {
 	for {
-		current, err := d.dir.List(ctx)
+		current, err := collector.CurrentFile(ctx, d.format)
 		if err != nil {
-			return false, fmt.Errorf("listing log files: %w", err)
+			return false, fmt.Errorf("reading the server's current log file: %w", err)
 		}
-		for _, f := range current {
-			if _, known := d.files[f.Name]; !known {
-				return true, nil
-			}
+		if _, known := d.files[current]; current != "" && !known {
+			return true, nil
 		}
 		if !time.Now().Before(until) {
 			return false, nil

@@ -152,11 +152,11 @@ func measureDestination(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec
 		target.logDir = server.LogDir()
 	}
 
-	rotate, closeRotator, err := target.rotator(ctx, server)
+	collector, closeCollector, err := target.collector(ctx, server)
 	if err != nil {
 		return failAll(err)
 	}
-	defer closeRotator()
+	defer closeCollector()
 
 	runPgbench := pgbenchRunner(opts.Installation.Binary("pgbench"), server.Env())
 	w := spec.Workload
@@ -167,7 +167,7 @@ func measureDestination(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec
 		if opts.Progress != nil {
 			opts.Progress.RunStarted(run)
 		}
-		result, err := measureRun(ctx, spec, dest, run, target, rotate, runPgbench, dir)
+		result, err := measureRun(ctx, spec, dest, run, target, collector, runPgbench, dir)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -183,13 +183,13 @@ func measureDestination(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec
 }
 
 func measureRun(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec, dest v1alpha1.Destination, run Run,
-	target *target, rotate bench.LogRotator, runPgbench bench.PgbenchRunner, scratch string) (v1alpha1.RepeatResult, error) {
+	target *target, collector bench.LogCollector, runPgbench bench.PgbenchRunner, scratch string) (v1alpha1.RepeatResult, error) {
 	nonce, err := workload.RandomNonce()
 	if err != nil {
 		return v1alpha1.RepeatResult{}, err
 	}
 	tag := workload.NewTag(dest.Name, run.Key.Clients, run.Key.Repeat, nonce)
-	counted, err := bench.NewFileDestination(ctx, bench.LocalDirectory(target.logDir), rotate, target.format, tag)
+	counted, err := bench.NewFileDestination(ctx, bench.LocalDirectory(target.logDir), collector, target.format, tag)
 	if err != nil {
 		return v1alpha1.RepeatResult{}, err
 	}
@@ -256,10 +256,10 @@ func newTarget(dir string, spec *v1alpha1.LoggingBenchmarkSpec, dest v1alpha1.De
 	return t, nil
 }
 
-// rotator returns what starts each run in a new log file: the logging collector's
-// rotation through a session of its own, or nil when the server writes to its standard
-// error, which has no collector and gets each record in one write.
-func (t *target) rotator(ctx context.Context, server *localpg.Server) (bench.LogRotator, func(), error) {
+// collector returns the server's logging collector, through a session of its own, which
+// starts each run in a new log file; nil when the server writes to its standard error,
+// which has no collector and gets each record in one write.
+func (t *target) collector(ctx context.Context, server *localpg.Server) (bench.LogCollector, func(), error) {
 	if t.stderr != nil {
 		return nil, func() {}, nil
 	}
@@ -267,7 +267,7 @@ func (t *target) rotator(ctx context.Context, server *localpg.Server) (bench.Log
 	if err != nil {
 		return nil, nil, fmt.Errorf("connecting to rotate the log files: %w", err)
 	}
-	return bench.RotateWith(conn), func() { conn.Close(context.WithoutCancel(ctx)) }, nil
+	return bench.SQLCollector{Conn: conn}, func() { conn.Close(context.WithoutCancel(ctx)) }, nil
 }
 
 func (t *target) close() {
