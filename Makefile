@@ -166,12 +166,14 @@ test-e2e: kind helm ## Run the e2e suite on a kind cluster (needs Docker), creat
 	E2E_PROVIDER=kind KUBECONFIG= E2E_LOKI_IMAGE=grafana/loki:$(LOKI_VERSION) \
 	go test -tags e2e ./test/e2e/ -v -ginkgo.v -timeout $(E2E_TIMEOUT)
 
-# The shipping tests run the OpenTelemetry Collector and Loki binaries on this machine
-# (loopback only): the collector tails a csvlog-like file into Loki, once with every
-# record delivered and once against a rate limit that must drop records.
+# The shipping tests run the OpenTelemetry Collector, Fluent Bit and Loki binaries on
+# this machine (loopback only): the collector tails a csvlog-like file into Loki, once
+# with every record delivered and once against a rate limit that must drop records, and
+# Fluent Bit ships a real PostgreSQL's csvlog and jsonlog into Loki.
 .PHONY: test-shipping
-test-shipping: loki otelcol ## Run the collector-to-Loki shipping tests against bin/loki and bin/otelcol.
+test-shipping: loki otelcol ## Run the shipping tests against bin/loki, bin/otelcol and Fluent Bit ($$LOGBENCH_FLUENT_BIT).
 	go test -tags shipping ./test/shipping/ -v -count=1
+	go test -tags shipping ./internal/shipping/ -run ToLoki -v -count=1
 
 .PHONY: kind-down
 kind-down: kind ## Delete the kind cluster of test-e2e.

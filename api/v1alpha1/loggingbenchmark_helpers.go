@@ -132,3 +132,23 @@ func (f LogFormat) LogDestination() string {
 	}
 	return "csvlog"
 }
+
+// LosingStage names the first stage holding fewer records than the one before it, or ""
+// when none does. A later stage holding more loses nothing: the collector reads the
+// file's other records too, and a retried push may be stored twice.
+func (s RecordStages) LosingStage() string {
+	type stage struct {
+		name  string
+		count int64
+	}
+	chain := []stage{{"written", s.Written}, {"read", s.Read}, {"sent", s.Sent}}
+	if s.Stored != nil {
+		chain = append(chain, stage{"stored", *s.Stored})
+	}
+	for i := 1; i < len(chain); i++ {
+		if chain[i].count < chain[i-1].count {
+			return chain[i].name
+		}
+	}
+	return ""
+}

@@ -614,6 +614,30 @@ type Records struct {
 	// counters tell.
 	// +optional
 	DropReason string `json:"dropReason,omitempty"`
+	// Stages counts a shipping destination's records at each stage of its pipeline.
+	// +optional
+	Stages *RecordStages `json:"stages,omitempty"`
+}
+
+// RecordStages counts the records of a shipping run at each stage of the pipeline, each
+// stage on its own, since a shipper's own counters can miss its losses.
+type RecordStages struct {
+	// Written records of the run in the file PostgreSQL wrote, counted in the file.
+	Written int64 `json:"written"`
+	// Read records the shipper read and kept for the destination: Fluent Bit's input
+	// records past its grep filter, the collector's accepted records (every record of
+	// the file, the run's and others').
+	Read int64 `json:"read"`
+	// Sent records the shipper's output delivered.
+	Sent int64 `json:"sent"`
+	// Stored records of the run the backend holds: Loki's count, absent for outputs
+	// logbench cannot query (Null, Stdout).
+	// +optional
+	Stored *int64 `json:"stored,omitempty"`
+	// LostAt names the first stage holding fewer records than the one before it
+	// (written, read, sent, stored); empty when no stage lost any.
+	// +optional
+	LostAt string `json:"lostAt,omitempty"`
 }
 
 // RepeatResult is one pgbench execution.

@@ -3,7 +3,7 @@
 # from the Go module proxy, the PostgreSQL operand from Debian's packages, and umoci
 # assembles OCI layouts that `ctr images import` loads. Each archive lands in IMAGE_CACHE
 # and is never rebuilt once there, except logbench's, whose tag follows its binary.
-# Usage: hack/local-cluster/images.sh [pause|coredns|cnpg|postgres|logbench|loki|otelcol]...
+# Usage: hack/local-cluster/images.sh [pause|coredns|cnpg|postgres|fluentbit|logbench|loki|otelcol]...
 # Prints nothing on stdout but, for logbench, the image reference it built.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -123,6 +123,32 @@ build_postgres() {
   oci_archive postgresql "${POSTGRES_IMAGE##*:}" 26 /bin/bash \
     PATH=/usr/lib/postgresql/15/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     LANG=C.UTF-8
+  rm -rf "$ROOTFS" "${ROOTFS}.bootstrapped"
+}
+
+# Fluent Bit's image holds the binary where the official image does, on a Debian
+# bookworm rootfs with the libraries it links (the build's README lists them). It runs
+# as PostgreSQL's uid 26, which the instance pod sets anyway, to read its 0600 log files.
+build_fluentbit() {
+  local archive=${IMAGE_CACHE}/fluent-bit_${FLUENT_BIT_VERSION}.tar
+  [ -f "$archive" ] && return
+  [ -x "$FLUENT_BIT_BINARY" ] || die "Fluent Bit not found at ${FLUENT_BIT_BINARY}: set LOGBENCH_FLUENT_BIT to a Fluent Bit ${FLUENT_BIT_VERSION} binary"
+  ROOTFS=${IMAGE_CACHE}/rootfs-fluent-bit
+  if [ ! -f "${ROOTFS}.bootstrapped" ]; then
+    log "bootstrapping the Fluent Bit image from Debian (a few minutes)"
+    fresh_rootfs fluent-bit
+    debootstrap --variant=minbase --include=libsqlite3-0,libssl3,libyaml-0-2,ca-certificates \
+      bookworm "$ROOTFS" http://deb.debian.org/debian >"${IMAGE_CACHE}/debootstrap-fluent-bit.log" 2>&1 ||
+      die "debootstrap failed: see ${IMAGE_CACHE}/debootstrap-fluent-bit.log"
+    touch "${ROOTFS}.bootstrapped"
+  fi
+  mkdir -p "$ROOTFS/fluent-bit/bin"
+  cp "$FLUENT_BIT_BINARY" "$ROOTFS/fluent-bit/bin/fluent-bit"
+  chroot "$ROOTFS" /fluent-bit/bin/fluent-bit --version >/dev/null ||
+    die "the Fluent Bit binary does not run in a Debian bookworm rootfs"
+  chroot "$ROOTFS" apt-get clean
+  rm -rf "$ROOTFS"/usr/share/doc/* "$ROOTFS"/usr/share/man/* "$ROOTFS"/var/lib/apt/lists/*
+  oci_archive fluent-bit "$FLUENT_BIT_VERSION" 26:26 /fluent-bit/bin/fluent-bit
   rm -rf "$ROOTFS" "${ROOTFS}.bootstrapped"
 }
 

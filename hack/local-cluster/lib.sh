@@ -41,6 +41,11 @@ PAUSE_IMAGE=${IMAGE_REGISTRY}/pause:3.10
 COREDNS_IMAGE=${IMAGE_REGISTRY}/coredns:${COREDNS_VERSION}
 CNPG_IMAGE=${IMAGE_REGISTRY}/cloudnative-pg:${CNPG_VERSION}
 POSTGRES_IMAGE=${IMAGE_REGISTRY}/postgresql:15-bookworm
+# Fluent Bit, logbench's default shipper, at the release logbench pins: the shared build
+# of its source (no registry serves it here), or the binary LOGBENCH_FLUENT_BIT names.
+FLUENT_BIT_VERSION=5.0.3
+FLUENT_BIT_IMAGE=${IMAGE_REGISTRY}/fluent-bit:${FLUENT_BIT_VERSION}
+FLUENT_BIT_BINARY=${LOGBENCH_FLUENT_BIT:-${REPO_ROOT}/../shared/tools/fluent-bit-${FLUENT_BIT_VERSION}/fluent-bit}
 
 # Processes in start order; down.sh stops them in reverse.
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy)

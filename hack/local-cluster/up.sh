@@ -344,14 +344,14 @@ if ! running kube-apiserver; then "${REPO_ROOT}/hack/local-cluster/down.sh" --ke
 mkdir -p "${CLUSTER_DIR}/run" "${CLUSTER_DIR}/logs"
 # debootstrap waits on the network mostly: it runs beside the CPU-bound Go builds.
 mkdir -p "$IMAGE_CACHE"
-"${REPO_ROOT}/hack/local-cluster/images.sh" postgres >"${IMAGE_CACHE}/postgres-build.log" 2>&1 &
+"${REPO_ROOT}/hack/local-cluster/images.sh" postgres fluentbit >"${IMAGE_CACHE}/postgres-build.log" 2>&1 &
 postgres_build=$!
 KUBE_VERSION=$KUBE_VERSION "${REPO_ROOT}/hack/build-kube.sh" "$KUBE_BIN" \
   kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy
 [ -x /usr/bin/etcd ] && ln -sf /usr/bin/etcd "${KUBE_BIN}/etcd"
 (cd "$REPO_ROOT" && make --no-print-directory helm >/dev/null)
 "${REPO_ROOT}/hack/local-cluster/images.sh" pause coredns cnpg loki otelcol
-wait "$postgres_build" || die "building the PostgreSQL image failed: see ${IMAGE_CACHE}/postgres-build.log"
+wait "$postgres_build" || die "building the PostgreSQL or Fluent Bit image failed: see ${IMAGE_CACHE}/postgres-build.log"
 LOGBENCH_IMAGE=$("${REPO_ROOT}/hack/local-cluster/images.sh" logbench)
 make_certificates
 make_network

@@ -95,30 +95,42 @@ func destinationFor(ctx context.Context, req Request, conn *pgx.Conn, env Enviro
 		}
 		return bench.NewStreamDestination(stream, records.FormatContainerLog, tag), func() { stream.Close() }, nil
 	case v1alpha1.DestinationStderr, v1alpha1.DestinationCSVLog, v1alpha1.DestinationJSONLog:
-		// A second session: the counter reads while the first one stays free.
-		reader, err := env.Connect(ctx)
-		if err != nil {
-			return nil, noop, err
-		}
-		dir := serverDirectory{conn: reader, path: env.LogDirectory}
-		dest, err := bench.NewFileDestination(ctx, dir, bench.SQLCollector{Conn: conn}, records.FormatFor(req.Destination), tag)
-		if err != nil {
-			reader.Close(ctx)
-			return nil, noop, err
-		}
-		return dest, func() { reader.Close(context.Background()) }, nil
+		return serverFiles(ctx, req, env, tag)
 	case v1alpha1.DestinationFluentBitSidecar, v1alpha1.DestinationLoki:
 		client, err := env.Kubernetes()
 		if err != nil {
 			return nil, noop, fmt.Errorf("connecting to the Kubernetes API to find the shipper's pod: %w", err)
 		}
-		dest, err := newShippedRun(ctx, req, client, tag)
+		// The file the shipper reads is counted too: the first stage of its pipeline.
+		written, closeFiles, err := serverFiles(ctx, req, env, tag)
 		if err != nil {
 			return nil, noop, err
 		}
-		return dest, noop, nil
+		dest, err := newShippedRun(ctx, req, client, tag, written)
+		if err != nil {
+			closeFiles()
+			return nil, noop, err
+		}
+		return dest, closeFiles, nil
 	}
 	return nil, noop, fmt.Errorf("destination type %s is not supported by this agent", req.Destination.Type)
+}
+
+// serverFiles counts the run's records in the files the server writes to
+// env.LogDirectory, through a second session: the counter reads while the first one
+// stays free.
+func serverFiles(ctx context.Context, req Request, env Environment, tag string) (*bench.FileDestination, func(), error) {
+	reader, err := env.Connect(ctx)
+	if err != nil {
+		return nil, func() {}, err
+	}
+	dir := serverDirectory{conn: reader, path: env.LogDirectory}
+	dest, err := bench.NewFileDestination(ctx, dir, records.FormatFor(req.Destination), tag)
+	if err != nil {
+		reader.Close(ctx)
+		return nil, func() {}, err
+	}
+	return dest, func() { reader.Close(context.Background()) }, nil
 }
 
 // ensurePgbenchTables initialises the pgbench tables once per cluster: later runs find

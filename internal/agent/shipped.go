@@ -19,6 +19,8 @@ import (
 // the run started. After the drain it explains drops with the shipper's counters of the
 // run and, when Loki serves them at its URL, Loki's refusals.
 type shippedRun struct {
+	// written counts the run's records in the file the shipper reads.
+	written bench.Destination
 	shipper shipping.ShipperScraper
 	// before are the shipper's counters when the run started.
 	before shipping.ShipperMetrics
@@ -31,7 +33,7 @@ type shippedRun struct {
 
 // newShippedRun finds the sidecar in the cluster's primary pod and starts counting a run
 // tagged tag there.
-func newShippedRun(ctx context.Context, req Request, client kubernetes.Interface, tag string) (*shippedRun, error) {
+func newShippedRun(ctx context.Context, req Request, client kubernetes.Interface, tag string, written bench.Destination) (*shippedRun, error) {
 	pod, err := primaryPod(ctx, client, req.Namespace, req.ClusterName)
 	if err != nil {
 		return nil, err
@@ -47,8 +49,13 @@ func newShippedRun(ctx context.Context, req Request, client kubernetes.Interface
 		}
 		loki = shipping.NewLokiClient(*req.Destination.Loki, os.Getenv)
 	}
-	return startShippedRun(ctx, target.Scraper(pod.Status.PodIP, nil), loki, target.LokiSelector(), tag,
+	run, err := startShippedRun(ctx, target.Scraper(pod.Status.PodIP, nil), loki, target.LokiSelector(), tag,
 		req.DrainTimeout.Duration, bench.SystemClock)
+	if err != nil {
+		return nil, err
+	}
+	run.written = written
+	return run, nil
 }
 
 // startShippedRun takes the shipper's counters, and Loki's refusals, before pgbench
@@ -85,7 +92,7 @@ func (r *shippedRun) Delivered(ctx context.Context) (int64, error) {
 		return r.loki.Delivered(ctx)
 	}
 	run, err := r.shipperCountersOfRun(ctx)
-	return run.Sent, err
+	return run.Total().Sent, err
 }
 
 // Account reconciles the delivered records with the expectation and gives the reason of
@@ -101,16 +108,28 @@ func (r *shippedRun) Account(ctx context.Context, want records.Expectation, deli
 			refused = increase(after, r.lokiRefusedBefore)
 		}
 	}
-	return shipping.Account(want, delivered, shipped, refused), nil
+	accounted := shipping.Account(want, delivered, shipped.Total(), refused)
+	if r.written != nil {
+		written, err := r.written.Delivered(ctx)
+		if err != nil {
+			return v1alpha1.Records{}, fmt.Errorf("counting the records in the file the shipper reads: %w", err)
+		}
+		var stored *int64
+		if r.loki != nil {
+			stored = &delivered
+		}
+		stages := shipping.Stages(written, shipped, stored)
+		accounted.Stages = &stages
+	}
+	return accounted, nil
 }
 
-func (r *shippedRun) shipperCountersOfRun(ctx context.Context) (shipping.OutputCounters, error) {
+func (r *shippedRun) shipperCountersOfRun(ctx context.Context) (shipping.ShipperMetrics, error) {
 	now, err := r.shipper.Read(ctx)
 	if err != nil {
-		return shipping.OutputCounters{}, err
+		return shipping.ShipperMetrics{}, err
 	}
-	run, err := now.Since(r.before)
-	return run.Total(), err
+	return now.Since(r.before)
 }
 
 // increase returns how much each counter rose; nil when one went down, as Loki's counters

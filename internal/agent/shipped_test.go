@@ -36,13 +36,16 @@ func newFakeFluentBit(t *testing.T, sent int64) *fakeFluentBit {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.sent = min(f.sent+f.step, f.limit)
-		fmt.Fprintf(w, `# TYPE fluentbit_output_proc_records_total counter
+		// The input has read every record the output will send or drop.
+		fmt.Fprintf(w, `# TYPE fluentbit_input_records_total counter
+fluentbit_input_records_total{name="postgresql"} %d
+# TYPE fluentbit_output_proc_records_total counter
 fluentbit_output_proc_records_total{name="shipped"} %d
 # TYPE fluentbit_output_dropped_records_total counter
 fluentbit_output_dropped_records_total{name="shipped"} %d
 # TYPE fluentbit_output_retried_records_total counter
 fluentbit_output_retried_records_total{name="shipped"} %d
-`, f.sent, f.dropped, f.retried)
+`, f.limit+f.dropped, f.sent, f.dropped, f.retried)
 	}))
 	t.Cleanup(f.server.Close)
 	return f
@@ -113,6 +116,7 @@ func TestShippedRunExplainsTheSidecarsDrops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	run.written = writtenRecords(2000)
 	fluentBit.send(1500, 500)
 	fluentBit.drop(500, 700)
 	got := drainAndAccount(t, run, 2000, clock)
@@ -120,7 +124,16 @@ func TestShippedRunExplainsTheSidecarsDrops(t *testing.T) {
 	if got.Delivered != 1500 || got.Dropped == nil || *got.Dropped != 500 || got.DropReason != want {
 		t.Errorf("records %+v, want 1500 delivered, 500 dropped: %s", got, want)
 	}
+	wantStages := v1alpha1.RecordStages{Written: 2000, Read: 2000, Sent: 1500, LostAt: "sent"}
+	if got.Stages == nil || *got.Stages != wantStages {
+		t.Errorf("stages %+v, want %+v", got.Stages, wantStages)
+	}
 }
+
+// writtenRecords is a file holding a fixed number of the run's records.
+type writtenRecords int64
+
+func (w writtenRecords) Delivered(context.Context) (int64, error) { return int64(w), nil }
 
 // fakeLoki answers count queries with a count that rises by step per query up to
 // limit, and serves its refusals on /metrics unless metrics is false.
@@ -232,7 +245,7 @@ func TestNewShippedRunNeedsThePrimarysIP(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if _, err := newShippedRun(context.Background(), req, client, "tag"); err == nil || err.Error() != tc.want {
+			if _, err := newShippedRun(context.Background(), req, client, "tag", nil); err == nil || err.Error() != tc.want {
 				t.Errorf("error %v, want %q", err, tc.want)
 			}
 		})

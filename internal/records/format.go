@@ -62,6 +62,10 @@ func FormatFor(d v1alpha1.Destination) Format {
 		return FormatJSONLog
 	case v1alpha1.DestinationStdout:
 		return FormatContainerLog
+	case v1alpha1.DestinationFluentBitSidecar, v1alpha1.DestinationLoki:
+		if d.EffectiveShipper().Format == v1alpha1.FormatJSONLog {
+			return FormatJSONLog
+		}
 	}
 	return FormatCSVLog
 }

@@ -388,6 +388,9 @@ func newRecordsChart(all []series, counts []int32) (recordsChart, bool) {
 			r.Dropped = &dropped
 			r.Delivered.Label += ", " + groupedInt(*rec.Dropped) + " dropped"
 		}
+		if rec.Stages != nil {
+			chart.Notes = append(chart.Notes, results.StagesNote(row))
+		}
 		if rec.DropReason != "" {
 			chart.Notes = append(chart.Notes, results.DropNote(row))
 		}

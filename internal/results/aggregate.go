@@ -194,10 +194,41 @@ func sumRecords(ok []v1alpha1.RepeatResult) v1alpha1.Records {
 	if exact {
 		total.Dropped = &dropped
 	}
+	total.Stages = sumStages(ok)
 	total.AccountingError = strings.Join(accountingErrors, "; ")
 	// A reason holds "; " between its parts, so repeats are set apart with " | ".
 	total.DropReason = strings.Join(dropReasons, " | ")
 	return total
+}
+
+// sumStages adds up the stage counts of the repeats, when every repeat has them: a sum
+// with a gap in it would show a loss that did not happen.
+func sumStages(ok []v1alpha1.RepeatResult) *v1alpha1.RecordStages {
+	var total v1alpha1.RecordStages
+	var stored int64
+	allStored := true
+	for _, r := range ok {
+		stages := r.Records.Stages
+		if stages == nil {
+			return nil
+		}
+		total.Written += stages.Written
+		total.Read += stages.Read
+		total.Sent += stages.Sent
+		if stages.Stored == nil {
+			allStored = false
+		} else {
+			stored += *stages.Stored
+		}
+	}
+	if len(ok) == 0 {
+		return nil
+	}
+	if allStored {
+		total.Stored = &stored
+	}
+	total.LostAt = total.LosingStage()
+	return &total
 }
 
 // applyOverhead sets each row's TPS loss against the baseline row at the same client

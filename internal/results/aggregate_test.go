@@ -30,6 +30,12 @@ func exact(tps float64, expected, delivered int64) v1alpha1.RepeatResult {
 	}
 }
 
+func withStages(r v1alpha1.RepeatResult, written, read, sent int64, stored *int64) v1alpha1.RepeatResult {
+	r.Records.Stages = &v1alpha1.RecordStages{Written: written, Read: read, Sent: sent, Stored: stored}
+	r.Records.Stages.LostAt = r.Records.Stages.LosingStage()
+	return r
+}
+
 func withDropReason(r v1alpha1.RepeatResult, reason string) v1alpha1.RepeatResult {
 	r.Records.DropReason = reason
 	return r
@@ -172,6 +178,35 @@ func TestAggregate(t *testing.T) {
 					"repeat 3: the shipper dropped 2 records (errors or retries exhausted)"
 				if rec := rows[0].Records; rec.DropReason != want || rec.Dropped == nil || *rec.Dropped != 7 {
 					t.Errorf("records = %+v, want 7 dropped because %q", rec, want)
+				}
+			},
+		},
+		{
+			name: "stages add up over repeats, and the sums name the losing stage",
+			spec: testSpec(v1alpha1.AggregateMedian, 1),
+			runs: map[RunKey]v1alpha1.RepeatResult{
+				{"csv", 1, 1}: withStages(exact(100, 10, 10), 10, 10, 10, ptr(int64(10))),
+				{"csv", 1, 2}: withStages(exact(100, 10, 6), 10, 10, 10, ptr(int64(6))),
+				{"csv", 1, 3}: withStages(exact(100, 10, 10), 10, 10, 10, ptr(int64(10))),
+			},
+			check: func(t *testing.T, rows []v1alpha1.Result) {
+				want := v1alpha1.RecordStages{Written: 30, Read: 30, Sent: 30, Stored: ptr(int64(26)), LostAt: "stored"}
+				if got := rows[0].Records.Stages; got == nil || got.Written != want.Written || got.Read != want.Read ||
+					got.Sent != want.Sent || *got.Stored != *want.Stored || got.LostAt != want.LostAt {
+					t.Errorf("stages %+v, want %+v", got, want)
+				}
+			},
+		},
+		{
+			name: "stages are left out when a repeat has none",
+			spec: testSpec(v1alpha1.AggregateMedian, 1),
+			runs: map[RunKey]v1alpha1.RepeatResult{
+				{"csv", 1, 1}: withStages(exact(100, 10, 10), 10, 10, 10, nil),
+				{"csv", 1, 2}: exact(100, 10, 10),
+			},
+			check: func(t *testing.T, rows []v1alpha1.Result) {
+				if got := rows[0].Records.Stages; got != nil {
+					t.Errorf("stages %+v, want none", got)
 				}
 			},
 		},

@@ -118,6 +118,9 @@ func footnotes(rows []v1alpha1.Result) []string {
 			if row.Records.AccountingError != "" {
 				accounting = append(accounting, fmt.Sprintf("%s %s: %s", accountingMarker, run, row.Records.AccountingError))
 			}
+			if row.Records.Stages != nil {
+				drops = append(drops, StagesNote(row))
+			}
 			if row.Records.DropReason != "" {
 				drops = append(drops, DropNote(row))
 			}
@@ -140,6 +143,21 @@ func footnotes(rows []v1alpha1.Result) []string {
 // DropNote says why a row's records were dropped, for the notes under a table or chart.
 func DropNote(row v1alpha1.Result) string {
 	return fmt.Sprintf("%s/%d dropped records: %s", row.Destination, row.Clients, row.Records.DropReason)
+}
+
+// StagesNote counts a shipping row's records at each stage of its pipeline and names
+// the stage where records went missing.
+func StagesNote(row v1alpha1.Result) string {
+	stages := row.Records.Stages
+	note := fmt.Sprintf("%s/%d records by stage: written %d, read %d, sent %d", row.Destination, row.Clients,
+		stages.Written, stages.Read, stages.Sent)
+	if stages.Stored != nil {
+		note += fmt.Sprintf(", stored %d", *stages.Stored)
+	}
+	if stages.LostAt != "" {
+		return note + "; lost at " + stages.LostAt
+	}
+	return note + "; no stage lost records"
 }
 
 // firstLine keeps footnotes one line each; the full error is in the JSON output.

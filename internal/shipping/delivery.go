@@ -45,6 +45,14 @@ func Account(want records.Expectation, delivered int64, shipped OutputCounters, 
 	return result
 }
 
+// Stages counts a run's records at each stage: written in the file, kept by the
+// shipper's input, sent by its output and, when the output is Loki, stored there.
+func Stages(written int64, shipped ShipperMetrics, stored *int64) v1alpha1.RecordStages {
+	stages := v1alpha1.RecordStages{Written: written, Read: shipped.Kept(), Sent: shipped.Total().Sent, Stored: stored}
+	stages.LostAt = stages.LosingStage()
+	return stages
+}
+
 func sum(counts map[string]int64) int64 {
 	var total int64
 	for _, n := range counts {

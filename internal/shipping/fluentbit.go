@@ -20,12 +20,18 @@ const (
 	fluentBitInput  = "postgresql"
 	fluentBitOutput = "shipped"
 
-	// csvlogParser joins the lines of a csvlog record: a field may hold newlines, and
-	// only a record's first line starts with its log_time.
+	// csvlogParser joins the lines of a csvlog record: a quoted field may hold newlines,
+	// and a record's first line starts with its log_time.
 	csvlogParser = "logbench_csvlog"
 	// csvlogRecordStart matches the log_time that opens every csvlog record
 	// ("2026-01-02 03:04:05.678 UTC,").
 	csvlogRecordStart = `\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} `
+	// evenQuotes and oddQuotes match a whole line by the parity of its double quotes.
+	// csvlog doubles a quote inside a quoted field and never escapes a newline, so a line
+	// ends inside a quoted field exactly when the record's quotes so far are odd: only
+	// then does the next line continue the record, even when it starts like a log_time.
+	evenQuotes = `[^"]*(?:"[^"]*"[^"]*)*$`
+	oddQuotes  = `[^"]*"[^"]*(?:"[^"]*"[^"]*)*$`
 
 	// bufferMountPath holds the sidecar's own state (tail offsets, filesystem buffer) on
 	// an emptyDir that outlives restarts of the container, not of the pod.
@@ -69,10 +75,7 @@ func FluentBitConfig(t Target) ([]byte, error) {
 			"name":          csvlogParser,
 			"type":          "regex",
 			"flush_timeout": 1000,
-			"rules": []any{
-				map[string]any{"state": "start_state", "regex": "/^" + csvlogRecordStart + "/", "next_state": "cont"},
-				map[string]any{"state": "cont", "regex": "/^(?!" + csvlogRecordStart + ").*/", "next_state": "cont"},
-			},
+			"rules":         csvlogRules(),
 		}}
 	}
 	if shipper.StorageType == v1alpha1.StorageFilesystem {
@@ -95,6 +98,22 @@ func FluentBitConfig(t Target) ([]byte, error) {
 		"outputs": []any{output},
 	}
 	return yaml.Marshal(config)
+}
+
+// csvlogRules track whether a line ends inside a quoted field: a record complete at the
+// end of a line takes no continuation (the never-matching rule of "complete" ends it),
+// and one inside a quoted field takes every next line until the field closes.
+func csvlogRules() []any {
+	rule := func(state, regex, next string) map[string]any {
+		return map[string]any{"state": state, "regex": "/" + regex + "/", "next_state": next}
+	}
+	return []any{
+		rule("start_state", "^"+csvlogRecordStart+evenQuotes, "complete"),
+		rule("start_state", "^"+csvlogRecordStart+oddQuotes, "in_quoted_field"),
+		rule("in_quoted_field", "^"+evenQuotes, "in_quoted_field"),
+		rule("in_quoted_field", "^"+oddQuotes, "complete"),
+		rule("complete", "(?!)", "complete"),
+	}
 }
 
 func fluentBitOutputConfig(t Target, output v1alpha1.ShipperOutput) (map[string]any, error) {

@@ -26,6 +26,9 @@ type OutputCounters struct {
 type ShipperMetrics struct {
 	// Read records, over every input.
 	Read int64
+	// Filtered records a filter removed (Fluent Bit's grep keeps only the records of the
+	// destination's runs).
+	Filtered int64
 	// Outputs holds the counters of each output by name.
 	Outputs map[string]OutputCounters
 }
@@ -37,7 +40,8 @@ type counterRule struct {
 	add   func(m *ShipperMetrics, output string, value int64)
 }
 
-func toRead(m *ShipperMetrics, _ string, v int64) { m.Read += v }
+func toRead(m *ShipperMetrics, _ string, v int64)     { m.Read += v }
+func toFiltered(m *ShipperMetrics, _ string, v int64) { m.Filtered += v }
 
 func toOutput(field func(*OutputCounters) *int64) func(*ShipperMetrics, string, int64) {
 	return func(m *ShipperMetrics, output string, v int64) {
@@ -57,6 +61,7 @@ var (
 // metrics), labelled by plugin alias.
 var fluentBitCounters = map[string]counterRule{
 	"fluentbit_input_records_total":          {"name", toRead},
+	"fluentbit_filter_drop_records_total":    {"name", toFiltered},
 	"fluentbit_output_proc_records_total":    {"name", sent},
 	"fluentbit_output_dropped_records_total": {"name", dropped},
 	"fluentbit_output_retried_records_total": {"name", retried},
@@ -134,6 +139,9 @@ func labelValue(metric *dto.Metric, name string) string {
 	return ""
 }
 
+// Kept is the records the shipper read and no filter removed.
+func (m ShipperMetrics) Kept() int64 { return m.Read - m.Filtered }
+
 // Total sums the counters of every output.
 func (m ShipperMetrics) Total() OutputCounters {
 	var total OutputCounters
@@ -150,8 +158,8 @@ func (m ShipperMetrics) Total() OutputCounters {
 // means the shipper restarted in between, and the difference is no count at all.
 func (m ShipperMetrics) Since(before ShipperMetrics) (ShipperMetrics, error) {
 	restarted := fmt.Errorf("the shipper's counters went down during the run: it restarted, and its counts of the run are lost")
-	diff := ShipperMetrics{Read: m.Read - before.Read, Outputs: map[string]OutputCounters{}}
-	if diff.Read < 0 {
+	diff := ShipperMetrics{Read: m.Read - before.Read, Filtered: m.Filtered - before.Filtered, Outputs: map[string]OutputCounters{}}
+	if diff.Read < 0 || diff.Filtered < 0 {
 		return ShipperMetrics{}, restarted
 	}
 	for name, c := range m.Outputs {

@@ -14,6 +14,9 @@ fluentbit_uptime{hostname="pod"} 42
 # HELP fluentbit_input_records_total Number of input records.
 # TYPE fluentbit_input_records_total counter
 fluentbit_input_records_total{name="postgresql"} 1200
+# HELP fluentbit_filter_drop_records_total Number of dropped records.
+# TYPE fluentbit_filter_drop_records_total counter
+fluentbit_filter_drop_records_total{name="grep.0"} 50
 # HELP fluentbit_output_proc_records_total Number of processed output records.
 # TYPE fluentbit_output_proc_records_total counter
 fluentbit_output_proc_records_total{name="shipped"} 1000
@@ -47,7 +50,7 @@ func TestParseShipperMetrics(t *testing.T) {
 		want  ShipperMetrics
 	}{
 		"Fluent Bit": {parseFluentBitString, fluentBitPage,
-			ShipperMetrics{Read: 1200, Outputs: map[string]OutputCounters{"shipped": {Sent: 1000, Dropped: 150, Retried: 300}}}},
+			ShipperMetrics{Read: 1200, Filtered: 50, Outputs: map[string]OutputCounters{"shipped": {Sent: 1000, Dropped: 150, Retried: 300}}}},
 		"OpenTelemetry Collector": {parseCollectorString, collectorPage,
 			ShipperMetrics{Read: 900, Outputs: map[string]OutputCounters{"otlphttp": {Sent: 800, Dropped: 100}}}},
 		"Fluent Bit without outputs yet": {parseFluentBitString, "fluentbit_uptime 1\n",
@@ -164,4 +167,36 @@ func parseFluentBitString(page string) (ShipperMetrics, error) {
 
 func parseCollectorString(page string) (ShipperMetrics, error) {
 	return ParseCollectorMetrics(strings.NewReader(page))
+}
+
+// TestStagesNameWhereRecordsWentMissing: the first stage below the one before it is the
+// losing stage; a later stage holding more than an earlier one loses nothing.
+func TestStagesNameWhereRecordsWentMissing(t *testing.T) {
+	stored := func(n int64) *int64 { return &n }
+	shipped := func(read, filtered, sent int64) ShipperMetrics {
+		return ShipperMetrics{Read: read, Filtered: filtered, Outputs: map[string]OutputCounters{"shipped": {Sent: sent}}}
+	}
+	for name, tc := range map[string]struct {
+		written int64
+		shipped ShipperMetrics
+		stored  *int64
+		lostAt  string
+	}{
+		"nothing lost, stored":              {1000, shipped(1200, 200, 1000), stored(1000), ""},
+		"nothing lost, no backend":          {1000, shipped(1000, 0, 1000), nil, ""},
+		"the shipper did not read them":     {1000, shipped(700, 0, 700), stored(700), "read"},
+		"the output did not send them":      {1000, shipped(1000, 0, 400), stored(400), "sent"},
+		"the backend refused them":          {1000, shipped(1000, 0, 1000), stored(300), "stored"},
+		"read more than written, then lost": {1000, shipped(5000, 0, 5000), stored(10), "stored"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := Stages(tc.written, tc.shipped, tc.stored)
+			if got.LostAt != tc.lostAt {
+				t.Errorf("lost at %q, want %q (%+v)", got.LostAt, tc.lostAt, got)
+			}
+			if got.Written != tc.written || got.Read != tc.shipped.Kept() || got.Sent != tc.shipped.Total().Sent || got.Stored != tc.stored {
+				t.Errorf("stages %+v do not carry the counts", got)
+			}
+		})
+	}
 }

@@ -32,48 +32,6 @@ import (
 // into the stream label service_name by default.
 const serviceName = "logbench-shipping-test"
 
-// lokiConfig is a minimal single-binary Loki: no auth (tenant "fake"), everything on
-// loopback, TSDB index and chunks on the local filesystem, rings in memory. %[1]s is the
-// data folder, %[2]d and %[3]d the HTTP and gRPC ports, %[4]s the limits_config lines.
-const lokiConfig = `auth_enabled: false
-server:
-  http_listen_address: 127.0.0.1
-  http_listen_port: %[2]d
-  grpc_listen_address: 127.0.0.1
-  grpc_listen_port: %[3]d
-  log_level: warn
-common:
-  instance_addr: 127.0.0.1
-  path_prefix: %[1]s
-  storage:
-    filesystem:
-      chunks_directory: %[1]s/chunks
-      rules_directory: %[1]s/rules
-  replication_factor: 1
-  ring:
-    kvstore:
-      store: inmemory
-# The ingester waits 15 s after joining its ring before /ready says so; a single
-# instance has nobody to wait for.
-ingester:
-  lifecycler:
-    min_ready_duration: 0s
-schema_config:
-  configs:
-    - from: 2020-10-24
-      store: tsdb
-      object_store: filesystem
-      schema: v13
-      index:
-        prefix: index_
-        period: 24h
-limits_config:
-  allow_structured_metadata: true
-%[4]s
-analytics:
-  reporting_enabled: false
-`
-
 // collectorConfig tails %[1]s from its beginning and ships to the Loki at %[2]s; %[3]d
 // is the port of the collector's own metrics, %[4]d the batch size and %[5]s the
 // exporter's retry budget. A csvlog record starts with its timestamp; the lines of a
@@ -125,7 +83,7 @@ service:
 // reports each of them accepted and sent, none failed.
 func TestShipsEveryRecordToLoki(t *testing.T) {
 	const records = 2000
-	loki := startLoki(t, "")
+	loki := process{url: testenv.StartLoki(t, "")}
 	logFile := filepath.Join(t.TempDir(), "postgresql.csv")
 	collector := startCollector(t, logFile, loki.url, 500, "30s")
 	tag := writeCSVLog(t, logFile, records)
@@ -151,7 +109,7 @@ func TestLokiRateLimitDropsRecords(t *testing.T) {
 	const records = 5000
 	// About 250 bytes a record: 100-record pushes of ~25 kB fit the 60 kB burst, and the
 	// 20 kB/s refill admits a few of them while the file is read in well under a second.
-	loki := startLoki(t, "  ingestion_rate_mb: 0.02\n  ingestion_burst_size_mb: 0.06")
+	loki := process{url: testenv.StartLoki(t, "  ingestion_rate_mb: 0.02\n  ingestion_burst_size_mb: 0.06")}
 	logFile := filepath.Join(t.TempDir(), "postgresql.csv")
 	collector := startCollector(t, logFile, loki.url, 100, "3s")
 	tag := writeCSVLog(t, logFile, records)
@@ -178,72 +136,20 @@ type process struct {
 	url string
 }
 
-// startLoki runs bin/loki with lokiConfig and the given limits_config lines until the
-// test ends, and waits until it is ready.
-func startLoki(t *testing.T, limits string) process {
-	t.Helper()
-	dir := t.TempDir()
-	httpPort, grpcPort := freePort(t), freePort(t)
-	config := filepath.Join(dir, "loki.yaml")
-	writeFile(t, config, fmt.Sprintf(lokiConfig, filepath.Join(dir, "data"), httpPort, grpcPort, limits))
-	base := fmt.Sprintf("http://127.0.0.1:%d", httpPort)
-	start(t, "loki", "-config.file="+config, "-target=all")
-	waitFor(t, "Loki to become ready", 90*time.Second, func() error {
-		return httpOK(base + "/ready")
-	})
-	return process{url: base}
-}
-
 // startCollector runs bin/otelcol with collectorConfig until the test ends, and waits
 // until its metrics endpoint answers.
 func startCollector(t *testing.T, logFile, lokiURL string, batch int, retryBudget string) process {
 	t.Helper()
 	dir := t.TempDir()
-	metricsPort := freePort(t)
+	metricsPort := testenv.FreePort(t)
 	config := filepath.Join(dir, "otelcol.yaml")
 	writeFile(t, config, fmt.Sprintf(collectorConfig, logFile, lokiURL, metricsPort, batch, retryBudget))
 	base := fmt.Sprintf("http://127.0.0.1:%d", metricsPort)
-	start(t, "otelcol", "--config="+config)
-	waitFor(t, "the collector's metrics endpoint", 30*time.Second, func() error {
-		return httpOK(base + "/metrics")
+	testenv.StartProcess(t, testenv.ProjectBinary(t, "otelcol", "make otelcol"), "--config="+config)
+	testenv.WaitFor(t, "the collector's metrics endpoint", 30*time.Second, func() error {
+		return testenv.HTTPOK(base + "/metrics")
 	})
 	return process{url: base}
-}
-
-// start runs bin/NAME with args, its output in a file of the test's temporary folder
-// that the log shows when the test fails, and stops it when the test ends.
-func start(t *testing.T, name string, args ...string) {
-	t.Helper()
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	binary := filepath.Join(root, "bin", name)
-	if _, err := os.Stat(binary); err != nil {
-		t.Fatalf("%s not found: run make loki otelcol (%v)", binary, err)
-	}
-	output, err := os.Create(filepath.Join(t.TempDir(), name+".log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(binary, args...)
-	cmd.Stdout, cmd.Stderr = output, output
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		// An interrupted process's exit status says nothing; one that hangs is killed.
-		_ = cmd.Process.Signal(os.Interrupt)
-		kill := time.AfterFunc(10*time.Second, func() { _ = cmd.Process.Kill() })
-		_ = cmd.Wait()
-		kill.Stop()
-		_ = output.Close()
-		if t.Failed() {
-			if text, err := os.ReadFile(output.Name()); err == nil {
-				t.Logf("%s output:\n%s", name, tail(string(text), 4000))
-			}
-		}
-	})
 }
 
 // writeCSVLog appends n csvlog-like records to path, every third one with a statement
@@ -339,7 +245,7 @@ type collectorMetrics struct {
 func waitForSettled(t *testing.T, collector process, want int, timeout time.Duration) collectorMetrics {
 	t.Helper()
 	var m collectorMetrics
-	waitFor(t, "the collector to settle every record", timeout, func() error {
+	testenv.WaitFor(t, "the collector to settle every record", timeout, func() error {
 		m = collectorMetrics{
 			accepted: scrape(t, collector.url+"/metrics", "otelcol_receiver_accepted_log_records_total", ""),
 			sent:     scrape(t, collector.url+"/metrics", "otelcol_exporter_sent_log_records_total", ""),
@@ -398,61 +304,9 @@ func metricLines(t *testing.T, endpoint string) []string {
 	return lines
 }
 
-func httpOK(endpoint string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	request, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
-	if err != nil {
-		return err
-	}
-	response, err := http.DefaultClient.Do(request)
-	if err != nil {
-		return err
-	}
-	_ = response.Body.Close()
-	if response.StatusCode != http.StatusOK {
-		return errors.New(response.Status)
-	}
-	return nil
-}
-
-// waitFor retries check every 500 ms until it succeeds, failing the test after timeout.
-func waitFor(t *testing.T, what string, timeout time.Duration, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s: %v", timeout, what, err)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-}
-
-// freePort returns a loopback TCP port nobody listens on right now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = listener.Close() }()
-	return listener.Addr().(*net.TCPAddr).Port
-}
-
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func tail(text string, n int) string {
-	if len(text) <= n {
-		return text
-	}
-	return "..." + text[len(text)-n:]
 }

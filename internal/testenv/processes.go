@@ -1,0 +1,208 @@
+package testenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// FluentBitEnv names the Fluent Bit binary the tests run; without it they run the build
+// in shared/ beside the repository (Fluent Bit v5.0.3, logbench's pinned release).
+const FluentBitEnv = "LOGBENCH_FLUENT_BIT"
+
+// sharedFluentBit is the shared build, relative to the repository's root.
+const sharedFluentBit = "../shared/tools/fluent-bit-5.0.3/fluent-bit"
+
+// FluentBit returns the Fluent Bit binary the tests run. When there is none, the test
+// fails in CI and is skipped, saying why, elsewhere.
+func FluentBit(t testing.TB) string {
+	t.Helper()
+	path := os.Getenv(FluentBitEnv)
+	if path == "" {
+		root, err := RepoRoot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		path = filepath.Join(root, sharedFluentBit)
+	}
+	if info, err := os.Stat(path); err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
+		Missing(t, "Fluent Bit not found at %s (set %s to a Fluent Bit 5.0.3 binary): %v", path, FluentBitEnv, err)
+	}
+	return path
+}
+
+// Missing reports a tool or service a test needs and cannot find: a failure in CI
+// (CI=true), where every test must run, and a skip with the reason elsewhere.
+func Missing(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf(format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
+// StartProcess runs binary with args until the test ends, its output in a file that
+// the log shows when the test fails, and stops it (interrupt, then kill) at cleanup.
+func StartProcess(t testing.TB, binary string, args ...string) {
+	t.Helper()
+	name := filepath.Base(binary)
+	output, err := os.Create(filepath.Join(t.TempDir(), name+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, args...)
+	cmd.Stdout, cmd.Stderr = output, output
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// An interrupted process's exit status says nothing; one that hangs is killed.
+		_ = cmd.Process.Signal(os.Interrupt)
+		kill := time.AfterFunc(10*time.Second, func() { _ = cmd.Process.Kill() })
+		_ = cmd.Wait()
+		kill.Stop()
+		_ = output.Close()
+		if t.Failed() {
+			if text, err := os.ReadFile(output.Name()); err == nil {
+				t.Logf("%s output:\n%s", name, tail(string(text), 4000))
+			}
+		}
+	})
+}
+
+// WaitFor retries check every 200 ms until it succeeds, failing the test after timeout.
+func WaitFor(t testing.TB, what string, timeout time.Duration, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s: %v", timeout, what, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// FreePort returns a loopback TCP port nobody listens on right now.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = listener.Close() }()
+	return listener.Addr().(*net.TCPAddr).Port
+}
+
+// HTTPOK checks that a GET of endpoint answers 200 within 2 s.
+func HTTPOK(endpoint string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	request, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
+	if err != nil {
+		return err
+	}
+	response, err := http.DefaultClient.Do(request)
+	if err != nil {
+		return err
+	}
+	_ = response.Body.Close()
+	if response.StatusCode != http.StatusOK {
+		return errors.New(response.Status)
+	}
+	return nil
+}
+
+// lokiConfig is a minimal single-binary Loki: no auth (tenant "fake"), everything on
+// loopback, TSDB index and chunks on the local filesystem, rings in memory. %[1]s is the
+// data folder, %[2]d and %[3]d the HTTP and gRPC ports, %[4]s the limits_config lines.
+const lokiConfig = `auth_enabled: false
+server:
+  http_listen_address: 127.0.0.1
+  http_listen_port: %[2]d
+  grpc_listen_address: 127.0.0.1
+  grpc_listen_port: %[3]d
+  log_level: warn
+common:
+  instance_addr: 127.0.0.1
+  path_prefix: %[1]s
+  storage:
+    filesystem:
+      chunks_directory: %[1]s/chunks
+      rules_directory: %[1]s/rules
+  replication_factor: 1
+  ring:
+    kvstore:
+      store: inmemory
+# The ingester waits 15 s after joining its ring before /ready says so; a single
+# instance has nobody to wait for.
+ingester:
+  lifecycler:
+    min_ready_duration: 0s
+schema_config:
+  configs:
+    - from: 2020-10-24
+      store: tsdb
+      object_store: filesystem
+      schema: v13
+      index:
+        prefix: index_
+        period: 24h
+limits_config:
+  allow_structured_metadata: true
+%[4]s
+analytics:
+  reporting_enabled: false
+`
+
+// StartLoki runs the project's Loki (bin/loki, make loki) with the given limits_config
+// lines until the test ends, waits until it is ready and returns its URL.
+func StartLoki(t testing.TB, limits string) string {
+	t.Helper()
+	binary := ProjectBinary(t, "loki", "make loki")
+	dir := t.TempDir()
+	httpPort, grpcPort := FreePort(t), FreePort(t)
+	config := filepath.Join(dir, "loki.yaml")
+	content := fmt.Sprintf(lokiConfig, filepath.Join(dir, "data"), httpPort, grpcPort, limits)
+	if err := os.WriteFile(config, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := fmt.Sprintf("http://127.0.0.1:%d", httpPort)
+	StartProcess(t, binary, "-config.file="+config, "-target=all")
+	WaitFor(t, "Loki to become ready", 90*time.Second, func() error {
+		return HTTPOK(base + "/ready")
+	})
+	return base
+}
+
+// ProjectBinary returns bin/NAME of the repository, which the make target build makes;
+// a missing one is reported with Missing.
+func ProjectBinary(t testing.TB, name, build string) string {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary := filepath.Join(root, "bin", name)
+	if _, err := os.Stat(binary); err != nil {
+		Missing(t, "%s not found: run %s (%v)", binary, build, err)
+	}
+	return binary
+}
+
+func tail(text string, n int) string {
+	if len(text) <= n {
+		return text
+	}
+	return "..." + text[len(text)-n:]
+}
