@@ -149,8 +149,7 @@ func TestDrainOfRecordsAlreadyDeliveredEndsWithPgbench(t *testing.T) {
 // destination was created are not the run's, and that a file created later (rotation)
 // is read from its start.
 // fakeCollector plays PostgreSQL's logging collector in dir: it appends records to its
-// current file and, asked to rotate, finishes the record it is writing there (it writes
-// a multi-line record line by line) and continues in a new file.
+// current file, line by line, so the file may end inside a record.
 type fakeCollector struct {
 	t       *testing.T
 	dir     string
@@ -158,17 +157,20 @@ type fakeCollector struct {
 	files   int
 	// unfinished is the rest of the record the current file ends inside.
 	unfinished string
+	// markerLine renders a marker record of the log's format.
+	markerLine func(text string) string
 }
 
-func newFakeCollector(t *testing.T) *fakeCollector {
-	c := &fakeCollector{t: t, dir: t.TempDir()}
-	c.next()
+func newFakeCollector(t *testing.T, markerLine func(text string) string) *fakeCollector {
+	c := &fakeCollector{t: t, dir: t.TempDir(), markerLine: markerLine}
+	c.rotate()
 	return c
 }
 
-func (c *fakeCollector) next() {
+// rotate continues in a new file.
+func (c *fakeCollector) rotate() {
 	c.files++
-	c.current = fmt.Sprintf("postgresql-%d.csv", c.files)
+	c.current = fmt.Sprintf("postgresql-%02d.log", c.files)
 	c.write("")
 }
 
@@ -184,31 +186,41 @@ func (c *fakeCollector) write(text string) {
 	}
 }
 
-func (c *fakeCollector) Rotate(context.Context) error {
-	c.write(c.unfinished)
+// mark finishes the record being written, then writes the marker record.
+func (c *fakeCollector) mark(_ context.Context, text string) error {
+	c.write(c.unfinished + c.markerLine(text))
 	c.unfinished = ""
-	c.next()
 	return nil
 }
 
-func (c *fakeCollector) CurrentFile(context.Context, records.Format) (string, error) {
-	return c.current, nil
+func stderrLine(app, message string) string {
+	return `2026-11-23 10:00:00.000 UTC [1] postgres@postgres ` + app + " LOG:  " + message + "\n"
 }
 
+// stderrMarker is how PostgreSQL writes RAISE LOG's record in the stderr format.
+func stderrMarker(text string) string {
+	return stderrLine("agent", text) + "2026-11-23 10:00:00.000 UTC [1] postgres@postgres agent CONTEXT:  PL/pgSQL function inline_code_block line 1 at RAISE\n"
+}
+
+func csvRecord(app, message string) string {
+	return `2026-11-23 10:00:00.000 UTC,"postgres","postgres",1234,"[local]",6561e8a0.4d2,1,"SELECT",` +
+		`2026-11-23 10:00:00 UTC,3/4,0,LOG,00000,"` + message + `",,,,,,,,,"` + app + `","client backend",,0` + "\n"
+}
+
+func csvMarker(text string) string { return csvRecord("agent", text) }
+
 func TestFileDestinationCountsOnlyWhatFollows(t *testing.T) {
-	collector := newFakeCollector(t)
+	collector := newFakeCollector(t, stderrMarker)
 	const tag = "lb_d_c1_r1_000000000000"
-	line := func(app string) string {
-		return `2026-11-23 10:00:00.000 UTC [1] postgres@postgres ` + app + " LOG:  statement: SELECT 1\n"
-	}
+	line := func(app string) string { return stderrLine(app, "statement: SELECT 1") }
 	collector.write(line(tag) + line("other"))
 
-	dest, err := NewFileDestination(context.Background(), LocalDirectory(collector.dir), collector, records.FormatStderr, tag)
+	dest, err := NewFileDestination(context.Background(), LocalDirectory(collector.dir), collector.mark, records.FormatStderr, tag)
 	if err != nil {
 		t.Fatal(err)
 	}
 	collector.write(line(tag) + line("other") + line(tag))
-	collector.next()
+	collector.rotate()
 	collector.write(line(tag))
 	for attempt := 1; attempt <= 2; attempt++ { // a second count must not recount
 		got, err := dest.Delivered(context.Background())
@@ -225,29 +237,25 @@ func TestFileDestinationCountsOnlyWhatFollows(t *testing.T) {
 // file ends inside a record whose quoted statement holds a newline: read from there,
 // every later line would be taken for the inside of a quoted field.
 func TestFileDestinationStartsAtARecordBoundary(t *testing.T) {
-	collector := newFakeCollector(t)
+	collector := newFakeCollector(t, csvMarker)
 	const tag = "lb_d_c1_r1_000000000000"
-	record := func(app, statement string) string {
-		return `2026-11-23 10:00:00.000 UTC,"postgres","postgres",1234,"[local]",6561e8a0.4d2,1,"SELECT",` +
-			`2026-11-23 10:00:00 UTC,3/4,0,LOG,00000,"statement: ` + statement + `",,,,,,,,,"` + app + `","client backend",,0` + "\n"
-	}
-	multiLine := record("other", "SELECT 1,\n  2")
+	multiLine := csvRecord("other", "statement: SELECT 1,\n  2")
 	cut := strings.Index(multiLine, "\n") + 1
-	collector.write(record("other", "SELECT 1") + multiLine[:cut])
+	collector.write(csvRecord("other", "statement: SELECT 1") + multiLine[:cut])
 	collector.unfinished = multiLine[cut:]
 
-	dest, err := NewFileDestination(context.Background(), LocalDirectory(collector.dir), collector, records.FormatCSVLog, tag)
+	dest, err := NewFileDestination(context.Background(), LocalDirectory(collector.dir), collector.mark, records.FormatCSVLog, tag)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const runRecords = 1000
 	var run strings.Builder
 	for i := range runRecords {
-		statement := "SELECT 1 -- " + tag
+		statement := "statement: SELECT 1 -- " + tag
 		if i%10 == 0 {
-			statement = "SELECT\n  \"quoted\" -- " + tag
+			statement = "statement: SELECT\n  \"\"quoted\"\" -- " + tag
 		}
-		run.WriteString(record(tag, statement) + record("other", "SELECT 2"))
+		run.WriteString(csvRecord(tag, statement) + csvRecord("other", "statement: SELECT 2"))
 	}
 	collector.write(run.String())
 	got, err := dest.Delivered(context.Background())
@@ -259,48 +267,45 @@ func TestFileDestinationStartsAtARecordBoundary(t *testing.T) {
 	}
 }
 
-// sameSecondCollector reopens its current csvlog file on the first rotation, as
-// PostgreSQL does within the second the file is named after, while starting a new
-// stderr file beside it.
-type sameSecondCollector struct {
-	*fakeCollector
-	rotations int
+// splitDirectory reads at most a few bytes at a time, so that the marker and its line
+// are split between reads.
+type splitDirectory struct{ LocalDirectory }
+
+func (d splitDirectory) ReadAt(ctx context.Context, name string, offset int64, n int) ([]byte, error) {
+	return d.LocalDirectory.ReadAt(ctx, name, offset, min(n, 7))
 }
 
-func (c *sameSecondCollector) Rotate(ctx context.Context) error {
-	c.rotations++
-	if c.rotations == 1 {
-		return os.WriteFile(filepath.Join(c.dir, "postgresql-1.log"), nil, 0o644)
-	}
-	return c.fakeCollector.Rotate(ctx)
-}
-
-func TestFileDestinationRotatesUntilTheFormatHasANewFile(t *testing.T) {
-	collector := &sameSecondCollector{fakeCollector: newFakeCollector(t)}
+func TestFileDestinationFindsAMarkerSplitBetweenReads(t *testing.T) {
+	collector := newFakeCollector(t, csvMarker)
 	const tag = "lb_d_c1_r1_000000000000"
-	dest, err := NewFileDestination(context.Background(), LocalDirectory(collector.dir), collector, records.FormatJSONLog, tag)
+	collector.write(csvRecord(tag, "statement: before the run"))
+	dest, err := NewFileDestination(context.Background(), splitDirectory{LocalDirectory(collector.dir)}, collector.mark, records.FormatCSVLog, tag)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if collector.rotations != 2 {
-		t.Errorf("rotated %d times, want 2", collector.rotations)
-	}
-	collector.write(`{"application_name":"` + tag + `"}` + "\n")
-	if got, err := dest.Delivered(context.Background()); err != nil || got != 1 {
-		t.Errorf("Delivered = %d, %v; want 1", got, err)
+	collector.write(csvRecord(tag, "statement: SELECT 1") + csvRecord(tag, "statement: SELECT 2"))
+	if got, err := dest.Delivered(context.Background()); err != nil || got != 2 {
+		t.Errorf("Delivered = %d, %v; want 2", got, err)
 	}
 }
 
-func TestFileDestinationWithoutRotationReadsFromTheEnd(t *testing.T) {
-	collector := newFakeCollector(t)
+// TestFileDestinationFollowsTheMarkerIntoANewFile: the collector rotates between the
+// listing and the marker; the file it left is no longer counted.
+func TestFileDestinationFollowsTheMarkerIntoANewFile(t *testing.T) {
+	collector := newFakeCollector(t, stderrMarker)
 	const tag = "lb_d_c1_r1_000000000000"
-	line := tag + " LOG:  statement: SELECT 1\n"
-	collector.write(line)
-	dest, err := NewFileDestination(context.Background(), LocalDirectory(collector.dir), nil, records.FormatStderr, tag)
+	collector.write(stderrLine(tag, "statement: before the run"))
+	mark := func(ctx context.Context, text string) error {
+		collector.rotate()
+		return collector.mark(ctx, text)
+	}
+	dest, err := NewFileDestination(context.Background(), LocalDirectory(collector.dir), mark, records.FormatStderr, tag)
 	if err != nil {
 		t.Fatal(err)
 	}
-	collector.write(line + line)
+	collector.write(stderrLine(tag, "statement: SELECT 1"))
+	collector.rotate()
+	collector.write(stderrLine(tag, "statement: SELECT 2"))
 	if got, err := dest.Delivered(context.Background()); err != nil || got != 2 {
 		t.Errorf("Delivered = %d, %v; want 2", got, err)
 	}

@@ -152,11 +152,12 @@ func measureDestination(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec
 		target.logDir = server.LogDir()
 	}
 
-	collector, closeCollector, err := target.collector(ctx, server)
+	// A session of its own writes the marker record each run's count starts after.
+	markerSession, err := pgx.Connect(ctx, server.ConnString())
 	if err != nil {
-		return failAll(err)
+		return failAll(fmt.Errorf("connecting to %s: %w", dest.Name, err))
 	}
-	defer closeCollector()
+	defer markerSession.Close(context.WithoutCancel(ctx))
 
 	runPgbench := pgbenchRunner(opts.Installation.Binary("pgbench"), server.Env())
 	w := spec.Workload
@@ -167,7 +168,7 @@ func measureDestination(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec
 		if opts.Progress != nil {
 			opts.Progress.RunStarted(run)
 		}
-		result, err := measureRun(ctx, spec, dest, run, target, collector, runPgbench, dir)
+		result, err := measureRun(ctx, spec, dest, run, target, bench.RaiseLogWith(markerSession), runPgbench, dir)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -183,13 +184,13 @@ func measureDestination(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec
 }
 
 func measureRun(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec, dest v1alpha1.Destination, run Run,
-	target *target, collector bench.LogCollector, runPgbench bench.PgbenchRunner, scratch string) (v1alpha1.RepeatResult, error) {
+	target *target, mark bench.LogMarker, runPgbench bench.PgbenchRunner, scratch string) (v1alpha1.RepeatResult, error) {
 	nonce, err := workload.RandomNonce()
 	if err != nil {
 		return v1alpha1.RepeatResult{}, err
 	}
 	tag := workload.NewTag(dest.Name, run.Key.Clients, run.Key.Repeat, nonce)
-	counted, err := bench.NewFileDestination(ctx, bench.LocalDirectory(target.logDir), collector, target.format, tag)
+	counted, err := bench.NewFileDestination(ctx, bench.LocalDirectory(target.logDir), mark, target.format, tag)
 	if err != nil {
 		return v1alpha1.RepeatResult{}, err
 	}
@@ -254,20 +255,6 @@ func newTarget(dir string, spec *v1alpha1.LoggingBenchmarkSpec, dest v1alpha1.De
 		t.format = records.FormatFor(dest)
 	}
 	return t, nil
-}
-
-// collector returns the server's logging collector, through a session of its own, which
-// starts each run in a new log file; nil when the server writes to its standard error,
-// which has no collector and gets each record in one write.
-func (t *target) collector(ctx context.Context, server *localpg.Server) (bench.LogCollector, func(), error) {
-	if t.stderr != nil {
-		return nil, func() {}, nil
-	}
-	conn, err := pgx.Connect(ctx, server.ConnString())
-	if err != nil {
-		return nil, nil, fmt.Errorf("connecting to rotate the log files: %w", err)
-	}
-	return bench.SQLCollector{Conn: conn}, func() { conn.Close(context.WithoutCancel(ctx)) }, nil
 }
 
 func (t *target) close() {
