@@ -187,8 +187,8 @@ func (c *fakeCollector) write(text string) {
 }
 
 // mark finishes the record being written, then writes the marker record.
-func (c *fakeCollector) mark(_ context.Context, text string) error {
-	c.write(c.unfinished + c.markerLine(text))
+func (c *fakeCollector) mark(_ context.Context, id string) error {
+	c.write(c.unfinished + c.markerLine(markerPrefix+id))
 	c.unfinished = ""
 	return nil
 }
@@ -295,9 +295,9 @@ func TestFileDestinationFollowsTheMarkerIntoANewFile(t *testing.T) {
 	collector := newFakeCollector(t, stderrMarker)
 	const tag = "lb_d_c1_r1_000000000000"
 	collector.write(stderrLine(tag, "statement: before the run"))
-	mark := func(ctx context.Context, text string) error {
+	mark := func(ctx context.Context, id string) error {
 		collector.rotate()
-		return collector.mark(ctx, text)
+		return collector.mark(ctx, id)
 	}
 	dest, err := NewFileDestination(context.Background(), LocalDirectory(collector.dir), mark, records.FormatStderr, tag)
 	if err != nil {

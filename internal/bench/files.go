@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -67,25 +66,21 @@ type tailedFile struct {
 // readChunk bounds the memory used per read.
 const readChunk = 1 << 20
 
-// LogMarker has the server write one record holding text to its log.
-type LogMarker func(ctx context.Context, text string) error
+// LogMarker has the server write one record holding markerPrefix+id to its log, id
+// being letters and digits.
+type LogMarker func(ctx context.Context, id string) error
 
-// markerPrefix starts every marker's text; RaiseLogWith keeps it apart from the rest in
-// the statement it sends.
+// markerPrefix starts every marker's text.
 const markerPrefix = "logbench-sync-"
 
 // RaiseLogWith writes the marker through conn with RAISE LOG, which reaches the server
 // log whatever the statement logging and at every log_min_messages the API accepts. The
 // statement holds the marker's two halves apart, so the statement's own record
-// (log_statement) and the marker record's STATEMENT field never hold the text; the
+// (log_statement) and the marker record's STATEMENT field never hold the marker; the
 // marker record is one line in csvlog and jsonlog, and the stderr lines after it are
 // CONTEXT and STATEMENT lines, which start no record.
 func RaiseLogWith(conn *pgx.Conn) LogMarker {
-	return func(ctx context.Context, text string) error {
-		id, found := strings.CutPrefix(text, markerPrefix)
-		if !found || strings.ContainsAny(id, `'\$`) {
-			return fmt.Errorf("marker %q: want %s followed by letters and digits", text, markerPrefix)
-		}
+	return func(ctx context.Context, id string) error {
 		_, err := conn.Exec(ctx, "DO $$BEGIN RAISE LOG '"+markerPrefix+"%', '"+id+"'; END$$")
 		return err
 	}
@@ -110,7 +105,7 @@ func NewFileDestination(ctx context.Context, dir LogDirectory, mark LogMarker, f
 	for _, f := range existing {
 		d.files[f.Name] = d.newTailedFile(f.Size)
 	}
-	if err := mark(ctx, string(d.marker)); err != nil {
+	if err := mark(ctx, id); err != nil {
 		return nil, fmt.Errorf("writing a marker record to the server's log: %w", err)
 	}
 	deadline := time.Now().Add(markerTimeout)
