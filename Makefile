@@ -50,8 +50,9 @@ fmt: ## Run go fmt against code.
 	go fmt ./...
 
 .PHONY: vet
-vet: ## Run go vet against code.
+vet: ## Run go vet against code, the e2e and shipping suites' build tags included.
 	go vet ./...
+	go vet -tags e2e,shipping ./test/... ./internal/shipping/
 
 # End-to-end tests carry the e2e build tag, so go test ./... leaves them out.
 # The chart's tests (test/chart) run bin/helm, which the helm target builds.
@@ -157,7 +158,8 @@ local-cluster-status: ## Show the local cluster's processes, node and pods.
 .PHONY: test-e2e-local
 test-e2e-local: local-cluster-up ## Run the e2e suite on the local cluster, bringing it up first.
 	E2E_PROVIDER=local KUBECONFIG=$(LOCAL_CLUSTER_KUBECONFIG) \
-	E2E_LOKI_IMAGE=logbench.local/loki:$(LOKI_VERSION) E2E_SHIPPER_IMAGE=logbench.local/otelcol:$(OTELCOL_BUILDER_VERSION:v%=%) \
+	E2E_LOKI_IMAGE=logbench.local/loki:$(LOKI_VERSION) E2E_COLLECTOR_IMAGE=logbench.local/otelcol:$(OTELCOL_BUILDER_VERSION:v%=%) \
+	E2E_FLUENT_BIT_IMAGE=logbench.local/fluent-bit:$(FLUENT_BIT_VERSION) \
 	go test -tags e2e ./test/e2e/ -v -ginkgo.v -timeout $(E2E_TIMEOUT)
 
 .PHONY: test-e2e
@@ -204,6 +206,9 @@ KIND_VERSION ?= v0.30.0
 OTELCOL_BUILDER_VERSION ?= v0.145.0
 # Loki runs in the local e2e cluster as the Loki destination's store.
 LOKI_VERSION ?= 3.6.4
+# Fluent Bit, the default shipper, is the release logbench pins (internal/shipping); the
+# local cluster's image holds the shared build of it (hack/local-cluster/images.sh).
+FLUENT_BIT_VERSION ?= 5.0.3
 # The Kubernetes release whose kube-apiserver envtest runs; it matches k8s.io/* in go.mod.
 ENVTEST_K8S_VERSION ?= 1.34.4
 

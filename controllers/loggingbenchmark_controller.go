@@ -173,7 +173,7 @@ func (r *LoggingBenchmarkReconciler) reconcileInvalidSpec(benchmark *v1alpha1.Lo
 	benchmark.Status.Phase = v1alpha1.PhaseFailed
 	benchmark.Status.CompletionTime = &now
 	benchmark.Status.Progress.RunsTotal = benchmark.Spec.RunsTotal()
-	setConditions(benchmark, ReasonInvalidSpec, err.Error())
+	SetConditions(benchmark, ReasonInvalidSpec, err.Error())
 }
 
 // reconcileRuns advances the first unfinished run: waits for its Job, or provisions its

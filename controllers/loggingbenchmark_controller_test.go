@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -376,6 +377,29 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		benchmark := expectPhase(namespace, "restart", v1alpha1.PhaseSucceeded)
 		Expect(benchmark.Status.Results).To(HaveLen(4))
 		Expect(listJobs(namespace)).To(HaveLen(4))
+	})
+
+	It("reports a run whose records cannot all be right as Degraded", func() {
+		DeferCleanup(startOperator(time.Minute))
+		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "overcount", v1alpha1.CleanupNever))).To(Succeed())
+		runBenchmarkDestination(namespace, "overcount", "baseline", map[int32]float64{1: 1000, 2: 2000})
+		markClusterReady(namespace, "overcount-csv")
+		overcount, err := json.Marshal(v1alpha1.RepeatResult{
+			TPS: 800, LatencyAvgMs: 1.25, Transactions: 8000,
+			Records: v1alpha1.Records{Expected: 8000, Delivered: 8010, Dropped: ptr.To[int64](-10),
+				AccountingError: "8010 records arrived but the server can have emitted at most 8000 for this run"},
+		})
+		Expect(err).NotTo(HaveOccurred())
+		finishJob(namespace, "overcount-csv-c1-r1", string(overcount), true)
+		finishJob(namespace, "overcount-csv-c2-r1", resultMessage(1500), true)
+
+		benchmark := expectPhase(namespace, "overcount", v1alpha1.PhaseSucceeded)
+		degraded := meta.FindStatusCondition(benchmark.Status.Conditions, ConditionDegraded)
+		Expect(degraded.Status).To(Equal(metav1.ConditionTrue))
+		Expect(degraded.Reason).To(Equal(ReasonAccountingError))
+		Expect(degraded.Message).To(ContainSubstring("csv/1"))
+		Expect(benchmark.Status.Summary.DropsUnknown).To(Equal([]string{"csv/1"}))
+		Expect(benchmark.Status.Summary.Dropped).To(Equal("0, 1 row unknown"))
 	})
 
 	It("fails a benchmark whose cluster names CloudNativePG would reject", func() {

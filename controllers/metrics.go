@@ -38,6 +38,14 @@ var (
 		Name: "logbench_result_records_dropped",
 		Help: "Statement log records of a result row that never reached the destination; absent when the count is not exact.",
 	}, resultLabels)
+	resultRecordsDroppedAtLeast = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_records_dropped_at_least",
+		Help: "Statement log records of a result row known to be lost below the lower bound of an estimated count; absent unless some are.",
+	}, resultLabels)
+	resultRecordsArrivedLate = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_records_arrived_late",
+		Help: "Statement log records of a result row that reached the destination after its drain ended.",
+	}, resultLabels)
 	resultDrain = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "logbench_result_drain_seconds",
 		Help: "Seconds from the end of pgbench until the destination held the last record of a result row.",
@@ -53,7 +61,8 @@ var (
 
 	resultGauges = []*prometheus.GaugeVec{
 		resultTPS, resultLatency, resultOverhead, resultRecordsExpected,
-		resultRecordsDelivered, resultRecordsDropped, resultDrain,
+		resultRecordsDelivered, resultRecordsDropped, resultRecordsDroppedAtLeast,
+		resultRecordsArrivedLate, resultDrain,
 	}
 	phases = []v1alpha1.Phase{
 		v1alpha1.PhasePending, v1alpha1.PhaseProvisioning, v1alpha1.PhaseRunning,
@@ -95,14 +104,19 @@ func exportBenchmarkMetrics(benchmark *v1alpha1.LoggingBenchmark) {
 		resultLatency.With(labels).Set(row.LatencyAvgMs)
 		resultRecordsExpected.With(labels).Set(float64(row.Records.Expected))
 		resultRecordsDelivered.With(labels).Set(float64(row.Records.Delivered))
+		resultRecordsArrivedLate.With(labels).Set(float64(row.Records.ArrivedLate))
 		resultDrain.With(labels).Set(row.DrainSeconds)
 		setOptional(resultOverhead, labels, row.OverheadPercent)
-		var dropped *float64
-		if row.Records.Dropped != nil {
-			dropped = ptr.To(float64(*row.Records.Dropped))
-		}
-		setOptional(resultRecordsDropped, labels, dropped)
+		setOptional(resultRecordsDropped, labels, asFloat(row.Records.Dropped))
+		setOptional(resultRecordsDroppedAtLeast, labels, asFloat(row.Records.DroppedAtLeast))
 	}
+}
+
+func asFloat(count *int64) *float64 {
+	if count == nil {
+		return nil
+	}
+	return ptr.To(float64(*count))
 }
 
 // setOptional exports a figure a row may lack, such as the overhead without a baseline.

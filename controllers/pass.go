@@ -171,12 +171,8 @@ func (p *benchmarkPass) writeStatus() {
 		now := metav1.Now()
 		status.CompletionTime = &now
 	}
-	if failed := p.failedRuns(); failed > 0 {
-		setConditions(p.benchmark, ReasonRunsFailed,
-			truncate(fmt.Sprintf("%d of %d runs failed; first %s", failed, len(p.planned), firstError)))
-		return
-	}
-	setConditions(p.benchmark, "", "")
+	reason, message := Degradation(p.failedRuns(), len(p.planned), firstError, status.Results)
+	SetConditions(p.benchmark, reason, message)
 }
 
 type clusterState int

@@ -1,9 +1,12 @@
 package controllers
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"k8s.io/utils/ptr"
 
 	"github.com/logbench/logbench/api/v1alpha1"
 )
@@ -23,10 +26,14 @@ func TestResultFromTermination(t *testing.T) {
 		{"failed with a crash message", "panic: boom\n", jobFailure, v1alpha1.RepeatResult{Error: "panic: boom"}},
 		{"failed without message", "", jobFailure, v1alpha1.RepeatResult{Error: jobFailure}},
 		{"failed with a result but no error", `{"tps":1}`, jobFailure, v1alpha1.RepeatResult{Error: jobFailure}},
+		{"completed with how the drain ended", `{"repeat":1,"tps":1,"records":{"expected":10,"delivered":6,"arrivedLate":2,"dropped":2},` +
+			`"drainEnd":"Quiet","drainCurve":[{"afterSeconds":0,"delivered":5},{"afterSeconds":10.2,"delivered":6}]}`, "",
+			v1alpha1.RepeatResult{Repeat: 1, TPS: 1, Records: v1alpha1.Records{Expected: 10, Delivered: 6, ArrivedLate: 2, Dropped: ptr.To[int64](2)},
+				DrainEnd: v1alpha1.DrainQuiet, DrainCurve: []v1alpha1.DrainPoint{{AfterSeconds: 0, Delivered: 5}, {AfterSeconds: 10.2, Delivered: 6}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := resultFromTermination(tt.message, tt.failure); got != tt.want {
+			if got := resultFromTermination(tt.message, tt.failure); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("resultFromTermination(%q, %q) = %+v, want %+v", tt.message, tt.failure, got, tt.want)
 			}
 		})

@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 
+	"strings"
+
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/results"
 )
 
 // Condition types of a LoggingBenchmark.
@@ -31,6 +34,7 @@ const (
 	ReasonBenchmarkFailed     = "BenchmarkFailed"
 	ReasonInvalidSpec         = "InvalidSpec"
 	ReasonRunsFailed          = "RunsFailed"
+	ReasonAccountingError     = "AccountingError"
 	ReasonNoFailures          = "NoFailures"
 )
 
@@ -46,9 +50,30 @@ func isFinished(phase v1alpha1.Phase) bool {
 	return phase == v1alpha1.PhaseSucceeded || phase == v1alpha1.PhaseFailed
 }
 
-// setConditions derives the conditions from the phase and progress; degradedReason is
-// empty when nothing failed.
-func setConditions(benchmark *v1alpha1.LoggingBenchmark, degradedReason, degradedMessage string) {
+// Degradation returns the reason and message of the Degraded condition from the runs that
+// failed (failed of total, the first one's error) and the result rows whose records
+// cannot all be right; the reason is empty when there is neither. Failed runs give the
+// reason when there are both.
+func Degradation(failed, total int, firstError string, rows []v1alpha1.Result) (reason, message string) {
+	var accounting string
+	if inconsistent := results.AccountingErrors(rows); len(inconsistent) > 0 {
+		accounting = fmt.Sprintf("accounting errors in %s: more records arrived than the server can have emitted "+
+			"(status.results[].records.accountingError)", strings.Join(inconsistent, ", "))
+	}
+	switch {
+	case failed > 0 && accounting != "":
+		return ReasonRunsFailed, truncate(fmt.Sprintf("%d of %d runs failed; %s; first failure %s", failed, total, accounting, firstError))
+	case failed > 0:
+		return ReasonRunsFailed, truncate(fmt.Sprintf("%d of %d runs failed; first %s", failed, total, firstError))
+	case accounting != "":
+		return ReasonAccountingError, truncate(accounting)
+	}
+	return "", ""
+}
+
+// SetConditions derives the conditions from the phase and progress; degradedReason is
+// empty when nothing failed and every count is consistent.
+func SetConditions(benchmark *v1alpha1.LoggingBenchmark, degradedReason, degradedMessage string) {
 	status := &benchmark.Status
 	phase := status.Phase
 	phaseMessage := fmt.Sprintf("%s: %s runs done", phase, status.Progress.Text)
@@ -68,7 +93,7 @@ func setConditions(benchmark *v1alpha1.LoggingBenchmark, degradedReason, degrade
 	set(ConditionReady, phase == v1alpha1.PhaseSucceeded, phaseReasons[phase], phaseMessage)
 	set(ConditionProgressing, !isFinished(phase), phaseReasons[phase], phaseMessage)
 	if degradedReason == "" {
-		set(ConditionDegraded, false, ReasonNoFailures, "no run or destination failed")
+		set(ConditionDegraded, false, ReasonNoFailures, "no run or destination failed and every count is consistent")
 	} else {
 		set(ConditionDegraded, true, degradedReason, degradedMessage)
 	}

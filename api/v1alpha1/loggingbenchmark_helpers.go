@@ -152,3 +152,15 @@ func (s RecordStages) LosingStage() string {
 	}
 	return ""
 }
+
+// KnownDropped is how many records are known to be dropped: exactly when expected is
+// exact, at least when it is a lower bound; zero when none is known to be.
+func (r Records) KnownDropped() int64 {
+	switch {
+	case r.Dropped != nil:
+		return *r.Dropped
+	case r.DroppedAtLeast != nil:
+		return *r.DroppedAtLeast
+	}
+	return 0
+}

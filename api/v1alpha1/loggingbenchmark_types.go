@@ -593,21 +593,31 @@ type DestinationStatus struct {
 	Message string `json:"message,omitempty"`
 }
 
-// Records counts the log records of runs.
+// Records counts the log records of runs: every expected record was delivered, arrived
+// late or was dropped.
 type Records struct {
 	// Expected records PostgreSQL had to emit, from pgbench's counts and the settings.
 	Expected int64 `json:"expected"`
-	// Delivered records counted at the destination.
+	// Delivered records counted at the destination when the drain ended.
 	Delivered int64 `json:"delivered"`
-	// Dropped is expected - delivered. Absent when expected is an estimate.
+	// ArrivedLate records reached the destination after the drain ended: a final recount
+	// found them. They are neither delivered nor dropped.
+	// +optional
+	ArrivedLate int64 `json:"arrivedLate,omitempty"`
+	// Dropped is expected - delivered - arrivedLate: records that never arrived. Absent
+	// when expected is an estimate.
 	// +optional
 	Dropped *int64 `json:"dropped,omitempty"`
+	// DroppedAtLeast is set when expected is an estimate (a lower bound) and fewer
+	// records arrived than that bound: at least this many were dropped.
+	// +optional
+	DroppedAtLeast *int64 `json:"droppedAtLeast,omitempty"`
 	// ExpectedIsEstimate is true when the settings make an exact count impossible
 	// (log_min_duration_statement above 0, failed transactions).
 	// +optional
 	ExpectedIsEstimate bool `json:"expectedIsEstimate,omitempty"`
-	// AccountingError is set when delivered exceeds expected: the counts cannot both be
-	// right, and the row says so instead of clamping.
+	// AccountingError is set when more records arrived than the server can have emitted:
+	// the counts cannot both be right, and the row says so instead of clamping.
 	// +optional
 	AccountingError string `json:"accountingError,omitempty"`
 	// DropReason says where dropped records went, as far as the shipper's and Loki's own
@@ -638,6 +648,34 @@ type RecordStages struct {
 	// (written, read, sent, stored); empty when no stage lost any.
 	// +optional
 	LostAt string `json:"lostAt,omitempty"`
+	// InputPausedSeconds is how long the shipper's input was seen paused during the run
+	// because its buffer was full (Fluent Bit's memBufLimit), sampled every half second:
+	// the file's records then wait to be read.
+	// +optional
+	InputPausedSeconds float64 `json:"inputPausedSeconds,omitempty"`
+}
+
+// DrainEnd says why the wait for a run's records ended.
+// +kubebuilder:validation:Enum=Complete;Quiet;Timeout
+type DrainEnd string
+
+const (
+	// DrainComplete: the destination held every expected record.
+	DrainComplete DrainEnd = "Complete"
+	// DrainQuiet: the count stayed unchanged for the destination's quiet period, longer
+	// than its shipper waits before a retry.
+	DrainQuiet DrainEnd = "Quiet"
+	// DrainTimeout: drainTimeout passed while records could still arrive.
+	DrainTimeout DrainEnd = "Timeout"
+)
+
+// DrainPoint is how many of a run's records the destination held some time after
+// pgbench ended.
+type DrainPoint struct {
+	// AfterSeconds since pgbench ended.
+	AfterSeconds float64 `json:"afterSeconds"`
+	// Delivered records counted by then.
+	Delivered int64 `json:"delivered"`
 }
 
 // RepeatResult is one pgbench execution.
@@ -659,6 +697,15 @@ type RepeatResult struct {
 	Records Records `json:"records"`
 	// DrainSeconds from the end of pgbench to the last record at the destination.
 	DrainSeconds float64 `json:"drainSeconds"`
+	// DrainEnd says why the wait for the records ended.
+	// +optional
+	DrainEnd DrainEnd `json:"drainEnd,omitempty"`
+	// DrainCurve of a shipping destination: the records held when pgbench ended (the
+	// first count), 1 s, 5 s and 30 s later, and when the drain ended; points the drain
+	// did not reach are left out.
+	// +optional
+	// +kubebuilder:validation:MaxItems=5
+	DrainCurve []DrainPoint `json:"drainCurve,omitempty"`
 	// Error is set when the run failed after its retries; the numbers are then absent.
 	// +optional
 	Error string `json:"error,omitempty"`
@@ -702,6 +749,17 @@ type Summary struct {
 	// DroppedRecords over all rows with an exact count.
 	// +optional
 	DroppedRecords int64 `json:"droppedRecords,omitempty"`
+	// DroppedAtLeast over all rows whose expected count is a lower bound: at least this
+	// many more were dropped.
+	// +optional
+	DroppedAtLeast int64 `json:"droppedAtLeast,omitempty"`
+	// DropsUnknown lists the rows, as destination/clients, whose drops cannot be told:
+	// an accounting error, or an estimate that the delivered records reached.
+	// +optional
+	DropsUnknown []string `json:"dropsUnknown,omitempty"`
+	// Dropped says the above in one cell for kubectl get, e.g. "120 + ≥300, 1 row unknown".
+	// +optional
+	Dropped string `json:"dropped,omitempty"`
 }
 
 // LoggingBenchmark measures what PostgreSQL logging costs for each logging destination.
@@ -711,7 +769,8 @@ type Summary struct {
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress.text`
 // +kubebuilder:printcolumn:name="Worst Overhead",type=string,JSONPath=`.status.summary.worstOverhead`
-// +kubebuilder:printcolumn:name="Dropped",type=integer,JSONPath=`.status.summary.droppedRecords`
+// +kubebuilder:printcolumn:name="Dropped",type=string,JSONPath=`.status.summary.dropped`
+// +kubebuilder:printcolumn:name="Degraded",type=string,JSONPath=`.status.conditions[?(@.type=="Degraded")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type LoggingBenchmark struct {
 	metav1.TypeMeta   `json:",inline"`

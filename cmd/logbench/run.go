@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers"
 	"github.com/logbench/logbench/internal/localpg"
 	"github.com/logbench/logbench/internal/localrun"
 	"github.com/logbench/logbench/internal/manifest"
@@ -156,7 +157,17 @@ func failedRuns(rows []v1alpha1.Result) int {
 // save writes the benchmark as the operator would leave it, status included, so that
 // a local run can be reported like a cluster one.
 func save(path string, benchmark *v1alpha1.LoggingBenchmark, rows []v1alpha1.Result, started metav1.Time, runs int) error {
-	completed := metav1.Now()
+	setLocalStatus(benchmark, rows, started, metav1.Now(), runs)
+	data, err := yaml.Marshal(benchmark)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
+
+// setLocalStatus writes the status the operator would write for the runs measured
+// here, conditions included.
+func setLocalStatus(benchmark *v1alpha1.LoggingBenchmark, rows []v1alpha1.Result, started, completed metav1.Time, runs int) {
 	phase := v1alpha1.PhaseSucceeded
 	if failedRuns(rows) > 0 || int32(runs) < benchmark.Spec.RunsTotal() {
 		phase = v1alpha1.PhaseFailed
@@ -173,11 +184,21 @@ func save(path string, benchmark *v1alpha1.LoggingBenchmark, rows []v1alpha1.Res
 		Results: rows,
 		Summary: results.Summarize(rows),
 	}
-	data, err := yaml.Marshal(benchmark)
-	if err != nil {
-		return err
+	reason, message := controllers.Degradation(failedRuns(rows), int(benchmark.Spec.RunsTotal()), firstFailure(rows), rows)
+	controllers.SetConditions(benchmark, reason, message)
+}
+
+// firstFailure names the first failed repeat with its error, as the operator's
+// Degraded condition does.
+func firstFailure(rows []v1alpha1.Result) string {
+	for _, row := range rows {
+		for _, repeat := range row.Repeats {
+			if repeat.Error != "" {
+				return fmt.Sprintf("%s/%d/%d: %s", row.Destination, row.Clients, repeat.Repeat, repeat.Error)
+			}
+		}
 	}
-	return os.WriteFile(path, data, 0o644)
+	return ""
 }
 
 // progressReporter shows the current run on stderr: a line that refreshes every second

@@ -29,6 +29,8 @@ type shippedRun struct {
 	// lokiRefusedBefore are Loki's refusals when the run started; nil when Loki does not
 	// serve its metrics at its URL, and its refusals then give no reason.
 	lokiRefusedBefore map[string]int64
+	// pauses watches the shipper's input from the run's start; nil when nothing does.
+	pauses *pauseSampler
 }
 
 // newShippedRun finds the sidecar in the cluster's primary pod and starts counting a run
@@ -55,20 +57,22 @@ func newShippedRun(ctx context.Context, req Request, client kubernetes.Interface
 		return nil, err
 	}
 	run.written = written
+	run.pauses = samplePauses(ctx, run.shipper, pauseSampling)
 	return run, nil
 }
 
 // startShippedRun takes the shipper's counters, and Loki's refusals, before pgbench
-// starts. The shipper first finishes what it is still sending, so that records of an
-// earlier run or failed attempt (the grep filter passes every tag of the destination)
-// do not count as this run's; settleTimeout bounds that wait. loki is nil when the
+// starts. The shipper first finishes what it is still sending, retries included, so that
+// records of an earlier run or failed attempt (the grep filter passes every tag of the
+// destination) do not count as this run's; settleTimeout bounds that wait. loki is nil when the
 // shipper does not send to Loki.
 func startShippedRun(ctx context.Context, shipper shipping.ShipperScraper, loki *shipping.LokiClient, selector, tag string,
 	settleTimeout time.Duration, clock bench.Clock,
 ) (*shippedRun, error) {
 	now := clock.Now()
 	sent := shipperSent{shipper}
-	if _, _, err := bench.Drain(ctx, sent, records.Expectation{Estimate: true}, now, now.Add(settleTimeout), clock); err != nil {
+	settle := bench.Wait{Ended: now, Deadline: now.Add(settleTimeout), Quiet: bench.ShippedQuiet}
+	if _, err := bench.Drain(ctx, sent, records.Expectation{Estimate: true}, settle, clock); err != nil {
 		return nil, err
 	}
 	before, err := shipper.Read(ctx)
@@ -119,6 +123,9 @@ func (r *shippedRun) Account(ctx context.Context, want records.Expectation, deli
 			stored = &delivered
 		}
 		stages := shipping.Stages(written, shipped, stored)
+		if r.pauses != nil {
+			stages.InputPausedSeconds = r.pauses.pausedSeconds()
+		}
 		accounted.Stages = &stages
 	}
 	return accounted, nil
@@ -152,4 +159,46 @@ type shipperSent struct{ shipper shipping.ShipperScraper }
 func (s shipperSent) Delivered(ctx context.Context) (int64, error) {
 	metrics, err := s.shipper.Read(ctx)
 	return metrics.Total().Sent, err
+}
+
+// pauseSampling is how often the shipper's input is checked for a pause: Fluent Bit
+// tells only whether it is paused now, not how often it was.
+const pauseSampling = 500 * time.Millisecond
+
+// pauseSampler reads the shipper's metrics at a fixed interval and counts the readings
+// in which an input was paused on its buffer limit.
+type pauseSampler struct {
+	every  time.Duration
+	stop   chan struct{}
+	done   chan struct{}
+	paused int64
+}
+
+func samplePauses(ctx context.Context, shipper shipping.ShipperScraper, every time.Duration) *pauseSampler {
+	s := &pauseSampler{every: every, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		ticker := time.NewTicker(every)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.stop:
+				return
+			case <-ticker.C:
+				if metrics, err := shipper.Read(ctx); err == nil && metrics.InputsPaused > 0 {
+					s.paused++
+				}
+			}
+		}
+	}()
+	return s
+}
+
+// pausedSeconds stops the sampling and returns how long an input was seen paused.
+func (s *pauseSampler) pausedSeconds() float64 {
+	close(s.stop)
+	<-s.done
+	return float64(s.paused) * s.every.Seconds()
 }

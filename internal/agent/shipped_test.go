@@ -73,11 +73,12 @@ func drainAndAccount(t *testing.T, run *shippedRun, expected int64, clock bench.
 	t.Helper()
 	want := records.Expectation{Records: expected}
 	ended := clock.Now()
-	delivered, _, err := bench.Drain(context.Background(), run, want, ended, ended.Add(time.Minute), clock)
+	wait := bench.Wait{Ended: ended, Deadline: ended.Add(time.Minute), Quiet: bench.ShippedQuiet}
+	drained, err := bench.Drain(context.Background(), run, want, wait, clock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	accounted, err := run.Account(context.Background(), want, delivered)
+	accounted, err := run.Account(context.Background(), want, drained.Delivered)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func drainAndAccount(t *testing.T, run *shippedRun, expected int64, clock bench.
 }
 
 func newClock() *benchtest.SteppingClock {
-	return &benchtest.SteppingClock{Time: time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)}
+	return benchtest.NewSteppingClock(time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC))
 }
 
 func TestShippedRunCountsTheIncreaseOfTheSidecarsSentRecords(t *testing.T) {
@@ -247,6 +248,28 @@ func TestNewShippedRunNeedsThePrimarysIP(t *testing.T) {
 			}
 			if _, err := newShippedRun(context.Background(), req, client, "tag", nil); err == nil || err.Error() != tc.want {
 				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestPauseSamplerCountsThePausedReadings: only the readings with a paused input count,
+// each for one sampling interval.
+func TestPauseSamplerCountsThePausedReadings(t *testing.T) {
+	for name, paused := range map[string]int{"paused": 1, "reading": 0} {
+		t.Run(name, func(t *testing.T) {
+			server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				fmt.Fprintf(w, "# TYPE fluentbit_input_ingestion_paused gauge\nfluentbit_input_ingestion_paused{name=\"postgresql\"} %d\n", paused)
+			}))
+			defer server.Close()
+			sampler := samplePauses(context.Background(), shipping.ShipperScraper{URL: server.URL, Kind: v1alpha1.ShipperFluentBit}, 10*time.Millisecond)
+			time.Sleep(200 * time.Millisecond)
+			seconds := sampler.pausedSeconds()
+			if paused == 1 && (seconds <= 0 || seconds > 0.2) {
+				t.Errorf("paused for %v s of 0.2 s sampled", seconds)
+			}
+			if paused == 0 && seconds != 0 {
+				t.Errorf("paused for %v s, never was", seconds)
 			}
 		})
 	}

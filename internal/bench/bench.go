@@ -5,6 +5,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -49,6 +50,8 @@ type Execution struct {
 	Tag string
 	// ScriptDir is a writable directory for the pgbench script.
 	ScriptDir string
+	// Clock times the drain; nil means SystemClock.
+	Clock Clock
 }
 
 // Run executes pgbench and waits for the destination to drain. A returned error means
@@ -77,7 +80,8 @@ func Run(ctx context.Context, exec Execution, runPgbench PgbenchRunner, dest Des
 	if err != nil {
 		return v1alpha1.RepeatResult{}, fmt.Errorf("pgbench: %w\n%s", err, tail(output))
 	}
-	ended := time.Now()
+	clock := cmp.Or(exec.Clock, SystemClock)
+	ended := clock.Now()
 	measured, err := pgbench.Parse(output)
 	if err != nil {
 		return v1alpha1.RepeatResult{}, fmt.Errorf("reading pgbench output: %w\n%s", err, tail(output))
@@ -92,26 +96,38 @@ func Run(ctx context.Context, exec Execution, runPgbench PgbenchRunner, dest Des
 		Statements:   measured.Statements,
 	}, records.SettingsFor(exec.Destination, exec.Logging))
 
-	delivered, lastArrival, err := Drain(ctx, dest, expectation, ended, ended.Add(exec.DrainTimeout), SystemClock)
+	drained, err := Drain(ctx, dest, expectation, Wait{Ended: ended, Deadline: ended.Add(exec.DrainTimeout), Quiet: QuietPeriod(exec.Destination)}, clock)
 	if err != nil {
 		return v1alpha1.RepeatResult{}, fmt.Errorf("counting delivered records: %w", err)
 	}
-	accounted := records.Reconcile(expectation, delivered)
+	accounted := records.Reconcile(expectation, drained.Delivered, 0)
 	if accounting, ok := dest.(Accounting); ok {
-		if accounted, err = accounting.Account(ctx, expectation, delivered); err != nil {
+		if accounted, err = accounting.Account(ctx, expectation, drained.Delivered); err != nil {
 			return v1alpha1.RepeatResult{}, fmt.Errorf("accounting the run's records: %w", err)
 		}
 	}
-	return v1alpha1.RepeatResult{
+	// The final recount, as late as the result allows: records that arrived after the
+	// drain ended are late, not lost.
+	recounted, err := dest.Delivered(ctx)
+	if err != nil {
+		return v1alpha1.RepeatResult{}, fmt.Errorf("recounting delivered records: %w", err)
+	}
+	result := v1alpha1.RepeatResult{
 		Repeat:             exec.Repeat,
 		TPS:                measured.TPS,
 		LatencyAvgMs:       measured.LatencyAvgMs,
 		LatencyStdDevMs:    measured.LatencyStdDevMs,
 		Transactions:       measured.Transactions,
 		FailedTransactions: measured.Failed,
-		Records:            accounted,
-		DrainSeconds:       max(0, lastArrival.Sub(ended).Seconds()),
-	}, nil
+		Records:            records.Recount(accounted, expectation, recounted),
+		DrainSeconds:       max(0, drained.LastArrival.Sub(ended).Seconds()),
+		DrainEnd:           drained.End,
+	}
+	if exec.Destination.Ships() {
+		// Records of files arrive as PostgreSQL writes them; a shipper's arrive later.
+		result.DrainCurve = drained.Curve
+	}
+	return result, nil
 }
 
 // Threads resolves workload.threads: 0 means min(clients, CPUs available here).
@@ -125,10 +141,28 @@ func Threads(threads, clients int32) int {
 // drainPoll is how often the destination is counted while records are still arriving.
 const drainPoll = 200 * time.Millisecond
 
-// drainQuiet is how long the count must stay unchanged before a destination that will
+// Quiet periods: how long the count must stay unchanged, between the return of the count
+// that last saw it rise and the start of a later count, before a destination that will
 // never reach the expected count (it dropped records, or expected is an estimate) is
 // taken as drained.
-const drainQuiet = 2 * time.Second
+const (
+	// unshippedQuiet serves destinations PostgreSQL writes itself (files, the container
+	// log): nothing retries their records.
+	unshippedQuiet = 2 * time.Second
+	// ShippedQuiet serves shipping destinations. It is twice the 5 s both shippers wait
+	// before a first retry with the settings logbench generates (Fluent Bit's scheduler
+	// base, the collector's retry_on_failure.initial_interval), so that a record waiting
+	// for that retry is not taken as dropped.
+	ShippedQuiet = 10 * time.Second
+)
+
+// QuietPeriod is the quiet period of a destination's drain.
+func QuietPeriod(d v1alpha1.Destination) time.Duration {
+	if d.Ships() {
+		return ShippedQuiet
+	}
+	return unshippedQuiet
+}
 
 // Clock is the time a drain reads and waits on; tests pass one that never sleeps.
 type Clock interface {
@@ -145,34 +179,74 @@ func (systemClock) After(d time.Duration) <-chan time.Time { return time.After(d
 // SystemClock is the real time.
 var SystemClock Clock = systemClock{}
 
-// Drain counts the destination until it holds every expected record, its count stops
-// rising for drainQuiet, or the deadline passes. It returns the final count and when
-// the last increase was seen: ended, the end of pgbench, if nothing arrived after the
-// first count.
-func Drain(ctx context.Context, dest Destination, want records.Expectation, ended, deadline time.Time, clock Clock) (int64, time.Time, error) {
-	var (
-		count       int64 = -1
-		lastArrival       = ended
-	)
-	for {
-		now, err := dest.Delivered(ctx)
+// Wait bounds a drain.
+type Wait struct {
+	// Ended is when pgbench ended.
+	Ended time.Time
+	// Deadline ends the drain while records may still arrive.
+	Deadline time.Time
+	// Quiet is how long the count must stay unchanged.
+	Quiet time.Duration
+}
+
+// Drained is what a drain saw.
+type Drained struct {
+	// Delivered is the last count.
+	Delivered int64
+	// LastArrival is when the count that first saw the last count's value returned: the
+	// records were there by then, maybe earlier.
+	LastArrival time.Time
+	// End says why the drain ended.
+	End v1alpha1.DrainEnd
+	// Curve holds the first count, the first count started at least 1 s, 5 s and 30 s
+	// after pgbench ended, and the last count.
+	Curve []v1alpha1.DrainPoint
+}
+
+// curveMarks are the times after the end of pgbench that a drain curve reports beside
+// its first and last counts.
+var curveMarks = []time.Duration{time.Second, 5 * time.Second, 30 * time.Second}
+
+// Drain counts the destination until it holds every expected record, its count stays
+// unchanged for wait.Quiet, or the deadline passes. The time a count takes is never quiet
+// time: a count may miss records that arrive while it runs, so quiet time runs from the
+// return of the count that last saw a new value (LastArrival) to the start of a later
+// count.
+func Drain(ctx context.Context, dest Destination, want records.Expectation, wait Wait, clock Clock) (Drained, error) {
+	var drained Drained
+	marks := curveMarks
+	for first := true; ; first = false {
+		started := clock.Now()
+		count, err := dest.Delivered(ctx)
 		if err != nil {
-			return 0, lastArrival, err
+			return drained, err
 		}
-		if now != count {
-			if count >= 0 {
-				lastArrival = clock.Now()
-			}
-			count = now
+		returned := clock.Now()
+		if first || count != drained.Delivered {
+			drained.Delivered, drained.LastArrival = count, returned
 		}
-		complete := !want.Estimate && count >= want.Records
-		quiet := clock.Now().Sub(lastArrival) >= drainQuiet
-		if complete || quiet || !clock.Now().Before(deadline) {
-			return count, lastArrival, nil
+		after := started.Sub(wait.Ended)
+		onCurve := first || len(marks) > 0 && after >= marks[0]
+		for len(marks) > 0 && after >= marks[0] {
+			marks = marks[1:] // a slow count may pass several marks
+		}
+		switch {
+		case !want.Estimate && count >= want.Records:
+			drained.End = v1alpha1.DrainComplete
+		case started.Sub(drained.LastArrival) >= wait.Quiet:
+			drained.End = v1alpha1.DrainQuiet
+		case !returned.Before(wait.Deadline):
+			drained.End = v1alpha1.DrainTimeout
+		}
+		if onCurve || drained.End != "" {
+			drained.Curve = append(drained.Curve, v1alpha1.DrainPoint{AfterSeconds: max(0, after.Seconds()), Delivered: count})
+		}
+		if drained.End != "" {
+			return drained, nil
 		}
 		select {
 		case <-ctx.Done():
-			return 0, lastArrival, ctx.Err()
+			return drained, ctx.Err()
 		case <-clock.After(drainPoll):
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/bench/benchtest"
 	"github.com/logbench/logbench/internal/records"
 )
 
@@ -124,24 +125,172 @@ func TestRunLetsTheDestinationAccountForItsRecords(t *testing.T) {
 func TestDrainStopsAtTheDeadline(t *testing.T) {
 	dest := &arrivingDestination{step: 1, total: 1 << 40}
 	began := time.Now()
-	count, _, err := Drain(context.Background(), dest, records.Expectation{Records: 1 << 41}, began, began.Add(500*time.Millisecond), SystemClock)
+	drained, err := Drain(context.Background(), dest, records.Expectation{Records: 1 << 41},
+		Wait{Ended: began, Deadline: began.Add(500 * time.Millisecond), Quiet: time.Minute}, SystemClock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if elapsed := time.Since(began); elapsed > 2*time.Second || count == 0 {
-		t.Errorf("drain returned %d after %v: want a partial count at the 500ms deadline", count, elapsed)
+	if elapsed := time.Since(began); elapsed > 2*time.Second || drained.Delivered == 0 || drained.End != v1alpha1.DrainTimeout {
+		t.Errorf("drain returned %+v after %v: want a partial count at the 500ms deadline", drained, elapsed)
 	}
 }
 
-func TestDrainOfRecordsAlreadyDeliveredEndsWithPgbench(t *testing.T) {
-	dest := &arrivingDestination{step: 10, total: 10}
-	ended := time.Now().Add(-time.Second)
-	count, lastArrival, err := Drain(context.Background(), dest, records.Expectation{Records: 10}, ended, ended.Add(time.Minute), SystemClock)
+// arrival is the records a destination holds from some time after pgbench ended on.
+type arrival struct {
+	after time.Duration
+	total int64
+}
+
+// timeline is a destination whose records arrive on a schedule. A count sees what had
+// arrived when it started and takes countTakes of the clock.
+type timeline struct {
+	clock      *benchtest.SteppingClock
+	ended      time.Time
+	arrivals   []arrival
+	countTakes time.Duration
+}
+
+func (d *timeline) Delivered(context.Context) (int64, error) {
+	var count int64
+	now := d.clock.Now()
+	for _, a := range d.arrivals {
+		if !now.Before(d.ended.Add(a.after)) {
+			count = a.total
+		}
+	}
+	d.clock.Spend(d.countTakes)
+	return count, nil
+}
+
+// TestDrainWaitsForRecordsOnTheirWay checks when a drain ends and what it reports. The
+// first two cases end at once with 600 and 700 records under the rule of a 2 s quiet
+// period that counts from the end of pgbench.
+func TestDrainWaitsForRecordsOnTheirWay(t *testing.T) {
+	file := v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}
+	loki := v1alpha1.Destination{Name: "loki", Type: v1alpha1.DestinationLoki}
+	var rising []arrival
+	for second := range 100 {
+		rising = append(rising, arrival{time.Duration(second) * time.Second, int64(second + 1)})
+	}
+	for name, tc := range map[string]struct {
+		destination   v1alpha1.Destination
+		expected      records.Expectation
+		arrivals      []arrival
+		countTakes    time.Duration
+		timeout       time.Duration
+		wantDelivered int64
+		wantEnd       v1alpha1.DrainEnd
+		wantDrain     time.Duration
+		wantCurve     []v1alpha1.DrainPoint
+	}{
+		// Counts start at 0, 2.7 and 5.4 s: the third sees everything and returns at 7.9 s.
+		"the time a count takes is not quiet time": {file, records.Expectation{Records: 1000},
+			[]arrival{{0, 600}, {3 * time.Second, 1000}}, 2500 * time.Millisecond, time.Minute,
+			1000, v1alpha1.DrainComplete, 7900 * time.Millisecond, nil},
+		// Counts start every 250 ms; the one at 6 s sees the records a retry brought.
+		"records waiting for the shipper's retry": {loki, records.Expectation{Records: 1000},
+			[]arrival{{0, 700}, {6 * time.Second, 1000}}, 50 * time.Millisecond, time.Minute,
+			1000, v1alpha1.DrainComplete, 6050 * time.Millisecond,
+			[]v1alpha1.DrainPoint{{AfterSeconds: 0, Delivered: 700}, {AfterSeconds: 1, Delivered: 700}, {AfterSeconds: 5, Delivered: 700}, {AfterSeconds: 6, Delivered: 1000}}},
+		// The count that saw 700 returned at 50 ms; the first count started 10 s later
+		// ends the drain.
+		"records lost for good": {loki, records.Expectation{Records: 1000},
+			[]arrival{{0, 700}}, 50 * time.Millisecond, time.Minute,
+			700, v1alpha1.DrainQuiet, 50 * time.Millisecond,
+			[]v1alpha1.DrainPoint{{AfterSeconds: 0, Delivered: 700}, {AfterSeconds: 1, Delivered: 700}, {AfterSeconds: 5, Delivered: 700}, {AfterSeconds: 10.25, Delivered: 700}}},
+		"an estimate is never complete": {file, records.Expectation{Records: 1000, Max: 2000, Estimate: true},
+			[]arrival{{0, 1500}}, 0, time.Minute,
+			1500, v1alpha1.DrainQuiet, 0, nil},
+		"records keep arriving until the timeout": {file, records.Expectation{Records: 1000},
+			rising, 0, 3 * time.Second,
+			4, v1alpha1.DrainTimeout, 3 * time.Second, nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			clock := benchtest.NewSteppingClock(time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC))
+			ended := clock.Now()
+			dest := &timeline{clock: clock, ended: ended, arrivals: tc.arrivals, countTakes: tc.countTakes}
+			wait := Wait{Ended: ended, Deadline: ended.Add(tc.timeout), Quiet: QuietPeriod(tc.destination)}
+			drained, err := Drain(context.Background(), dest, tc.expected, wait, clock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if drain := drained.LastArrival.Sub(ended); drained.Delivered != tc.wantDelivered || drained.End != tc.wantEnd || drain != tc.wantDrain {
+				t.Errorf("drain saw %d records, ended %s, last arrival after %s; want %d, %s, %s",
+					drained.Delivered, drained.End, drain, tc.wantDelivered, tc.wantEnd, tc.wantDrain)
+			}
+			if tc.wantCurve != nil && !slices.Equal(drained.Curve, tc.wantCurve) {
+				t.Errorf("curve %v, want %v", drained.Curve, tc.wantCurve)
+			}
+			if quietFor := clock.Now().Sub(drained.LastArrival); tc.wantEnd == v1alpha1.DrainQuiet && quietFor < wait.Quiet {
+				t.Errorf("drain ended quiet %s after the last arrival, want at least %s", quietFor, wait.Quiet)
+			}
+		})
+	}
+}
+
+// TestDrainOfRecordsAlreadyDeliveredEndsWithTheFirstCount: the records were there when
+// the first count returned, maybe earlier; the drain takes that count's time, where it
+// took none before.
+func TestDrainOfRecordsAlreadyDeliveredEndsWithTheFirstCount(t *testing.T) {
+	clock := benchtest.NewSteppingClock(time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC))
+	ended := clock.Now()
+	dest := &timeline{clock: clock, ended: ended, arrivals: []arrival{{0, 10}}, countTakes: 300 * time.Millisecond}
+	drained, err := Drain(context.Background(), dest, records.Expectation{Records: 10},
+		Wait{Ended: ended, Deadline: ended.Add(time.Minute), Quiet: time.Second}, clock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if count != 10 || !lastArrival.Equal(ended) {
-		t.Errorf("drain = %d records, last at %v after pgbench ended: want 10 at its end", count, lastArrival.Sub(ended))
+	if drain := drained.LastArrival.Sub(ended); drained.Delivered != 10 || drain != 300*time.Millisecond || drained.End != v1alpha1.DrainComplete {
+		t.Errorf("drain = %d records, last at %v after pgbench ended, %s: want 10 complete after the first count's 300ms", drained.Delivered, drain, drained.End)
+	}
+}
+
+// lateDestination holds drained records during the drain and late more once the run has
+// been accounted, as a shipper's retry would deliver them after the drain ended.
+type lateDestination struct {
+	drained, late int64
+	accounted     bool
+}
+
+func (d *lateDestination) Delivered(context.Context) (int64, error) {
+	if d.accounted {
+		return d.drained + d.late, nil
+	}
+	return d.drained, nil
+}
+
+func (d *lateDestination) Account(_ context.Context, want records.Expectation, delivered int64) (v1alpha1.Records, error) {
+	d.accounted = true
+	accounted := records.Reconcile(want, delivered, 0)
+	accounted.DropReason = "300 records needed retries"
+	return accounted, nil
+}
+
+// TestRunReportsRecordsThatArriveAfterTheDrain: before the final recount, the 250 late
+// records were reported as dropped and never seen again.
+func TestRunReportsRecordsThatArriveAfterTheDrain(t *testing.T) {
+	runner := func(context.Context, []string, []string) ([]byte, error) { return []byte(selectOnlyOutput), nil }
+	dest := &lateDestination{drained: 700, late: 250}
+	result, err := Run(context.Background(), Execution{
+		Destination:  v1alpha1.Destination{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar},
+		Logging:      v1alpha1.LoggingSpec{Statement: v1alpha1.StatementAll},
+		Workload:     v1alpha1.WorkloadSpec{Builtin: v1alpha1.WorkloadSelectOnly, QueryMode: v1alpha1.QueryPrepared, Scale: 1},
+		Clients:      1,
+		Repeat:       1,
+		DrainTimeout: time.Minute,
+		Tag:          "lb_fluent_c1_r1_000000000000",
+		ScriptDir:    t.TempDir(),
+		Clock:        benchtest.NewSteppingClock(time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)),
+	}, runner, dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := result.Records
+	if got.Delivered != 700 || got.ArrivedLate != 250 || got.Dropped == nil || *got.Dropped != 50 || got.DropReason == "" {
+		t.Errorf("records %+v, want 700 delivered, 250 late, 50 dropped, with the reason", got)
+	}
+	if result.DrainEnd != v1alpha1.DrainQuiet || len(result.DrainCurve) == 0 || result.DrainCurve[0].Delivered != 700 {
+		t.Errorf("drain ended %q with curve %v, want quiet and a curve from 700 records", result.DrainEnd, result.DrainCurve)
 	}
 }
 

@@ -164,19 +164,36 @@ func retries(stats []pgbench.StatementStat) int64 {
 	return n
 }
 
-// Reconcile compares the records delivered to a destination with the expectation.
-// Dropped is reported only for exact expectations, and reported as it is: a negative
-// value is never clamped, and more records than the server can have emitted is an
-// accounting error.
-func Reconcile(e Expectation, delivered int64) v1alpha1.Records {
-	r := v1alpha1.Records{Expected: e.Records, Delivered: delivered, ExpectedIsEstimate: e.Estimate}
-	if !e.Estimate {
-		dropped := e.Records - delivered
-		r.Dropped = &dropped
+// Reconcile compares the records of a run that reached a destination, by the end of the
+// drain (delivered) and after it (late), with the expectation. Dropped is what never
+// arrived, reported only for exact expectations and as it is: a negative value is never
+// clamped, and more records than the server can have emitted is an accounting error.
+// Below an estimate's lower bound, the shortfall is a drop too: at least that many.
+func Reconcile(e Expectation, delivered, late int64) v1alpha1.Records {
+	r := v1alpha1.Records{Expected: e.Records, Delivered: delivered, ArrivedLate: late, ExpectedIsEstimate: e.Estimate}
+	arrived := delivered + late
+	switch shortfall := e.Records - arrived; {
+	case !e.Estimate:
+		r.Dropped = &shortfall
+	case shortfall > 0:
+		r.DroppedAtLeast = &shortfall
 	}
-	if delivered > e.upper() {
-		r.AccountingError = fmt.Sprintf("%d records delivered but the server can have emitted at most %d for this run: "+
-			"the destination counted records that are not the run's, or the expectation misses a kind of record", delivered, e.upper())
+	if arrived > e.upper() {
+		r.AccountingError = fmt.Sprintf("%d records arrived but the server can have emitted at most %d for this run: "+
+			"the destination counted records that are not the run's, or the expectation misses a kind of record", arrived, e.upper())
 	}
 	return r
+}
+
+// Recount adds what a final count of the destination found after the drain ended to
+// records reconciled at its end: those records arrived late, not never. A recount below
+// the drain's count adds nothing.
+func Recount(r v1alpha1.Records, e Expectation, recounted int64) v1alpha1.Records {
+	late := recounted - r.Delivered
+	if late <= 0 {
+		return r
+	}
+	reconciled := Reconcile(e, r.Delivered, late)
+	reconciled.DropReason = r.DropReason
+	return reconciled
 }

@@ -112,33 +112,69 @@ func TestExpected(t *testing.T) {
 }
 
 func TestReconcile(t *testing.T) {
+	estimate := Expectation{Records: 100, Max: 200, Estimate: true}
 	tests := []struct {
 		name            string
 		expectation     Expectation
-		delivered       int64
+		delivered, late int64
 		wantDropped     *int64
+		wantAtLeast     *int64
 		accountingError bool
 	}{
-		{"all delivered", Expectation{Records: 100}, 100, ptr(0), false},
-		{"some dropped", Expectation{Records: 100}, 60, ptr(40), false},
-		{"more than expected is reported, not clamped", Expectation{Records: 100}, 103, ptr(-3), true},
-		{"estimate has no dropped count", Expectation{Records: 100, Max: 200, Estimate: true}, 150, nil, false},
-		{"estimate exceeded", Expectation{Records: 100, Max: 200, Estimate: true}, 201, nil, true},
+		{"all delivered", Expectation{Records: 100}, 100, 0, ptr(0), nil, false},
+		{"some dropped", Expectation{Records: 100}, 60, 0, ptr(40), nil, false},
+		{"late records are not dropped", Expectation{Records: 100}, 60, 30, ptr(10), nil, false},
+		{"more than expected is reported, not clamped", Expectation{Records: 100}, 103, 0, ptr(-3), nil, true},
+		{"late records count towards an excess", Expectation{Records: 100}, 90, 13, ptr(-3), nil, true},
+		{"estimate reached has no dropped count", estimate, 150, 0, nil, nil, false},
+		{"below an estimate's lower bound at least the shortfall is dropped", estimate, 60, 0, nil, ptr(40), false},
+		{"late records narrow the shortfall below the bound", estimate, 60, 30, nil, ptr(10), false},
+		{"estimate exceeded", estimate, 201, 0, nil, nil, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Reconcile(tt.expectation, tt.delivered)
-			if got.Expected != tt.expectation.Records || got.Delivered != tt.delivered || got.ExpectedIsEstimate != tt.expectation.Estimate {
+			got := Reconcile(tt.expectation, tt.delivered, tt.late)
+			if got.Expected != tt.expectation.Records || got.Delivered != tt.delivered || got.ArrivedLate != tt.late ||
+				got.ExpectedIsEstimate != tt.expectation.Estimate {
 				t.Errorf("Reconcile = %+v", got)
 			}
-			if (got.Dropped == nil) != (tt.wantDropped == nil) || got.Dropped != nil && *got.Dropped != *tt.wantDropped {
+			if !equalCount(got.Dropped, tt.wantDropped) {
 				t.Errorf("Dropped = %v, want %v", deref(got.Dropped), deref(tt.wantDropped))
+			}
+			if !equalCount(got.DroppedAtLeast, tt.wantAtLeast) {
+				t.Errorf("DroppedAtLeast = %v, want %v", deref(got.DroppedAtLeast), deref(tt.wantAtLeast))
 			}
 			if (got.AccountingError != "") != tt.accountingError {
 				t.Errorf("AccountingError = %q, want set: %t", got.AccountingError, tt.accountingError)
 			}
 		})
 	}
+}
+
+func TestRecountTurnsDropsIntoLateArrivals(t *testing.T) {
+	want := Expectation{Records: 100}
+	atDrainEnd := Reconcile(want, 70, 0)
+	atDrainEnd.DropReason = "300 records needed retries"
+	for name, tc := range map[string]struct {
+		recounted             int64
+		wantLate, wantDropped int64
+	}{
+		"nothing more":                     {70, 0, 30},
+		"some arrived after the drain":     {95, 25, 5},
+		"a recount that fell adds nothing": {60, 0, 30},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := Recount(atDrainEnd, want, tc.recounted)
+			if got.Delivered != 70 || got.ArrivedLate != tc.wantLate || got.Dropped == nil || *got.Dropped != tc.wantDropped ||
+				got.DropReason != atDrainEnd.DropReason {
+				t.Errorf("Recount = %+v, want 70 delivered, %d late, %d dropped and the reason kept", got, tc.wantLate, tc.wantDropped)
+			}
+		})
+	}
+}
+
+func equalCount(got, want *int64) bool {
+	return (got == nil) == (want == nil) && (got == nil || *got == *want)
 }
 
 func ptr(n int64) *int64 { return &n }

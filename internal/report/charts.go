@@ -382,11 +382,17 @@ func newRecordsChart(all []series, counts []int32) (recordsChart, bool) {
 			r.Delivered.Title += ": " + rec.AccountingError
 			chart.Notes = append(chart.Notes, fmt.Sprintf("! %s at %d clients: %s", row.Destination, row.Clients, rec.AccountingError))
 		}
-		if rec.Dropped != nil && *rec.Dropped > 0 {
-			dropped := bar{X: zero + r.Delivered.Width, Y: r.Delivered.Y, Width: max(0, r.Expected.Width-r.Delivered.Width),
-				Height: barHeight, Color: droppedColor, Class: "dropped", Title: groupedInt(*rec.Dropped) + " dropped"}
-			r.Dropped = &dropped
-			r.Delivered.Label += ", " + groupedInt(*rec.Dropped) + " dropped"
+		if dropped, _ := results.DroppedCell(rec, groupedInt); rec.KnownDropped() > 0 {
+			// Late records sit between the delivered and the dropped ones, undrawn.
+			arrived := x.at(float64(rec.Delivered + rec.ArrivedLate))
+			bar := bar{X: arrived, Y: r.Delivered.Y, Width: x.at(float64(rec.KnownDropped())) - zero,
+				Height: barHeight, Color: droppedColor, Class: "dropped", Title: dropped + " dropped"}
+			r.Dropped = &bar
+			r.Delivered.Label += ", " + dropped + " dropped"
+		}
+		if rec.ArrivedLate > 0 {
+			r.Delivered.Label += ", " + groupedInt(rec.ArrivedLate) + " late"
+			chart.Notes = append(chart.Notes, results.LateNote(row))
 		}
 		if rec.Stages != nil {
 			chart.Notes = append(chart.Notes, results.StagesNote(row))

@@ -30,6 +30,14 @@ type page struct {
 	HasOverhead bool
 	Records     recordsChart
 	HasRecords  bool
+	// Drains are the drain curves of shipping destinations' repeats.
+	Drains []drainCurve
+}
+
+// drainCurve is how one repeat's records reached a shipping destination after pgbench
+// ended.
+type drainCurve struct {
+	Run, End, Points string
 }
 
 // tableRow is one result row with its figures formatted and its state as CSS classes.
@@ -67,6 +75,9 @@ func renderHTML(w io.Writer, b *v1alpha1.LoggingBenchmark) error {
 		p.Table = append(p.Table, newTableRow(row, colours[row.Destination]))
 		p.Estimates = p.Estimates || row.Records.ExpectedIsEstimate
 		for _, r := range row.Repeats {
+			if len(r.DrainCurve) > 0 {
+				p.Drains = append(p.Drains, newDrainCurve(row, r))
+			}
 			if r.Error != "" {
 				p.Failures = append(p.Failures, failure{Run: fmt.Sprintf("%s, %d clients, repeat %d", row.Destination, row.Clients, r.Repeat), Error: r.Error})
 			}
@@ -133,16 +144,37 @@ func newTableRow(row v1alpha1.Result, colour string) tableRow {
 		t.Expected = "~" + t.Expected
 	}
 	t.Delivered = groupedInt(row.Records.Delivered)
+	if late := row.Records.ArrivedLate; late > 0 {
+		t.Delivered += fmt.Sprintf(" (+%s late)", groupedInt(late))
+	}
 	if row.Records.AccountingError != "" {
 		t.Delivered += " !"
 	}
-	t.Dropped = "–"
-	if d := row.Records.Dropped; d != nil {
-		t.Dropped = groupedInt(*d)
-		if *d > 0 {
-			t.DroppedClass = "dropped"
-		}
+	var known bool
+	if t.Dropped, known = results.DroppedCell(row.Records, groupedInt); !known {
+		t.Dropped = "–"
+	}
+	if row.Records.KnownDropped() > 0 {
+		t.DroppedClass = "dropped"
 	}
 	t.Drain = fmt.Sprintf("%.1f", row.DrainSeconds)
 	return t
+}
+
+// newDrainCurve shows each point of a repeat's drain curve as the time after pgbench
+// ended and the share of the expected records counted by then.
+func newDrainCurve(row v1alpha1.Result, r v1alpha1.RepeatResult) drainCurve {
+	points := make([]string, len(r.DrainCurve))
+	for i, point := range r.DrainCurve {
+		share := "–"
+		if r.Records.Expected > 0 {
+			share = fmt.Sprintf("%.1f%%", float64(point.Delivered)/float64(r.Records.Expected)*100)
+		}
+		points[i] = fmt.Sprintf("%.1f s: %s", point.AfterSeconds, share)
+	}
+	return drainCurve{
+		Run:    fmt.Sprintf("%s, %d clients, repeat %d", row.Destination, row.Clients, r.Repeat),
+		End:    string(r.DrainEnd),
+		Points: strings.Join(points, " · "),
+	}
 }

@@ -243,6 +243,27 @@ func TestHTMLSaysWhyRecordsWereDropped(t *testing.T) {
 	}
 }
 
+func TestHTMLShowsTheDrainOfShippingDestinations(t *testing.T) {
+	fluent := v1alpha1.Destination{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar}
+	shipped := repeat(1000, 1000, 700)
+	late, dropped := int64(250), int64(50)
+	shipped.Records.ArrivedLate, shipped.Records.Dropped = late, &dropped
+	shipped.DrainEnd = v1alpha1.DrainQuiet
+	shipped.DrainCurve = []v1alpha1.DrainPoint{{AfterSeconds: 0, Delivered: 500}, {AfterSeconds: 1, Delivered: 600}, {AfterSeconds: 10.4, Delivered: 700}}
+	doc := parseHTML(t, renderPage(t, benchmark([]v1alpha1.Destination{fluent}, true, []int32{1}, map[run]v1alpha1.RepeatResult{
+		{"baseline", 1, 1}: repeat(2000, 0, 0), {"fluent", 1, 1}: shipped,
+	})))
+	var cells []string
+	for _, cell := range find(doc, tag("td")) {
+		cells = append(cells, text(cell))
+	}
+	for _, want := range []string{"fluent, 1 clients, repeat 1", "Quiet", "0.0 s: 50.0% · 1.0 s: 60.0% · 10.4 s: 70.0%", "700 (+250 late)"} {
+		if !slices.Contains(cells, want) {
+			t.Errorf("cells %q, want %q", cells, want)
+		}
+	}
+}
+
 func TestHTMLRefusesFiguresThatAreNotMeasurements(t *testing.T) {
 	tests := map[string]func(*v1alpha1.Result){
 		"infinite TPS":      func(r *v1alpha1.Result) { r.TPS = math.Inf(1) },

@@ -120,7 +120,12 @@ func describe(b *v1alpha1.LoggingBenchmark) []fact {
 		if worst == "" {
 			worst = "none measured"
 		}
-		facts = append(facts, fact{"Worst overhead", worst}, fact{"Dropped records", fmt.Sprint(s.DroppedRecords)})
+		dropped := s.Dropped
+		if dropped == "" {
+			// A status written before the summary said it in words.
+			dropped = fmt.Sprint(s.DroppedRecords)
+		}
+		facts = append(facts, fact{"Worst overhead", worst}, fact{"Dropped records", dropped})
 	}
 	for _, d := range status.Destinations {
 		if d.Message != "" {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/logbench/logbench/api/v1alpha1"
@@ -39,23 +40,75 @@ func Aggregate(spec *v1alpha1.LoggingBenchmarkSpec, runs map[RunKey]v1alpha1.Rep
 	return rows
 }
 
-// Summarize returns the figures kubectl get shows: the worst overhead of any row and the
-// records dropped over all rows whose count is exact.
+// Summarize returns the figures kubectl get shows: the worst overhead of any row, and
+// the records dropped over all rows, exact, lower-bound and unknown drops apart. Rows
+// without a successful repeat have no records to count.
 func Summarize(rows []v1alpha1.Result) v1alpha1.Summary {
 	var summary v1alpha1.Summary
 	var worst *float64
+	var exactRows, boundRows int
 	for _, row := range rows {
 		if row.OverheadPercent != nil && (worst == nil || *row.OverheadPercent > *worst) {
 			worst = row.OverheadPercent
 		}
-		if row.Records.Dropped != nil {
-			summary.DroppedRecords += *row.Records.Dropped
+		if len(Successful(row.Repeats)) == 0 {
+			continue
+		}
+		switch records := row.Records; {
+		case records.Dropped != nil:
+			summary.DroppedRecords += *records.Dropped
+			exactRows++
+		case records.DroppedAtLeast != nil:
+			summary.DroppedAtLeast += *records.DroppedAtLeast
+			boundRows++
+		}
+		if row.Records.Dropped == nil && (row.Records.DroppedAtLeast == nil || row.Records.AccountingError != "") {
+			summary.DropsUnknown = append(summary.DropsUnknown, RowName(row))
 		}
 	}
 	if worst != nil {
 		summary.WorstOverhead = fmt.Sprintf("%.1f%%", *worst)
 	}
+	summary.Dropped = droppedText(summary, exactRows, boundRows)
 	return summary
+}
+
+// droppedText is the summary's drops in one cell: "120", "≥300", "120 + ≥300",
+// "120, 1 row unknown".
+func droppedText(summary v1alpha1.Summary, exactRows, boundRows int) string {
+	var known []string
+	if exactRows > 0 {
+		known = append(known, strconv.FormatInt(summary.DroppedRecords, 10))
+	}
+	if boundRows > 0 {
+		known = append(known, "≥"+strconv.FormatInt(summary.DroppedAtLeast, 10))
+	}
+	text := strings.Join(known, " + ")
+	if unknown := len(summary.DropsUnknown); unknown > 0 {
+		rows := "rows"
+		if unknown == 1 {
+			rows = "row"
+		}
+		text = strings.TrimPrefix(fmt.Sprintf("%s, %d %s unknown", text, unknown, rows), ", ")
+	}
+	return text
+}
+
+// RowName names a row as destination/clients.
+func RowName(row v1alpha1.Result) string {
+	return fmt.Sprintf("%s/%d", row.Destination, row.Clients)
+}
+
+// AccountingErrors lists the rows whose records cannot all be right, as
+// destination/clients.
+func AccountingErrors(rows []v1alpha1.Result) []string {
+	var inconsistent []string
+	for _, row := range rows {
+		if row.Records.AccountingError != "" {
+			inconsistent = append(inconsistent, RowName(row))
+		}
+	}
+	return inconsistent
 }
 
 // baselineName is the destination of type None among the effective destinations, or ""
@@ -169,30 +222,35 @@ func meanAndSampleStdDev(values []float64) (mean, stddev float64) {
 // sumRecords adds up the records of successful repeats. Dropped is only summed when every
 // repeat counted it exactly and consistently: a sum with a gap in it, or with the
 // negative dropped of a repeat that delivered more than it could, would understate the
-// loss. Accounting errors and drop reasons are kept per repeat: each explains its own.
+// loss. Otherwise the drops known, exactly or at least, of the consistent repeats make
+// a lower bound. Accounting errors and drop reasons are kept per repeat: each explains
+// its own.
 func sumRecords(ok []v1alpha1.RepeatResult) v1alpha1.Records {
 	var total v1alpha1.Records
-	var dropped int64
+	var knownDropped int64
 	exact := true
 	var accountingErrors, dropReasons []string
 	for _, r := range ok {
 		total.Expected += r.Records.Expected
 		total.Delivered += r.Records.Delivered
+		total.ArrivedLate += r.Records.ArrivedLate
 		total.ExpectedIsEstimate = total.ExpectedIsEstimate || r.Records.ExpectedIsEstimate
-		if r.Records.Dropped == nil || r.Records.AccountingError != "" {
-			exact = false
-		} else {
-			dropped += *r.Records.Dropped
-		}
 		if r.Records.AccountingError != "" {
+			exact = false
 			accountingErrors = append(accountingErrors, fmt.Sprintf("repeat %d: %s", r.Repeat, r.Records.AccountingError))
+		} else {
+			exact = exact && r.Records.Dropped != nil
+			knownDropped += r.Records.KnownDropped()
 		}
 		if r.Records.DropReason != "" {
 			dropReasons = append(dropReasons, fmt.Sprintf("repeat %d: %s", r.Repeat, r.Records.DropReason))
 		}
 	}
-	if exact {
-		total.Dropped = &dropped
+	switch {
+	case exact:
+		total.Dropped = &knownDropped
+	case knownDropped > 0:
+		total.DroppedAtLeast = &knownDropped
 	}
 	total.Stages = sumStages(ok)
 	total.AccountingError = strings.Join(accountingErrors, "; ")
@@ -215,6 +273,7 @@ func sumStages(ok []v1alpha1.RepeatResult) *v1alpha1.RecordStages {
 		total.Written += stages.Written
 		total.Read += stages.Read
 		total.Sent += stages.Sent
+		total.InputPausedSeconds += stages.InputPausedSeconds
 		if stages.Stored == nil {
 			allStored = false
 		} else {

@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -33,6 +34,11 @@ func exact(tps float64, expected, delivered int64) v1alpha1.RepeatResult {
 func withStages(r v1alpha1.RepeatResult, written, read, sent int64, stored *int64) v1alpha1.RepeatResult {
 	r.Records.Stages = &v1alpha1.RecordStages{Written: written, Read: read, Sent: sent, Stored: stored}
 	r.Records.Stages.LostAt = r.Records.Stages.LosingStage()
+	return r
+}
+
+func withPause(r v1alpha1.RepeatResult, seconds float64) v1alpha1.RepeatResult {
+	r.Records.Stages.InputPausedSeconds = seconds
 	return r
 }
 
@@ -222,6 +228,24 @@ func TestAggregate(t *testing.T) {
 				if rec.Dropped != nil || rec.Expected != 20 || rec.Delivered != 18 || rec.AccountingError == "" {
 					t.Errorf("records = %+v, want no dropped count and the accounting error", rec)
 				}
+				if rec.DroppedAtLeast == nil || *rec.DroppedAtLeast != 5 {
+					t.Errorf("dropped at least %v, want the other repeat's 5", rec.DroppedAtLeast)
+				}
+			},
+		},
+		{
+			name: "late records and drops below a lower bound are summed",
+			spec: testSpec(v1alpha1.AggregateMedian, 1),
+			runs: map[RunKey]v1alpha1.RepeatResult{
+				{"csv", 1, 1}: {TPS: 100, Records: v1alpha1.Records{Expected: 10, Delivered: 6, ArrivedLate: 2, Dropped: ptr(int64(2))}},
+				{"csv", 1, 2}: {TPS: 100, Records: v1alpha1.Records{Expected: 10, Delivered: 7, ArrivedLate: 1, DroppedAtLeast: ptr(int64(2)), ExpectedIsEstimate: true}},
+				{"csv", 1, 3}: {TPS: 100, Records: v1alpha1.Records{Expected: 10, Delivered: 12, ExpectedIsEstimate: true}},
+			},
+			check: func(t *testing.T, rows []v1alpha1.Result) {
+				rec := rows[0].Records
+				if rec.Dropped != nil || rec.DroppedAtLeast == nil || *rec.DroppedAtLeast != 4 || rec.ArrivedLate != 3 || rec.Delivered != 25 {
+					t.Errorf("records = %+v, want 25 delivered, 3 late, at least 4 dropped", rec)
+				}
 			},
 		},
 		{
@@ -289,6 +313,10 @@ func TestAggregate(t *testing.T) {
 }
 
 func TestSummarize(t *testing.T) {
+	succeeded := []v1alpha1.RepeatResult{{Repeat: 1}}
+	row := func(destination string, overhead *float64, records v1alpha1.Records) v1alpha1.Result {
+		return v1alpha1.Result{Destination: destination, Clients: 1, OverheadPercent: overhead, Records: records, Repeats: succeeded}
+	}
 	tests := []struct {
 		name string
 		rows []v1alpha1.Result
@@ -298,12 +326,30 @@ func TestSummarize(t *testing.T) {
 		{
 			name: "worst overhead and exact drops",
 			rows: []v1alpha1.Result{
-				{OverheadPercent: ptr(12.34), Records: v1alpha1.Records{Dropped: ptr(int64(5))}},
-				{OverheadPercent: ptr(42.06), Records: v1alpha1.Records{Dropped: ptr(int64(7))}},
-				{OverheadPercent: ptr(-3.0), Records: v1alpha1.Records{Delivered: 1000}},
-				{},
+				row("a", ptr(12.34), v1alpha1.Records{Dropped: ptr(int64(5))}),
+				row("b", ptr(42.06), v1alpha1.Records{Dropped: ptr(int64(7))}),
+				{Destination: "failed", Clients: 1, Repeats: []v1alpha1.RepeatResult{failed("boom")}},
 			},
-			want: v1alpha1.Summary{WorstOverhead: "42.1%", DroppedRecords: 12},
+			want: v1alpha1.Summary{WorstOverhead: "42.1%", DroppedRecords: 12, Dropped: "12"},
+		},
+		{
+			// The exact sum alone was all the summary showed: the 40 dropped below the
+			// bound and the row whose counts are wrong went unseen.
+			name: "exact, lower-bound and unknown drops apart",
+			rows: []v1alpha1.Result{
+				row("csv", ptr(10.0), v1alpha1.Records{Dropped: ptr(int64(0))}),
+				row("loki", ptr(20.0), v1alpha1.Records{Dropped: ptr(int64(120))}),
+				row("slow", ptr(3.0), v1alpha1.Records{ExpectedIsEstimate: true, DroppedAtLeast: ptr(int64(40))}),
+				row("reached", ptr(4.0), v1alpha1.Records{ExpectedIsEstimate: true}),
+				row("wrong", ptr(5.0), v1alpha1.Records{AccountingError: "repeat 1: 13 records arrived"}),
+			},
+			want: v1alpha1.Summary{WorstOverhead: "20.0%", DroppedRecords: 120, DroppedAtLeast: 40,
+				DropsUnknown: []string{"reached/1", "wrong/1"}, Dropped: "120 + ≥40, 2 rows unknown"},
+		},
+		{
+			name: "only unknown drops",
+			rows: []v1alpha1.Result{row("slow", nil, v1alpha1.Records{ExpectedIsEstimate: true})},
+			want: v1alpha1.Summary{DropsUnknown: []string{"slow/1"}, Dropped: "1 row unknown"},
 		},
 		{
 			name: "negative worst is shown as is",
@@ -313,10 +359,20 @@ func TestSummarize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Summarize(tt.rows); got != tt.want {
+			if got := Summarize(tt.rows); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Summarize = %+v, want %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestAccountingErrorsNamesTheRows(t *testing.T) {
+	rows := []v1alpha1.Result{
+		{Destination: "csv", Clients: 1},
+		{Destination: "csv", Clients: 4, Records: v1alpha1.Records{AccountingError: "repeat 2: 13 records arrived"}},
+	}
+	if got := AccountingErrors(rows); !slices.Equal(got, []string{"csv/4"}) {
+		t.Errorf("AccountingErrors = %v, want csv/4", got)
 	}
 }
 

@@ -93,9 +93,9 @@ func humanCells(row v1alpha1.Result) []string {
 	if row.Records.AccountingError != "" {
 		delivered += accountingMarker
 	}
-	dropped := missing
-	if row.Records.Dropped != nil {
-		dropped = strconv.FormatInt(*row.Records.Dropped, 10)
+	dropped, known := DroppedCell(row.Records, formatInt)
+	if !known {
+		dropped = missing
 	}
 	return append(cells,
 		fmt.Sprintf("%.1f", row.TPS),
@@ -106,13 +106,28 @@ func humanCells(row v1alpha1.Result) []string {
 	)
 }
 
+// lowerBoundMarker marks a drop that is a lower bound.
+const lowerBoundMarker = "≥"
+
+// DroppedCell shows a row's drops, exact or as a lower bound marked ≥, with format
+// writing the number; false when they are unknown.
+func DroppedCell(r v1alpha1.Records, format func(int64) string) (string, bool) {
+	switch {
+	case r.Dropped != nil:
+		return format(*r.Dropped), true
+	case r.DroppedAtLeast != nil:
+		return lowerBoundMarker + format(*r.DroppedAtLeast), true
+	}
+	return "", false
+}
+
 // footnotes explain the markers, say why records were dropped and list failed repeats,
 // one line each.
 func footnotes(rows []v1alpha1.Result) []string {
 	var estimates bool
-	var accounting, drops, failures []string
+	var accounting, late, drops, failures []string
 	for _, row := range rows {
-		run := fmt.Sprintf("%s/%d", row.Destination, row.Clients)
+		run := RowName(row)
 		if len(Successful(row.Repeats)) > 0 {
 			estimates = estimates || row.Records.ExpectedIsEstimate
 			if row.Records.AccountingError != "" {
@@ -120,6 +135,9 @@ func footnotes(rows []v1alpha1.Result) []string {
 			}
 			if row.Records.Stages != nil {
 				drops = append(drops, StagesNote(row))
+			}
+			if row.Records.ArrivedLate > 0 {
+				late = append(late, LateNote(row))
 			}
 			if row.Records.DropReason != "" {
 				drops = append(drops, DropNote(row))
@@ -133,31 +151,43 @@ func footnotes(rows []v1alpha1.Result) []string {
 	}
 	var notes []string
 	if estimates {
-		notes = append(notes, estimateMarker+" expected is an estimate (log_min_duration_statement above 0 or failed transactions), so dropped is not computed")
+		notes = append(notes, estimateMarker+" expected is an estimate (log_min_duration_statement above 0 or failed transactions), "+
+			"a lower bound: dropped is at least ("+lowerBoundMarker+") the records missing below it, unknown when none are")
 	}
 	notes = append(notes, accounting...)
+	notes = append(notes, late...)
 	notes = append(notes, drops...)
 	return append(notes, failures...)
 }
 
 // DropNote says why a row's records were dropped, for the notes under a table or chart.
 func DropNote(row v1alpha1.Result) string {
-	return fmt.Sprintf("%s/%d dropped records: %s", row.Destination, row.Clients, row.Records.DropReason)
+	return fmt.Sprintf("%s dropped records: %s", RowName(row), row.Records.DropReason)
+}
+
+// LateNote says how many of a row's records arrived after the drain ended.
+func LateNote(row v1alpha1.Result) string {
+	return fmt.Sprintf("%s: %d records arrived after the drain ended (late, not dropped, not delivered)", RowName(row), row.Records.ArrivedLate)
 }
 
 // StagesNote counts a shipping row's records at each stage of its pipeline and names
 // the stage where records went missing.
 func StagesNote(row v1alpha1.Result) string {
 	stages := row.Records.Stages
-	note := fmt.Sprintf("%s/%d records by stage: written %d, read %d, sent %d", row.Destination, row.Clients,
+	note := fmt.Sprintf("%s records by stage: written %d, read %d, sent %d", RowName(row),
 		stages.Written, stages.Read, stages.Sent)
 	if stages.Stored != nil {
 		note += fmt.Sprintf(", stored %d", *stages.Stored)
 	}
 	if stages.LostAt != "" {
-		return note + "; lost at " + stages.LostAt
+		note += "; lost at " + stages.LostAt
+	} else {
+		note += "; no stage lost records"
 	}
-	return note + "; no stage lost records"
+	if stages.InputPausedSeconds > 0 {
+		note += fmt.Sprintf("; the shipper's input paused on its buffer limit for about %.1f s", stages.InputPausedSeconds)
+	}
+	return note
 }
 
 // firstLine keeps footnotes one line each; the full error is in the JSON output.
@@ -230,8 +260,8 @@ func renderJSON(w io.Writer, rows []v1alpha1.Result) error {
 var csvHeader = []string{
 	"destination", "type", "clients", "repeats", "failed_repeats",
 	"tps", "tps_stddev", "tps_cv_percent", "latency_avg_ms", "latency_stddev_ms",
-	"overhead_percent", "expected", "expected_is_estimate", "delivered", "dropped",
-	"accounting_error", "drain_seconds",
+	"overhead_percent", "expected", "expected_is_estimate", "delivered", "arrived_late", "dropped",
+	"dropped_at_least", "accounting_error", "drain_seconds",
 }
 
 // renderCSV writes full-precision numbers for further processing; absent values
@@ -250,8 +280,8 @@ func renderCSV(w io.Writer, rows []v1alpha1.Result) error {
 			formatFloat(row.LatencyAvgMs), formatFloat(row.LatencyStdDevMs),
 			optional(row.OverheadPercent, formatFloat),
 			strconv.FormatInt(row.Records.Expected, 10), strconv.FormatBool(row.Records.ExpectedIsEstimate),
-			strconv.FormatInt(row.Records.Delivered, 10),
-			optional(row.Records.Dropped, func(v int64) string { return strconv.FormatInt(v, 10) }),
+			strconv.FormatInt(row.Records.Delivered, 10), strconv.FormatInt(row.Records.ArrivedLate, 10),
+			optional(row.Records.Dropped, formatInt), optional(row.Records.DroppedAtLeast, formatInt),
 			row.Records.AccountingError, formatFloat(row.DrainSeconds),
 		}
 		if err := cw.Write(record); err != nil {
@@ -263,6 +293,8 @@ func renderCSV(w io.Writer, rows []v1alpha1.Result) error {
 }
 
 func formatFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+func formatInt(v int64) string { return strconv.FormatInt(v, 10) }
 
 func optional[T any](v *T, format func(T) string) string {
 	if v == nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -121,6 +122,25 @@ func TestLokiSelector(t *testing.T) {
 	} {
 		if got := targets[name].LokiSelector(); got != want {
 			t.Errorf("%s: selector %s, want %s", name, got, want)
+		}
+	}
+}
+
+// TestCollectorsRecordStartSkipsAQuotedLineThatLooksLikeARecord: the collector's
+// line_start_pattern runs on Go's regexp, as here; a line inside a quoted field has its
+// quotes doubled by csvlog, so it does not start a record even when it starts with a
+// timestamp.
+func TestCollectorsRecordStartSkipsAQuotedLineThatLooksLikeARecord(t *testing.T) {
+	start := regexp.MustCompile(csvlogRecordLine)
+	for line, want := range map[string]bool{
+		`2026-01-02 03:04:05.678 UTC,"postgres","bench",4242,"10.244.0.7:41234",6650f1a2.1092,1,"SELECT",`:           true,
+		`2026-01-02 03:04:05.678 UTC,,,4242,,6650f1a2.1092,1,,2026-01-02 03:04:00 UTC,,0,LOG,00000,"checkpoint`:      true,
+		`2026-01-02 03:04:05.678 +0100,"a ""quoted"" user","bench",7,,`:                                              true,
+		`2026-01-02 03:04:05.678 UTC,""postgres"",""postgres"",42,""[local]"",1.2,3,""SELECT"" looks like a record'`: false,
+		`  FROM pgbench_accounts WHERE aid = 1; -- lb_x_c1_r1_n"`:                                                    false,
+	} {
+		if got := start.MatchString(line); got != want {
+			t.Errorf("%q starts a record: %v, want %v", line, got, want)
 		}
 	}
 }

@@ -10,14 +10,16 @@ import (
 	"github.com/logbench/logbench/internal/records"
 )
 
-// Account compares the records delivered to a shipping destination (counted in Loki for
-// output Loki, the shipper's sent records of the run otherwise) with the expectation, as
-// records.Reconcile does, and says where missing records went as far as the shipper's
-// counters of the run and Loki's refusals of the run tell. Dropped is never clamped: more
-// records than expected is an accounting error, left as records.Reconcile reports it.
+// Account compares the records delivered to a shipping destination by the end of the
+// drain (counted in Loki for output Loki, the shipper's sent records of the run
+// otherwise) with the expectation, as records.Reconcile does, and says where missing
+// records went as far as the shipper's counters of the run and Loki's refusals of the run
+// tell: records missing below an estimate's lower bound get their reason too. Dropped is
+// never clamped: more records than expected is an accounting error, left as
+// records.Reconcile reports it.
 func Account(want records.Expectation, delivered int64, shipped OutputCounters, lokiRefused map[string]int64) v1alpha1.Records {
-	result := records.Reconcile(want, delivered)
-	if result.Dropped == nil || *result.Dropped <= 0 {
+	result := records.Reconcile(want, delivered, 0)
+	if result.KnownDropped() <= 0 {
 		return result
 	}
 	var reasons []string

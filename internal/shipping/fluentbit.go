@@ -26,6 +26,12 @@ const (
 	// csvlogRecordStart matches the log_time that opens every csvlog record
 	// ("2026-01-02 03:04:05.678 UTC,").
 	csvlogRecordStart = `\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} `
+	// csvlogRecordLine matches a record's first line up to its process_id: log_time, then
+	// user_name and database_name, each empty or quoted with its quotes doubled inside,
+	// then a number. The collector's multiline reader cannot count quotes across lines;
+	// a line inside a quoted field has its quotes doubled, so only a contrived one (two
+	// empty fields after a timestamp) still passes for a record's start.
+	csvlogRecordLine = `^` + csvlogRecordStart + `[A-Za-z0-9+:-]+,(?:"(?:[^"]|"")*")?,(?:"(?:[^"]|"")*")?,\d+,`
 	// evenQuotes and oddQuotes match a whole line by the parity of its double quotes.
 	// csvlog doubles a quote inside a quoted field and never escapes a newline, so a line
 	// ends inside a quoted field exactly when the record's quotes so far are odd: only
@@ -49,6 +55,10 @@ func FluentBitConfig(t Target) ([]byte, error) {
 		"http_server": "on",
 		"http_listen": "0.0.0.0",
 		"http_port":   FluentBitMetricsPort,
+		// Retries wait a random time between scheduler.base (5 s) and the cap: capped at
+		// the base, every retry comes 5 s after its failure, within the drain's quiet
+		// period for shipping destinations (bench.ShippedQuiet).
+		"scheduler.cap": 5,
 	}
 	tail := map[string]any{
 		"name":  "tail",

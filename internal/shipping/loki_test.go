@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/bench"
 	"github.com/logbench/logbench/internal/bench/benchtest"
 	"github.com/logbench/logbench/internal/records"
@@ -96,36 +97,57 @@ func TestCountRecordsRefusesARangeLokiRefuses(t *testing.T) {
 	}
 }
 
-// TestRunCounterDrains drains a RunCounter as the agent's bench.Run does.
+// TestRunCounterDrains drains a RunCounter as the agent's bench.Run does. Loki answers
+// with the records that had arrived when the query came, and every query takes 100 ms.
 func TestRunCounterDrains(t *testing.T) {
+	type arrival struct {
+		after time.Duration
+		count string
+	}
+	loki := v1alpha1.Destination{Name: "loki", Type: v1alpha1.DestinationLoki}
 	for name, tc := range map[string]struct {
-		counts    []string
+		arrivals  []arrival
 		expected  int64
 		timeout   time.Duration
 		wantCount int64
+		wantEnd   v1alpha1.DrainEnd
 		wantDrain time.Duration
 	}{
-		// Polls every 200ms: the third count reaches expected, 400ms after pgbench ended.
-		"reaches expected": {[]string{"10", "60", "100"}, 100, time.Minute, 100, 400 * time.Millisecond},
-		// Stops rising at 70 from the second poll: the drain ends 2s later, quiet.
-		"stops rising": {[]string{"10", "70"}, 100, time.Minute, 70, 200 * time.Millisecond},
+		// Queries start every 300 ms: the one at 600 ms finds every record.
+		"reaches expected": {[]arrival{{0, "10"}, {300 * time.Millisecond, "60"}, {600 * time.Millisecond, "100"}}, 100, time.Minute,
+			100, v1alpha1.DrainComplete, 700 * time.Millisecond},
+		// Stops rising at 70 until a retry 5 s later brings the rest: a drain that ended
+		// 2 s after the last rise reported 30 of them as dropped.
+		"stops rising until a retry": {[]arrival{{0, "10"}, {300 * time.Millisecond, "70"}, {5300 * time.Millisecond, "100"}}, 100, time.Minute,
+			100, v1alpha1.DrainComplete, 5500 * time.Millisecond},
+		// Stops rising at 70 for good: the drain ends a quiet period after the query that
+		// found 70 returned.
+		"stops rising": {[]arrival{{0, "10"}, {300 * time.Millisecond, "70"}}, 100, time.Minute,
+			70, v1alpha1.DrainQuiet, 400 * time.Millisecond},
 		// Keeps rising past the timeout: bounded by it.
-		"times out":         {[]string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "10"}, 100, time.Second, 6, time.Second},
-		"all there at once": {[]string{"100"}, 100, time.Minute, 100, 0},
+		"times out": {[]arrival{{0, "1"}, {300 * time.Millisecond, "2"}, {600 * time.Millisecond, "3"}, {900 * time.Millisecond, "4"}, {1200 * time.Millisecond, "5"}}, 100, time.Second,
+			4, v1alpha1.DrainTimeout, time.Second},
+		"all there at once": {[]arrival{{0, "100"}}, 100, time.Minute, 100, v1alpha1.DrainComplete, 100 * time.Millisecond},
 	} {
 		t.Run(name, func(t *testing.T) {
-			polls := 0
+			clock := benchtest.NewSteppingClock(time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC))
+			ended := clock.Now()
 			server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				fmt.Fprint(w, countAnswer(tc.counts[min(polls, len(tc.counts)-1)]))
-				polls++
+				count := "0"
+				for _, a := range tc.arrivals {
+					if !clock.Now().Before(ended.Add(a.after)) {
+						count = a.count
+					}
+				}
+				clock.Spend(100 * time.Millisecond)
+				fmt.Fprint(w, countAnswer(count))
 			}))
 			defer server.Close()
-			clock := &benchtest.SteppingClock{Time: time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)}
-			counter := RunCounter{Client: &LokiClient{URL: server.URL}, Selector: "{}", Tag: "t", Started: clock.Time.Add(-time.Minute), Clock: clock}
-			ended := clock.Now()
-			count, lastArrival, err := bench.Drain(context.Background(), counter, records.Expectation{Records: tc.expected}, ended, ended.Add(tc.timeout), clock)
-			if drain := lastArrival.Sub(ended); err != nil || count != tc.wantCount || drain != tc.wantDrain {
-				t.Fatalf("count %d, drain %s, %v; want %d after %s", count, drain, err, tc.wantCount, tc.wantDrain)
+			counter := RunCounter{Client: &LokiClient{URL: server.URL}, Selector: "{}", Tag: "t", Started: ended.Add(-time.Minute), Clock: clock}
+			wait := bench.Wait{Ended: ended, Deadline: ended.Add(tc.timeout), Quiet: bench.QuietPeriod(loki)}
+			drained, err := bench.Drain(context.Background(), counter, records.Expectation{Records: tc.expected}, wait, clock)
+			if drain := drained.LastArrival.Sub(ended); err != nil || drained.Delivered != tc.wantCount || drained.End != tc.wantEnd || drain != tc.wantDrain {
+				t.Fatalf("count %d, %s, drain %s, %v; want %d, %s after %s", drained.Delivered, drained.End, drain, err, tc.wantCount, tc.wantEnd, tc.wantDrain)
 			}
 		})
 	}

@@ -29,6 +29,9 @@ type ShipperMetrics struct {
 	// Filtered records a filter removed (Fluent Bit's grep keeps only the records of the
 	// destination's runs).
 	Filtered int64
+	// InputsPaused is how many inputs have stopped reading right now because their
+	// buffer is full (Fluent Bit's mem_buf_limit): a gauge, not a count of records.
+	InputsPaused int64
 	// Outputs holds the counters of each output by name.
 	Outputs map[string]OutputCounters
 }
@@ -42,6 +45,7 @@ type counterRule struct {
 
 func toRead(m *ShipperMetrics, _ string, v int64)     { m.Read += v }
 func toFiltered(m *ShipperMetrics, _ string, v int64) { m.Filtered += v }
+func toPaused(m *ShipperMetrics, _ string, v int64)   { m.InputsPaused += v }
 
 func toOutput(field func(*OutputCounters) *int64) func(*ShipperMetrics, string, int64) {
 	return func(m *ShipperMetrics, output string, v int64) {
@@ -62,6 +66,7 @@ var (
 var fluentBitCounters = map[string]counterRule{
 	"fluentbit_input_records_total":          {"name", toRead},
 	"fluentbit_filter_drop_records_total":    {"name", toFiltered},
+	"fluentbit_input_ingestion_paused":       {"name", toPaused},
 	"fluentbit_output_proc_records_total":    {"name", sent},
 	"fluentbit_output_dropped_records_total": {"name", dropped},
 	"fluentbit_output_retried_records_total": {"name", retried},
@@ -117,11 +122,16 @@ func parseCounters(r io.Reader, rules map[string]counterRule) (ShipperMetrics, e
 // sums of counters cannot overflow.
 const maxCount = 1 << 40
 
-// count reads a counter (or an untyped sample, as some exporters write them) as a record
-// count: a whole number of records, never negative.
+// count reads a counter (or a gauge, or an untyped sample, as some exporters write
+// them) as a count: a whole number, never negative.
 func count(name string, metric *dto.Metric) (int64, error) {
-	value := metric.GetCounter().GetValue()
-	if metric.GetCounter() == nil {
+	var value float64
+	switch {
+	case metric.GetCounter() != nil:
+		value = metric.GetCounter().GetValue()
+	case metric.GetGauge() != nil:
+		value = metric.GetGauge().GetValue()
+	default:
 		value = metric.GetUntyped().GetValue()
 	}
 	if math.IsNaN(value) || value < 0 || value > maxCount || value != math.Trunc(value) {
@@ -158,7 +168,8 @@ func (m ShipperMetrics) Total() OutputCounters {
 // means the shipper restarted in between, and the difference is no count at all.
 func (m ShipperMetrics) Since(before ShipperMetrics) (ShipperMetrics, error) {
 	restarted := fmt.Errorf("the shipper's counters went down during the run: it restarted, and its counts of the run are lost")
-	diff := ShipperMetrics{Read: m.Read - before.Read, Filtered: m.Filtered - before.Filtered, Outputs: map[string]OutputCounters{}}
+	diff := ShipperMetrics{Read: m.Read - before.Read, Filtered: m.Filtered - before.Filtered, InputsPaused: m.InputsPaused,
+		Outputs: map[string]OutputCounters{}}
 	if diff.Read < 0 || diff.Filtered < 0 {
 		return ShipperMetrics{}, restarted
 	}

@@ -17,6 +17,9 @@ fluentbit_input_records_total{name="postgresql"} 1200
 # HELP fluentbit_filter_drop_records_total Number of dropped records.
 # TYPE fluentbit_filter_drop_records_total counter
 fluentbit_filter_drop_records_total{name="grep.0"} 50
+# HELP fluentbit_input_ingestion_paused Is the input paused or not?
+# TYPE fluentbit_input_ingestion_paused gauge
+fluentbit_input_ingestion_paused{name="postgresql"} 1
 # HELP fluentbit_output_proc_records_total Number of processed output records.
 # TYPE fluentbit_output_proc_records_total counter
 fluentbit_output_proc_records_total{name="shipped"} 1000
@@ -50,7 +53,7 @@ func TestParseShipperMetrics(t *testing.T) {
 		want  ShipperMetrics
 	}{
 		"Fluent Bit": {parseFluentBitString, fluentBitPage,
-			ShipperMetrics{Read: 1200, Filtered: 50, Outputs: map[string]OutputCounters{"shipped": {Sent: 1000, Dropped: 150, Retried: 300}}}},
+			ShipperMetrics{Read: 1200, Filtered: 50, InputsPaused: 1, Outputs: map[string]OutputCounters{"shipped": {Sent: 1000, Dropped: 150, Retried: 300}}}},
 		"OpenTelemetry Collector": {parseCollectorString, collectorPage,
 			ShipperMetrics{Read: 900, Outputs: map[string]OutputCounters{"otlphttp": {Sent: 800, Dropped: 100}}}},
 		"Fluent Bit without outputs yet": {parseFluentBitString, "fluentbit_uptime 1\n",
@@ -118,29 +121,38 @@ loki_discarded_samples_total{reason="rate_limited",tenant="other"} 99
 
 func TestAccount(t *testing.T) {
 	exact := records.Expectation{Records: 10000}
+	estimate := records.Expectation{Records: 10, Max: 20, Estimate: true}
 	for name, tc := range map[string]struct {
-		want       records.Expectation
-		delivered  int64
-		shipped    OutputCounters
-		refused    map[string]int64
-		dropped    *int64
-		reason     string
-		accounting bool
+		want           records.Expectation
+		delivered      int64
+		shipped        OutputCounters
+		refused        map[string]int64
+		dropped        *int64
+		droppedAtLeast *int64
+		reason         string
+		accounting     bool
 	}{
-		"everything delivered": {exact, 10000, OutputCounters{Sent: 10000}, nil, int64Ptr(0), "", false},
+		"everything delivered": {exact, 10000, OutputCounters{Sent: 10000}, nil, int64Ptr(0), nil, "", false},
 		"Loki refused records": {exact, 8766, OutputCounters{Sent: 10000, Retried: 2000}, map[string]int64{"rate_limited": 1234},
-			int64Ptr(1234), "loki refused pushes of 1234 samples, retries included (rate_limited 1234); 2000 records needed retries", false},
+			int64Ptr(1234), nil, "loki refused pushes of 1234 samples, retries included (rate_limited 1234); 2000 records needed retries", false},
 		"the shipper dropped records": {exact, 9000, OutputCounters{Sent: 9000, Dropped: 1000}, nil,
-			int64Ptr(1000), "the shipper dropped 1000 records (errors or retries exhausted)", false},
+			int64Ptr(1000), nil, "the shipper dropped 1000 records (errors or retries exhausted)", false},
 		"no one reports the loss": {exact, 9999, OutputCounters{Sent: 9999}, map[string]int64{"rate_limited": 0},
-			int64Ptr(1), "neither the shipper nor Loki reports a loss: the records were lost before the shipper read them, or are still in its buffer", false},
-		"more delivered than expected": {exact, 10002, OutputCounters{Sent: 10002}, nil, int64Ptr(-2), "", true},
-		"an estimate has no dropped":   {records.Expectation{Records: 10, Max: 20, Estimate: true}, 5, OutputCounters{Dropped: 5}, nil, nil, "", false},
+			int64Ptr(1), nil, "neither the shipper nor Loki reports a loss: the records were lost before the shipper read them, or are still in its buffer", false},
+		"more delivered than expected":       {exact, 10002, OutputCounters{Sent: 10002}, nil, int64Ptr(-2), nil, "", true},
+		"an estimate reached has no dropped": {estimate, 15, OutputCounters{Sent: 15, Retried: 3}, nil, nil, nil, "", false},
+		// Fewer records than the estimate's lower bound: at least the shortfall was lost,
+		// and the shipper says where.
+		"short of an estimate's lower bound": {estimate, 5, OutputCounters{Sent: 5, Dropped: 5}, nil,
+			nil, int64Ptr(5), "the shipper dropped 5 records (errors or retries exhausted)", false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			got := Account(tc.want, tc.delivered, tc.shipped, tc.refused)
 			if (got.Dropped == nil) != (tc.dropped == nil) || got.Dropped != nil && *got.Dropped != *tc.dropped {
 				t.Errorf("dropped %v, want %v", deref(got.Dropped), deref(tc.dropped))
+			}
+			if (got.DroppedAtLeast == nil) != (tc.droppedAtLeast == nil) || got.DroppedAtLeast != nil && *got.DroppedAtLeast != *tc.droppedAtLeast {
+				t.Errorf("dropped at least %v, want %v", deref(got.DroppedAtLeast), deref(tc.droppedAtLeast))
 			}
 			if got.DropReason != tc.reason {
 				t.Errorf("reason %q, want %q", got.DropReason, tc.reason)

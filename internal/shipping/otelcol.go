@@ -49,7 +49,7 @@ func CollectorConfig(t Target) ([]byte, error) {
 		"resource": resource,
 	}
 	if t.Destination.EffectiveShipper().Format == v1alpha1.FormatCSVLog {
-		filelog["multiline"] = map[string]any{"line_start_pattern": "^" + csvlogRecordStart}
+		filelog["multiline"] = map[string]any{"line_start_pattern": csvlogRecordLine}
 	}
 
 	headers := map[string]any{}

@@ -33,22 +33,16 @@ type provider struct {
 	kubeconfig string
 	// postgresImage is the operand image the benchmark's clusters run; it must hold pgbench.
 	postgresImage string
-	// shipper carries the records of the Loki destinations: the OpenTelemetry Collector
-	// where no Fluent Bit image can be had, Fluent Bit (logbench's default) elsewhere,
-	// which then also gets a FluentBitSidecar destination of its own.
-	shipper benchv1alpha1.ShipperKind
 }
 
 var providers = map[string]provider{
 	"local": {
 		kubeconfig:    "bin/local-cluster/kubeconfig",
 		postgresImage: "logbench.local/postgresql:15-bookworm",
-		shipper:       benchv1alpha1.ShipperOpenTelemetryCollector,
 	},
 	"kind": {
 		kubeconfig:    "",
 		postgresImage: "ghcr.io/cloudnative-pg/postgresql:15",
-		shipper:       benchv1alpha1.ShipperFluentBit,
 	},
 }
 
@@ -80,11 +74,12 @@ var _ = BeforeSuite(func() {
 	if image := os.Getenv("E2E_POSTGRES_IMAGE"); image != "" {
 		postgresImage = image
 	}
-	// The Makefile names these images from the versions it pins.
+	// The Makefile names these images from the versions it pins; an empty shipper image
+	// is logbench's pinned upstream default.
 	shipping = shippingSetup{
-		shipper:      chosen.shipper,
-		shipperImage: os.Getenv("E2E_SHIPPER_IMAGE"),
-		lokiImage:    os.Getenv("E2E_LOKI_IMAGE"),
+		fluentBitImage: os.Getenv("E2E_FLUENT_BIT_IMAGE"),
+		collectorImage: os.Getenv("E2E_COLLECTOR_IMAGE"),
+		lokiImage:      os.Getenv("E2E_LOKI_IMAGE"),
 	}
 
 	kubeconfig := os.Getenv("KUBECONFIG")

@@ -5,15 +5,18 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -24,9 +27,11 @@ import (
 
 // shippingSetup is what the shipping spec runs with on the cluster under test.
 type shippingSetup struct {
-	shipper      benchv1alpha1.ShipperKind
-	shipperImage string // "" for logbench's pinned default
-	lokiImage    string
+	// fluentBitImage and collectorImage are the shippers' images, "" for logbench's
+	// pinned upstream defaults.
+	fluentBitImage string
+	collectorImage string
+	lokiImage      string
 }
 
 // The Loki of testdata/loki.yaml, in the benchmark namespace, and its tenants.
@@ -36,27 +41,39 @@ const (
 	lokiTenantLimited = "limited"
 )
 
-// destinations are the shipping spec's: Loki through the provider's shipper, once to a
-// tenant that takes everything and once to one whose ingestion rate the runs exceed, and
-// where Fluent Bit runs, a Fluent Bit sidecar that discards what it reads.
+// Destinations of the shipping spec that send to the rate-limited tenant, whose records
+// Loki refuses past its rate, and the one whose Fluent Bit input has a buffer far below
+// what a run sends between two flushes, so that it pauses reading.
+const (
+	fluentBitLimited = "loki-limited"
+	collectorLimited = "otel-limited"
+	backpressure     = "fluent-backpressure"
+)
+
+// destinations are the shipping spec's: every Fluent Bit output (Null, Stdout, Loki), the
+// Loki destination through Fluent Bit and through the collector, each to a tenant that
+// takes everything and to one whose ingestion rate the runs exceed, and a Fluent Bit
+// sidecar whose input buffer fills.
 func (s shippingSetup) destinations() []benchv1alpha1.Destination {
-	toLoki := func(name, tenant string) benchv1alpha1.Destination {
-		return benchv1alpha1.Destination{
-			Name:    name,
-			Type:    benchv1alpha1.DestinationLoki,
-			Shipper: &benchv1alpha1.ShipperSpec{Kind: s.shipper, Image: s.shipperImage},
-			Loki:    &benchv1alpha1.LokiSpec{URL: lokiURL, TenantID: tenant},
-		}
+	open := &benchv1alpha1.LokiSpec{URL: lokiURL, TenantID: lokiTenantOpen}
+	limited := &benchv1alpha1.LokiSpec{URL: lokiURL, TenantID: lokiTenantLimited}
+	fluentBit := func(output benchv1alpha1.ShipperOutput) *benchv1alpha1.ShipperSpec {
+		return &benchv1alpha1.ShipperSpec{Kind: benchv1alpha1.ShipperFluentBit, Image: s.fluentBitImage, Output: output}
 	}
-	destinations := []benchv1alpha1.Destination{toLoki("loki", lokiTenantOpen), toLoki("loki-limited", lokiTenantLimited)}
-	if s.shipper == benchv1alpha1.ShipperFluentBit {
-		destinations = append(destinations, benchv1alpha1.Destination{
-			Name:    "fluent-null",
-			Type:    benchv1alpha1.DestinationFluentBitSidecar,
-			Shipper: &benchv1alpha1.ShipperSpec{Image: s.shipperImage, Output: benchv1alpha1.OutputNull},
-		})
+	collector := &benchv1alpha1.ShipperSpec{Kind: benchv1alpha1.ShipperOpenTelemetryCollector, Image: s.collectorImage}
+	smallBuffer := resource.MustParse("64Ki")
+	paused := fluentBit(benchv1alpha1.OutputLoki)
+	paused.MemBufLimit = &smallBuffer
+	return []benchv1alpha1.Destination{
+		{Name: "fluent-null", Type: benchv1alpha1.DestinationFluentBitSidecar, Shipper: fluentBit(benchv1alpha1.OutputNull)},
+		{Name: "fluent-stdout", Type: benchv1alpha1.DestinationFluentBitSidecar, Shipper: fluentBit(benchv1alpha1.OutputStdout)},
+		{Name: "fluent-loki", Type: benchv1alpha1.DestinationFluentBitSidecar, Shipper: fluentBit(benchv1alpha1.OutputLoki), Loki: open},
+		{Name: "loki", Type: benchv1alpha1.DestinationLoki, Shipper: fluentBit(""), Loki: open},
+		{Name: fluentBitLimited, Type: benchv1alpha1.DestinationLoki, Shipper: fluentBit(""), Loki: limited},
+		{Name: "otel", Type: benchv1alpha1.DestinationLoki, Shipper: collector, Loki: open},
+		{Name: collectorLimited, Type: benchv1alpha1.DestinationLoki, Shipper: collector, Loki: limited},
+		{Name: backpressure, Type: benchv1alpha1.DestinationFluentBitSidecar, Shipper: paused, Loki: open},
 	}
-	return destinations
 }
 
 var _ = Describe("shipping", Ordered, func() {
@@ -70,14 +87,16 @@ var _ = Describe("shipping", Ordered, func() {
 		}
 	})
 
-	It("ships every record to a real Loki, and reports a rate-limited tenant's losses with their reason", func(ctx SpecContext) {
+	It("ships every record through Fluent Bit and the collector, and reports each loss with its stage and reason", func(ctx SpecContext) {
 		Expect(shipping.lokiImage).NotTo(BeEmpty(), "E2E_LOKI_IMAGE names the Loki image; make test-e2e-local and make test-e2e set it")
 		deployLoki(ctx)
 
 		benchmark = newBenchmark("shipping")
 		benchmark.Spec.Destinations = shipping.destinations()
+		benchmark.Spec.Workload.Clients = []int32{2}
+		benchmark.Spec.Workload.Duration = metav1.Duration{Duration: 5 * time.Second}
 		benchmark.Spec.Cleanup = benchv1alpha1.CleanupAlways
-		// The shipper reads the file at its own pace beside a busy server.
+		// The shippers read the file at their own pace beside a busy server.
 		benchmark.Spec.DrainTimeout = metav1.Duration{Duration: 2 * time.Minute}
 		Expect(k8sClient.Create(ctx, benchmark)).To(Succeed())
 		waitForPhase(ctx, benchmark, benchv1alpha1.PhaseSucceeded)
@@ -88,18 +107,61 @@ var _ = Describe("shipping", Ordered, func() {
 			records := row.Records
 			Expect(row.TPS).To(BeNumerically(">", 0), what)
 			Expect(records.AccountingError).To(BeEmpty(), what)
+			if row.Destination == "baseline" {
+				continue
+			}
+			Expect(records.Expected).To(BeNumerically(">", 0), what)
+			Expect(records.Stages).NotTo(BeNil(), "%s: a shipping row counts its stages", what)
+			Expect(records.Stages.Written).To(Equal(records.Expected), "%s: PostgreSQL wrote every record to the file", what)
 			switch row.Destination {
-			case "loki", "fluent-null":
-				Expect(records.Expected).To(BeNumerically(">", 0), what)
-				Expect(records.Delivered).To(Equal(records.Expected), "%s: every record arrives", what)
-			case "loki-limited":
+			case fluentBitLimited, collectorLimited:
 				Expect(records.Dropped).NotTo(BeNil(), what)
 				Expect(*records.Dropped).To(BeNumerically(">", 0), "%s: Loki refuses records past the tenant's rate", what)
-				Expect(records.DropReason).To(ContainSubstring("rate"), what)
+				Expect(records.Stages.LostAt).NotTo(BeEmpty(), "%s: the losing stage is named", what)
+				Expect(records.DropReason).To(ContainSubstring("rate_limited"), what)
+				if row.Destination == fluentBitLimited {
+					Expect(records.DropReason).To(ContainSubstring("the shipper dropped"), "%s: Fluent Bit's own counters tell", what)
+				}
+				held := lokiHolds(ctx, lokiTenantLimited, row.Destination)
+				_, _ = fmt.Fprintf(GinkgoWriter, "%s: expected %d, delivered %d at the end of the drain, the tenant holds %d now\n",
+					what, records.Expected, records.Delivered, held)
+				Expect(held).To(BeNumerically(">=", records.Delivered), "%s: Loki lost nothing it had counted", what)
+				Expect(held).To(BeNumerically("<", records.Expected), "%s: the dropped records never arrived", what)
+			default:
+				Expect(records.Delivered).To(Equal(records.Expected), "%s: every record arrives", what)
+				Expect(records.Stages.LostAt).To(BeEmpty(), what)
 			}
 		}
 	})
 })
+
+// lokiHolds counts the records of every run of destination that the tenant of the
+// suite's Loki holds, through the API server's service proxy, which both providers
+// reach.
+func lokiHolds(ctx context.Context, tenant, destination string) int64 {
+	query := fmt.Sprintf(`sum(count_over_time({job="logbench", destination=%q} |= "lb_%s_" [1h]))`, destination, destination)
+	if destination == collectorLimited {
+		query = fmt.Sprintf(`sum(count_over_time({service_name="logbench-shipping-%s"} |= "lb_%s_" [1h]))`, destination, destination)
+	}
+	body, err := clientset.CoreV1().RESTClient().Get().Namespace(benchmarkNamespace).
+		Resource("services").Name("loki:3100").SubResource("proxy").Suffix("loki/api/v1/query").
+		Param("query", query).SetHeader("X-Scope-OrgID", tenant).DoRaw(ctx)
+	Expect(err).NotTo(HaveOccurred(), "querying Loki: %s", body)
+	var answer struct {
+		Data struct {
+			Result []struct {
+				Value [2]any `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	Expect(json.Unmarshal(body, &answer)).To(Succeed(), string(body))
+	if len(answer.Data.Result) == 0 {
+		return 0
+	}
+	count, err := strconv.ParseInt(fmt.Sprint(answer.Data.Result[0].Value[1]), 10, 64)
+	Expect(err).NotTo(HaveOccurred(), string(body))
+	return count
+}
 
 // deployLoki applies testdata/loki.yaml with the provider's Loki image and waits until
 // Loki is ready.
