@@ -294,9 +294,6 @@ func TestRunReportsRecordsThatArriveAfterTheDrain(t *testing.T) {
 	}
 }
 
-// TestFileDestinationCountsOnlyWhatFollows checks that records written before the
-// destination was created are not the run's, and that a file created later (rotation)
-// is read from its start.
 // fakeCollector plays PostgreSQL's logging collector in dir: it appends records to its
 // current file, line by line, so the file may end inside a record.
 type fakeCollector struct {
@@ -358,6 +355,9 @@ func csvRecord(app, message string) string {
 
 func csvMarker(text string) string { return csvRecord("agent", text) }
 
+// TestFileDestinationCountsOnlyWhatFollows checks that records written before the
+// destination was created are not the run's, and that a file created later (rotation)
+// is read from its start.
 func TestFileDestinationCountsOnlyWhatFollows(t *testing.T) {
 	collector := newFakeCollector(t, stderrMarker)
 	const tag = "lb_d_c1_r1_000000000000"
