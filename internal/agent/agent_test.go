@@ -14,6 +14,7 @@ import (
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/bench"
 	"github.com/logbench/logbench/internal/localpg"
+	"github.com/logbench/logbench/internal/localpg/localpgtest"
 	"github.com/logbench/logbench/internal/records"
 )
 
@@ -21,65 +22,66 @@ import (
 // (logging collector on, statement logging from the spec as the operator sets it) and
 // runs the agent for each file destination in turn, as consecutive Jobs would: the agent
 // switches the destination with ALTER SYSTEM, runs pgbench and reads the log files
-// through SQL. Every expected record must be found.
+// through SQL. Every expected record must be found, on the local PostgreSQL and on 18.
 func TestRunCountsEveryFileDestination(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a PostgreSQL server")
 	}
-	installation, err := localpg.FindInstallation()
-	if err != nil {
+	if _, err := localpg.FindInstallation(); err != nil {
 		t.Fatalf("the agent test needs PostgreSQL (.ci/run installs it): %v", err)
 	}
-	spec := v1alpha1.LoggingBenchmarkSpec{
-		Logging: v1alpha1.LoggingSpec{Statement: v1alpha1.StatementAll, LinePrefix: "%m [%p] %q%u@%d %a "},
-		Workload: v1alpha1.WorkloadSpec{Builtin: v1alpha1.WorkloadSelectOnly, QueryMode: v1alpha1.QueryPrepared,
-			Scale: 1, Duration: metav1.Duration{Duration: time.Second}},
-	}
-	settings := spec.ServerParameters(v1alpha1.Destination{Type: v1alpha1.DestinationCSVLog})
-	settings["logging_collector"] = "on"
-	// Under root the server runs as the postgres user, who cannot enter t.TempDir().
-	server, err := localpg.Start(context.Background(), localpg.Config{Installation: installation, Settings: settings})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { server.Stop(context.Background()) })
-	for _, variable := range server.Env() {
-		name, value, _ := strings.Cut(variable, "=")
-		t.Setenv(name, value)
-	}
-	env := Environment{
-		Connect:      func(ctx context.Context) (*pgx.Conn, error) { return pgx.Connect(ctx, server.ConnString()) },
-		Pgbench:      installation.Binary("pgbench"),
-		ScratchDir:   t.TempDir(),
-		LogDirectory: filepath.Join(server.LogDir(), "destination"),
-	}
+	localpgtest.Run(t, func(t *testing.T, installation localpg.Installation) {
+		spec := v1alpha1.LoggingBenchmarkSpec{
+			Logging: v1alpha1.LoggingSpec{Statement: v1alpha1.StatementAll, LinePrefix: "%m [%p] %q%u@%d %a "},
+			Workload: v1alpha1.WorkloadSpec{Builtin: v1alpha1.WorkloadSelectOnly, QueryMode: v1alpha1.QueryPrepared,
+				Scale: 1, Duration: metav1.Duration{Duration: time.Second}},
+		}
+		settings := spec.ServerParameters(v1alpha1.Destination{Type: v1alpha1.DestinationCSVLog})
+		settings["logging_collector"] = "on"
+		// Under root the server runs as the postgres user, who cannot enter t.TempDir().
+		server, err := localpg.Start(context.Background(), localpg.Config{Installation: installation, Settings: settings})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { server.Stop(context.Background()) })
+		for _, variable := range server.Env() {
+			name, value, _ := strings.Cut(variable, "=")
+			t.Setenv(name, value)
+		}
+		env := Environment{
+			Connect:      func(ctx context.Context) (*pgx.Conn, error) { return pgx.Connect(ctx, server.ConnString()) },
+			Pgbench:      installation.Binary("pgbench"),
+			ScratchDir:   t.TempDir(),
+			LogDirectory: filepath.Join(server.LogDir(), "destination"),
+		}
 
-	for _, destination := range []v1alpha1.DestinationType{v1alpha1.DestinationStderr, v1alpha1.DestinationCSVLog, v1alpha1.DestinationJSONLog} {
-		t.Run(string(destination), func(t *testing.T) {
-			result, err := Run(context.Background(), Request{
-				Benchmark:    "test",
-				Destination:  v1alpha1.Destination{Name: strings.ToLower(string(destination)), Type: destination},
-				Logging:      spec.Logging,
-				Workload:     spec.Workload,
-				Clients:      2,
-				Repeat:       1,
-				DrainTimeout: metav1.Duration{Duration: 10 * time.Second},
-			}, env)
-			if err != nil {
-				t.Fatal(err)
-			}
-			records := result.Records
-			if result.TPS <= 0 || result.Transactions <= 0 || records.Expected != result.Transactions {
-				t.Errorf("result %+v: want TPS > 0 and one record per select-only transaction", result)
-			}
-			if records.Dropped == nil || *records.Dropped != 0 || records.Delivered != records.Expected {
-				t.Errorf("records %+v, want all %d delivered", records, records.Expected)
-			}
-		})
-	}
-	if _, err := os.Stat(env.LogDirectory); err != nil {
-		t.Errorf("the file destinations did not write to %s: %v", env.LogDirectory, err)
-	}
+		for _, destination := range []v1alpha1.DestinationType{v1alpha1.DestinationStderr, v1alpha1.DestinationCSVLog, v1alpha1.DestinationJSONLog} {
+			t.Run(string(destination), func(t *testing.T) {
+				result, err := Run(context.Background(), Request{
+					Benchmark:    "test",
+					Destination:  v1alpha1.Destination{Name: strings.ToLower(string(destination)), Type: destination},
+					Logging:      spec.Logging,
+					Workload:     spec.Workload,
+					Clients:      2,
+					Repeat:       1,
+					DrainTimeout: metav1.Duration{Duration: 10 * time.Second},
+				}, env)
+				if err != nil {
+					t.Fatal(err)
+				}
+				records := result.Records
+				if result.TPS <= 0 || result.Transactions <= 0 || records.Expected != result.Transactions {
+					t.Errorf("result %+v: want TPS > 0 and one record per select-only transaction", result)
+				}
+				if records.Dropped == nil || *records.Dropped != 0 || records.Delivered != records.Expected {
+					t.Errorf("records %+v, want all %d delivered", records, records.Expected)
+				}
+			})
+		}
+		if _, err := os.Stat(env.LogDirectory); err != nil {
+			t.Errorf("the file destinations did not write to %s: %v", env.LogDirectory, err)
+		}
+	})
 }
 
 func TestWriteResultKeepsFailuresInsideTheTerminationMessage(t *testing.T) {

@@ -80,44 +80,41 @@ func TestExpectedMatchesServer(t *testing.T) {
 	builtins := []v1alpha1.BuiltinWorkload{v1alpha1.WorkloadSelectOnly, v1alpha1.WorkloadTPCBLike, v1alpha1.WorkloadSimpleUpdate}
 	modes := []v1alpha1.QueryMode{v1alpha1.QuerySimple, v1alpha1.QueryExtended, v1alpha1.QueryPrepared}
 
-	for _, inst := range localpgtest.Installations(t) {
-		t.Run(fmt.Sprintf("pg%d", inst.Version), func(t *testing.T) {
-			server := startLoggingServer(t, inst)
-			run := 0
-			for _, sc := range settingsCases {
-				destination := v1alpha1.Destination{Name: "groundtruth", Type: v1alpha1.DestinationCSVLog}
-				if sc.baseline {
-					destination.Type = v1alpha1.DestinationNone
-				}
-				spec := v1alpha1.LoggingBenchmarkSpec{Logging: sc.logging, Postgres: v1alpha1.PostgresSpec{Parameters: sc.parameters}}
-				// Server-wide, as the operator and the local runner set them:
-				// log_connections set for a session only would apply after its
-				// "connection authorized" record.
-				setServerParameters(t, server, spec.ServerParameters(destination))
-				for _, builtin := range builtins {
-					for _, mode := range modes {
-						run++
-						t.Run(fmt.Sprintf("%s/%s/%s", sc.name, builtin, mode), func(t *testing.T) {
-							tag := workload.NewTag(destination.Name, 2, int32(run), "000000000000")
-							exec, output := runTagged(t, server, inst.Binary("pgbench"), builtin, mode, tag)
-							want := Expected(exec, SettingsFor(destination, sc.logging))
-							got := countInLog(t, server, tag, sc.logging.Disconnections && !sc.baseline)
-							assertCountersAgree(t, server.LogDir(), tag, got)
-							if want.Estimate {
-								if got < want.Records || got > want.upper() {
-									t.Errorf("%d records of %s, outside the estimate %+v", got, tag, want)
-								}
-								return
+	localpgtest.Run(t, func(t *testing.T, inst localpg.Installation) {
+		server := startLoggingServer(t, inst)
+		run := 0
+		for _, sc := range settingsCases {
+			destination := v1alpha1.Destination{Name: "groundtruth", Type: v1alpha1.DestinationCSVLog}
+			if sc.baseline {
+				destination.Type = v1alpha1.DestinationNone
+			}
+			spec := v1alpha1.LoggingBenchmarkSpec{Logging: sc.logging, Postgres: v1alpha1.PostgresSpec{Parameters: sc.parameters}}
+			// Server-wide, as the operator and the local runner set them: log_connections
+			// set for a session only would apply after its "connection authorized" record.
+			setServerParameters(t, server, spec.ServerParameters(destination))
+			for _, builtin := range builtins {
+				for _, mode := range modes {
+					run++
+					t.Run(fmt.Sprintf("%s/%s/%s", sc.name, builtin, mode), func(t *testing.T) {
+						tag := workload.NewTag(destination.Name, 2, int32(run), "000000000000")
+						exec, output := runTagged(t, server, inst.Binary("pgbench"), builtin, mode, tag)
+						want := Expected(exec, SettingsFor(destination, sc.logging))
+						got := countInLog(t, server, tag, sc.logging.Disconnections && !sc.baseline)
+						assertCountersAgree(t, server.LogDir(), tag, got)
+						if want.Estimate {
+							if got < want.Records || got > want.upper() {
+								t.Errorf("%d records of %s, outside the estimate %+v", got, tag, want)
 							}
-							if got != want.Records {
-								t.Errorf("%d records of %s, expected exactly %d\npgbench:\n%s", got, tag, want.Records, output)
-							}
-						})
-					}
+							return
+						}
+						if got != want.Records {
+							t.Errorf("%d records of %s, expected exactly %d\npgbench:\n%s", got, tag, want.Records, output)
+						}
+					})
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 func logging(statement v1alpha1.StatementLogging, minDurationMs int32, duration bool) v1alpha1.LoggingSpec {

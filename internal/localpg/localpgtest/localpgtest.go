@@ -1,5 +1,5 @@
-// Package localpgtest finds the PostgreSQL installations that tests measure against:
-// the server installed on this machine and PostgreSQL 18, which hack/install-postgresql.sh
+// Package localpgtest runs tests against the PostgreSQL installations they measure: the
+// server installed on this machine and PostgreSQL 18, which hack/install-postgresql.sh
 // installs for `make test`.
 package localpgtest
 
@@ -28,21 +28,21 @@ func postgreSQL18Dirs() []string {
 	return dirs
 }
 
-// Installations returns the installations a ground-truth test runs against: the one
-// localpg.FindInstallation picks on this machine, then PostgreSQL 18 unless that is the
-// same major version. Without a local server the test is skipped; PostgreSQL 18 is
-// required as PostgreSQL18 says.
-func Installations(t testing.TB) []localpg.Installation {
+// Run runs test once per installation to measure, each in its own subtest named after
+// its version: the one localpg.FindInstallation picks on this machine, then PostgreSQL
+// 18 unless that is the local one. Without a local server the whole test is skipped;
+// the subtest of PostgreSQL 18 fails or is skipped as PostgreSQL18 says, and the local
+// one runs either way.
+func Run(t *testing.T, test func(t *testing.T, inst localpg.Installation)) {
 	t.Helper()
 	local, err := localpg.FindInstallation()
 	if err != nil {
 		t.Skipf("no local PostgreSQL server binaries; install postgresql to run this test: %v", err)
 	}
-	installations := []localpg.Installation{local}
-	if pg18 := PostgreSQL18(t); pg18.Version != local.Version {
-		installations = append(installations, pg18)
+	t.Run(fmt.Sprintf("pg%d", local.Version), func(t *testing.T) { test(t, local) })
+	if local.Version != 18 {
+		t.Run("pg18", func(t *testing.T) { test(t, PostgreSQL18(t)) })
 	}
-	return installations
 }
 
 // PostgreSQL18 returns the PostgreSQL 18 installation named by $LOGBENCH_POSTGRESQL18_BIN
