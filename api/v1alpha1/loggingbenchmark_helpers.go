@@ -52,7 +52,7 @@ func (d Destination) EffectiveFormat() LogFormat {
 // logging off for the baseline. Where records go (log_destination and friends) is not
 // included: it differs between a CloudNativePG pod and a local server.
 func (s *LoggingBenchmarkSpec) ServerParameters(d Destination) map[string]string {
-	parameters := make(map[string]string, len(s.Postgres.Parameters)+5)
+	parameters := make(map[string]string, len(s.Postgres.Parameters)+7)
 	for name, value := range s.Postgres.Parameters {
 		parameters[name] = value
 	}
@@ -67,6 +67,8 @@ func (s *LoggingBenchmarkSpec) ServerParameters(d Destination) map[string]string
 	parameters["log_statement"] = string(logging.Statement)
 	parameters["log_min_duration_statement"] = strconv.Itoa(int(minDuration))
 	parameters["log_duration"] = onOff(logging.Duration)
+	parameters["log_connections"] = onOff(logging.Connections)
+	parameters["log_disconnections"] = onOff(logging.Disconnections)
 	parameters["track_io_timing"] = onOff(logging.TrackIOTiming)
 	if logging.LinePrefix != "" {
 		parameters["log_line_prefix"] = logging.LinePrefix

@@ -67,7 +67,12 @@ const (
 // PostgresSpec describes the CloudNativePG cluster created for each destination.
 // PostgreSQL parameter names are case-insensitive, hence lowerAscii.
 // +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.parameters.all(k, !(k.lowerAscii() in ['log_destination', 'logging_collector', 'log_directory', 'log_filename', 'log_truncate_on_rotation', 'log_file_mode', 'event_source']) && !k.lowerAscii().startsWith('log_rotation_') && !k.lowerAscii().startsWith('syslog_'))",message="logging destination parameters (log_destination, logging_collector, log_directory, log_filename, log_rotation_*, log_truncate_on_rotation, log_file_mode, syslog_*) are set by logbench per destination: use spec.destinations"
-// +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.parameters.all(k, !(k.lowerAscii() in ['log_statement', 'log_min_duration_statement', 'log_duration', 'log_line_prefix', 'track_io_timing', 'application_name']))",message="statement logging parameters (log_statement, log_min_duration_statement, log_duration, log_line_prefix, track_io_timing, application_name) are set by logbench: use spec.logging"
+// +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.parameters.all(k, !(k.lowerAscii() in ['log_statement', 'log_min_duration_statement', 'log_duration', 'log_line_prefix', 'track_io_timing', 'application_name', 'log_connections', 'log_disconnections']))",message="statement logging parameters (log_statement, log_min_duration_statement, log_duration, log_line_prefix, track_io_timing, application_name, log_connections, log_disconnections) are set by logbench: use spec.logging"
+// Parameters that add records to a run's sessions (or remove them) would make the
+// expected count wrong: they are refused unless logbench models them.
+// +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.parameters.all(k, !(k.lowerAscii() in ['log_statement_stats', 'log_parser_stats', 'log_planner_stats', 'log_executor_stats', 'log_transaction_sample_rate', 'log_statement_sample_rate', 'log_min_duration_sample', 'log_lock_waits', 'log_lock_failures', 'log_temp_files', 'log_min_error_statement', 'log_btree_build_stats']) && !k.lowerAscii().startsWith('debug_print_') && !k.lowerAscii().startsWith('trace_') && !k.lowerAscii().startsWith('auto_explain.') && !k.lowerAscii().startsWith('pgaudit.'))",message="parameters that add log records to the benchmark's sessions (log_*_stats, log_transaction_sample_rate, log_statement_sample_rate, log_min_duration_sample, log_lock_waits, log_lock_failures, log_temp_files, log_min_error_statement, debug_print_*, trace_*, auto_explain.*, pgaudit.*) would make the expected record count wrong: logbench refuses them; what it can predict is in spec.logging"
+// +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.parameters.all(k, k.lowerAscii() != 'log_min_messages' || self.parameters[k] in ['warning', 'error', 'log', 'WARNING', 'ERROR', 'LOG'])",message="log_min_messages may be warning, error or log: lower levels add records to the benchmark's sessions and fatal or panic drop the statement records, so logbench could not predict them; what it can predict is in spec.logging"
+// +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.parameters.all(k, k.lowerAscii() != 'lc_messages' || self.parameters[k] in ['C', 'POSIX', 'en'] || self.parameters[k].startsWith('C.') || self.parameters[k].startsWith('en_') || self.parameters[k].startsWith('en.'))",message="lc_messages must be C, POSIX or an English locale: logbench's stderr counter reads PostgreSQL's untranslated labels (DETAIL, STATEMENT, ...); see spec.logging"
 type PostgresSpec struct {
 	// ImageName is the PostgreSQL operand image; empty means CloudNativePG's default.
 	// The image must contain pgbench (the official CloudNativePG images do).
@@ -150,6 +155,16 @@ type LoggingSpec struct {
 	// Duration is log_duration.
 	// +optional
 	Duration bool `json:"duration,omitempty"`
+
+	// Connections is log_connections: one "connection authorized" record per session,
+	// which names the run's application_name and so counts as the run's (pgbench opens
+	// one session per client and one of its own before them).
+	// +optional
+	Connections bool `json:"connections,omitempty"`
+
+	// Disconnections is log_disconnections: one "disconnection" record per session.
+	// +optional
+	Disconnections bool `json:"disconnections,omitempty"`
 
 	// TrackIOTiming is track_io_timing.
 	// +optional

@@ -35,6 +35,7 @@ type runOptions struct {
 	output   string
 	workDir  string
 	savePath string
+	pgBin    string
 }
 
 func newRunCommand() *cobra.Command {
@@ -61,6 +62,8 @@ In a Kubernetes cluster, apply the same file with kubectl instead.`,
 	flags.StringVarP(&opts.output, "output", "o", opts.output, "results format: table, json, csv or markdown")
 	flags.StringVar(&opts.workDir, "work-dir", opts.workDir, "where the temporary servers live")
 	flags.StringVar(&opts.savePath, "save", "", "also write the benchmark with its results in status to this YAML file")
+	flags.StringVar(&opts.pgBin, "pg-bin", "", "PostgreSQL installation to run (its bin directory with initdb, postgres and pgbench, or the directory above it); "+
+		"default: found through pg_config, PATH or /usr/lib/postgresql/*/bin")
 	_ = cmd.MarkFlagRequired("file")
 	return cmd
 }
@@ -78,7 +81,7 @@ func runLocal(ctx context.Context, opts runOptions, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	installation, err := localpg.FindInstallation()
+	installation, err := findInstallation(opts.pgBin)
 	if err != nil {
 		return err
 	}
@@ -124,6 +127,19 @@ func runLocal(ctx context.Context, opts runOptions, stdout, stderr io.Writer) er
 		return fmt.Errorf("%d runs failed; their errors are in the footnotes above", failed)
 	}
 	return nil
+}
+
+// findInstallation returns the installation --pg-bin names, or the one found on this
+// machine.
+func findInstallation(pgBin string) (localpg.Installation, error) {
+	if pgBin == "" {
+		return localpg.FindInstallation()
+	}
+	installation, err := localpg.InstallationAt(pgBin)
+	if err != nil {
+		return localpg.Installation{}, fmt.Errorf("--pg-bin: %w", err)
+	}
+	return installation, nil
 }
 
 func failedRuns(rows []v1alpha1.Result) int {

@@ -125,7 +125,7 @@ func serverFiles(ctx context.Context, req Request, env Environment, tag string) 
 		return nil, func() {}, err
 	}
 	dir := serverDirectory{conn: reader, path: env.LogDirectory}
-	dest, err := bench.NewFileDestination(ctx, dir, records.FormatFor(req.Destination), tag)
+	dest, err := bench.NewFileDestination(ctx, dir, bench.RaiseLogWith(reader), records.FormatFor(req.Destination), tag)
 	if err != nil {
 		reader.Close(ctx)
 		return nil, func() {}, err

@@ -12,72 +12,76 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/bench"
 	"github.com/logbench/logbench/internal/localpg"
+	"github.com/logbench/logbench/internal/localpg/localpgtest"
+	"github.com/logbench/logbench/internal/records"
 )
 
 // TestRunCountsEveryFileDestination plays a CloudNativePG instance with a local server
 // (logging collector on, statement logging from the spec as the operator sets it) and
 // runs the agent for each file destination in turn, as consecutive Jobs would: the agent
 // switches the destination with ALTER SYSTEM, runs pgbench and reads the log files
-// through SQL. Every expected record must be found.
+// through SQL. Every expected record must be found, on the local PostgreSQL and on 18.
 func TestRunCountsEveryFileDestination(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a PostgreSQL server")
 	}
-	installation, err := localpg.FindInstallation()
-	if err != nil {
+	if _, err := localpg.FindInstallation(); err != nil {
 		t.Fatalf("the agent test needs PostgreSQL (.ci/run installs it): %v", err)
 	}
-	spec := v1alpha1.LoggingBenchmarkSpec{
-		Logging: v1alpha1.LoggingSpec{Statement: v1alpha1.StatementAll, LinePrefix: "%m [%p] %q%u@%d %a "},
-		Workload: v1alpha1.WorkloadSpec{Builtin: v1alpha1.WorkloadSelectOnly, QueryMode: v1alpha1.QueryPrepared,
-			Scale: 1, Duration: metav1.Duration{Duration: time.Second}},
-	}
-	settings := spec.ServerParameters(v1alpha1.Destination{Type: v1alpha1.DestinationCSVLog})
-	settings["logging_collector"] = "on"
-	// Under root the server runs as the postgres user, who cannot enter t.TempDir().
-	server, err := localpg.Start(context.Background(), localpg.Config{Installation: installation, Settings: settings})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { server.Stop(context.Background()) })
-	for _, variable := range server.Env() {
-		name, value, _ := strings.Cut(variable, "=")
-		t.Setenv(name, value)
-	}
-	env := Environment{
-		Connect:      func(ctx context.Context) (*pgx.Conn, error) { return pgx.Connect(ctx, server.ConnString()) },
-		Pgbench:      installation.Binary("pgbench"),
-		ScratchDir:   t.TempDir(),
-		LogDirectory: filepath.Join(server.LogDir(), "destination"),
-	}
+	localpgtest.Run(t, func(t *testing.T, installation localpg.Installation) {
+		spec := v1alpha1.LoggingBenchmarkSpec{
+			Logging: v1alpha1.LoggingSpec{Statement: v1alpha1.StatementAll, LinePrefix: "%m [%p] %q%u@%d %a "},
+			Workload: v1alpha1.WorkloadSpec{Builtin: v1alpha1.WorkloadSelectOnly, QueryMode: v1alpha1.QueryPrepared,
+				Scale: 1, Duration: metav1.Duration{Duration: time.Second}},
+		}
+		settings := spec.ServerParameters(v1alpha1.Destination{Type: v1alpha1.DestinationCSVLog})
+		settings["logging_collector"] = "on"
+		// Under root the server runs as the postgres user, who cannot enter t.TempDir().
+		server, err := localpg.Start(context.Background(), localpg.Config{Installation: installation, Settings: settings})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { server.Stop(context.Background()) })
+		for _, variable := range server.Env() {
+			name, value, _ := strings.Cut(variable, "=")
+			t.Setenv(name, value)
+		}
+		env := Environment{
+			Connect:      func(ctx context.Context) (*pgx.Conn, error) { return pgx.Connect(ctx, server.ConnString()) },
+			Pgbench:      installation.Binary("pgbench"),
+			ScratchDir:   t.TempDir(),
+			LogDirectory: filepath.Join(server.LogDir(), "destination"),
+		}
 
-	for _, destination := range []v1alpha1.DestinationType{v1alpha1.DestinationStderr, v1alpha1.DestinationCSVLog, v1alpha1.DestinationJSONLog} {
-		t.Run(string(destination), func(t *testing.T) {
-			result, err := Run(context.Background(), Request{
-				Benchmark:    "test",
-				Destination:  v1alpha1.Destination{Name: strings.ToLower(string(destination)), Type: destination},
-				Logging:      spec.Logging,
-				Workload:     spec.Workload,
-				Clients:      2,
-				Repeat:       1,
-				DrainTimeout: metav1.Duration{Duration: 10 * time.Second},
-			}, env)
-			if err != nil {
-				t.Fatal(err)
-			}
-			records := result.Records
-			if result.TPS <= 0 || result.Transactions <= 0 || records.Expected != result.Transactions {
-				t.Errorf("result %+v: want TPS > 0 and one record per select-only transaction", result)
-			}
-			if records.Dropped == nil || *records.Dropped != 0 || records.Delivered != records.Expected {
-				t.Errorf("records %+v, want all %d delivered", records, records.Expected)
-			}
-		})
-	}
-	if _, err := os.Stat(env.LogDirectory); err != nil {
-		t.Errorf("the file destinations did not write to %s: %v", env.LogDirectory, err)
-	}
+		for _, destination := range []v1alpha1.DestinationType{v1alpha1.DestinationStderr, v1alpha1.DestinationCSVLog, v1alpha1.DestinationJSONLog} {
+			t.Run(string(destination), func(t *testing.T) {
+				result, err := Run(context.Background(), Request{
+					Benchmark:    "test",
+					Destination:  v1alpha1.Destination{Name: strings.ToLower(string(destination)), Type: destination},
+					Logging:      spec.Logging,
+					Workload:     spec.Workload,
+					Clients:      2,
+					Repeat:       1,
+					DrainTimeout: metav1.Duration{Duration: 10 * time.Second},
+				}, env)
+				if err != nil {
+					t.Fatal(err)
+				}
+				records := result.Records
+				if result.TPS <= 0 || result.Transactions <= 0 || records.Expected != result.Transactions {
+					t.Errorf("result %+v: want TPS > 0 and one record per select-only transaction", result)
+				}
+				if records.Dropped == nil || *records.Dropped != 0 || records.Delivered != records.Expected {
+					t.Errorf("records %+v, want all %d delivered", records, records.Expected)
+				}
+			})
+		}
+		if _, err := os.Stat(env.LogDirectory); err != nil {
+			t.Errorf("the file destinations did not write to %s: %v", env.LogDirectory, err)
+		}
+	})
 }
 
 func TestWriteResultKeepsFailuresInsideTheTerminationMessage(t *testing.T) {
@@ -98,3 +102,121 @@ func TestWriteResultKeepsFailuresInsideTheTerminationMessage(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// midRecordDirectory lists the csvlog file, the first time, as ending just after the
+// first line of a record with a quoted newline: where the logging collector, writing
+// line by line, may leave it when the destination looks.
+type midRecordDirectory struct {
+	serverDirectory
+	cut    int64
+	listed bool
+}
+
+func (d *midRecordDirectory) List(ctx context.Context) ([]bench.LogFile, error) {
+	files, err := d.serverDirectory.List(ctx)
+	if err != nil || d.listed {
+		return files, err
+	}
+	d.listed = true
+	for i := range files {
+		if strings.HasSuffix(files[i].Name, ".csv") {
+			files[i].Size = d.cut
+		}
+	}
+	return files, nil
+}
+
+// TestFileCountStartsAtARecordBoundaryOverSQL reads a real server's csvlog over SQL, as
+// the agent does in a cluster, from a listing that ends inside a multi-line record.
+func TestFileCountStartsAtARecordBoundaryOverSQL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL server")
+	}
+	installation, err := localpg.FindInstallation()
+	if err != nil {
+		t.Fatalf("the agent test needs PostgreSQL (.ci/run installs it): %v", err)
+	}
+	ctx := context.Background()
+	server, err := localpg.Start(ctx, localpg.Config{Installation: installation, Settings: map[string]string{
+		"logging_collector": "on", "log_destination": "csvlog", "log_statement": "all"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { server.Stop(context.Background()) })
+	conn, err := pgx.Connect(ctx, server.ConnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+
+	const before = "SELECT 'first line',\n  'second \"line\"'"
+	if _, err := conn.Exec(ctx, before); err != nil {
+		t.Fatal(err)
+	}
+	dir := &midRecordDirectory{serverDirectory: serverDirectory{conn: conn, path: server.LogDir()}}
+	dir.cut = offsetInLog(t, dir.serverDirectory, "'first line',\n") + int64(len("'first line',\n"))
+
+	const tag = "lb_csvlog_c1_r1_000000000000"
+	dest, err := bench.NewFileDestination(ctx, dir, bench.RaiseLogWith(conn), records.FormatCSVLog, tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := pgx.Connect(ctx, server.ConnString()+"&application_name="+tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close(ctx)
+	const statements = 100
+	for i := range statements {
+		statement := "SELECT 1"
+		if i%10 == 0 {
+			statement = "SELECT '\"quoted\"',\n  'on two lines'"
+		}
+		if _, err := run.Exec(ctx, statement); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := dest.Delivered(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got == statements {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("counted %d records of the run, want %d", got, statements)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// offsetInLog waits until text is in the server's csvlog file and returns its offset.
+func offsetInLog(t *testing.T, dir serverDirectory, text string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		files, err := dir.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if !strings.HasSuffix(f.Name, ".csv") {
+				continue
+			}
+			content, err := dir.ReadAt(ctx, f.Name, 0, int(f.Size))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if at := strings.Index(string(content), text); at >= 0 {
+				return int64(at)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%q did not reach the csvlog within 10s", text)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

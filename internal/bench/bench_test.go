@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -293,33 +294,83 @@ func TestRunReportsRecordsThatArriveAfterTheDrain(t *testing.T) {
 	}
 }
 
+// fakeCollector plays PostgreSQL's logging collector in dir: it appends records to its
+// current file, line by line, so the file may end inside a record.
+type fakeCollector struct {
+	t       *testing.T
+	dir     string
+	current string
+	files   int
+	// unfinished is the rest of the record the current file ends inside.
+	unfinished string
+	// markerLine renders a marker record of the log's format.
+	markerLine func(text string) string
+}
+
+func newFakeCollector(t *testing.T, markerLine func(text string) string) *fakeCollector {
+	c := &fakeCollector{t: t, dir: t.TempDir(), markerLine: markerLine}
+	c.rotate()
+	return c
+}
+
+// rotate continues in a new file.
+func (c *fakeCollector) rotate() {
+	c.files++
+	c.current = fmt.Sprintf("postgresql-%02d.log", c.files)
+	c.write("")
+}
+
+func (c *fakeCollector) write(text string) {
+	c.t.Helper()
+	f, err := os.OpenFile(filepath.Join(c.dir, c.current), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// mark finishes the record being written, then writes the marker record.
+func (c *fakeCollector) mark(_ context.Context, id string) error {
+	c.write(c.unfinished + c.markerLine(markerPrefix+id))
+	c.unfinished = ""
+	return nil
+}
+
+func stderrLine(app, message string) string {
+	return `2026-11-23 10:00:00.000 UTC [1] postgres@postgres ` + app + " LOG:  " + message + "\n"
+}
+
+// stderrMarker is how PostgreSQL writes RAISE LOG's record in the stderr format.
+func stderrMarker(text string) string {
+	return stderrLine("agent", text) + "2026-11-23 10:00:00.000 UTC [1] postgres@postgres agent CONTEXT:  PL/pgSQL function inline_code_block line 1 at RAISE\n"
+}
+
+func csvRecord(app, message string) string {
+	return `2026-11-23 10:00:00.000 UTC,"postgres","postgres",1234,"[local]",6561e8a0.4d2,1,"SELECT",` +
+		`2026-11-23 10:00:00 UTC,3/4,0,LOG,00000,"` + message + `",,,,,,,,,"` + app + `","client backend",,0` + "\n"
+}
+
+func csvMarker(text string) string { return csvRecord("agent", text) }
+
 // TestFileDestinationCountsOnlyWhatFollows checks that records written before the
 // destination was created are not the run's, and that a file created later (rotation)
 // is read from its start.
 func TestFileDestinationCountsOnlyWhatFollows(t *testing.T) {
-	dir := t.TempDir()
+	collector := newFakeCollector(t, stderrMarker)
 	const tag = "lb_d_c1_r1_000000000000"
-	line := func(app string) string {
-		return `2026-11-23 10:00:00.000 UTC [1] postgres@postgres ` + app + " LOG:  statement: SELECT 1\n"
-	}
-	write := func(name, text string) {
-		f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if _, err := f.WriteString(text); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("a.log", line(tag)+line("other"))
+	line := func(app string) string { return stderrLine(app, "statement: SELECT 1") }
+	collector.write(line(tag) + line("other"))
 
-	dest, err := NewFileDestination(context.Background(), LocalDirectory(dir), records.FormatStderr, tag)
+	dest, err := NewFileDestination(context.Background(), LocalDirectory(collector.dir), collector.mark, records.FormatStderr, tag)
 	if err != nil {
 		t.Fatal(err)
 	}
-	write("a.log", line(tag)+line("other")+line(tag))
-	write("b.log", line(tag))
+	collector.write(line(tag) + line("other") + line(tag))
+	collector.rotate()
+	collector.write(line(tag))
 	for attempt := 1; attempt <= 2; attempt++ { // a second count must not recount
 		got, err := dest.Delivered(context.Background())
 		if err != nil {
@@ -328,6 +379,84 @@ func TestFileDestinationCountsOnlyWhatFollows(t *testing.T) {
 		if got != 3 {
 			t.Fatalf("count %d = %d, want 3", attempt, got)
 		}
+	}
+}
+
+// TestFileDestinationStartsAtARecordBoundary creates the destination while the csvlog
+// file ends inside a record whose quoted statement holds a newline: read from there,
+// every later line would be taken for the inside of a quoted field.
+func TestFileDestinationStartsAtARecordBoundary(t *testing.T) {
+	collector := newFakeCollector(t, csvMarker)
+	const tag = "lb_d_c1_r1_000000000000"
+	multiLine := csvRecord("other", "statement: SELECT 1,\n  2")
+	cut := strings.Index(multiLine, "\n") + 1
+	collector.write(csvRecord("other", "statement: SELECT 1") + multiLine[:cut])
+	collector.unfinished = multiLine[cut:]
+
+	dest, err := NewFileDestination(context.Background(), LocalDirectory(collector.dir), collector.mark, records.FormatCSVLog, tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const runRecords = 1000
+	var run strings.Builder
+	for i := range runRecords {
+		statement := "statement: SELECT 1 -- " + tag
+		if i%10 == 0 {
+			statement = "statement: SELECT\n  \"\"quoted\"\" -- " + tag
+		}
+		run.WriteString(csvRecord(tag, statement) + csvRecord("other", "statement: SELECT 2"))
+	}
+	collector.write(run.String())
+	got, err := dest.Delivered(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != runRecords {
+		t.Errorf("counted %d records of the run, want %d", got, runRecords)
+	}
+}
+
+// splitDirectory reads at most a few bytes at a time, so that the marker and its line
+// are split between reads.
+type splitDirectory struct{ LocalDirectory }
+
+func (d splitDirectory) ReadAt(ctx context.Context, name string, offset int64, n int) ([]byte, error) {
+	return d.LocalDirectory.ReadAt(ctx, name, offset, min(n, 7))
+}
+
+func TestFileDestinationFindsAMarkerSplitBetweenReads(t *testing.T) {
+	collector := newFakeCollector(t, csvMarker)
+	const tag = "lb_d_c1_r1_000000000000"
+	collector.write(csvRecord(tag, "statement: before the run"))
+	dest, err := NewFileDestination(context.Background(), splitDirectory{LocalDirectory(collector.dir)}, collector.mark, records.FormatCSVLog, tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	collector.write(csvRecord(tag, "statement: SELECT 1") + csvRecord(tag, "statement: SELECT 2"))
+	if got, err := dest.Delivered(context.Background()); err != nil || got != 2 {
+		t.Errorf("Delivered = %d, %v; want 2", got, err)
+	}
+}
+
+// TestFileDestinationFollowsTheMarkerIntoANewFile: the collector rotates between the
+// listing and the marker; the file it left is no longer counted.
+func TestFileDestinationFollowsTheMarkerIntoANewFile(t *testing.T) {
+	collector := newFakeCollector(t, stderrMarker)
+	const tag = "lb_d_c1_r1_000000000000"
+	collector.write(stderrLine(tag, "statement: before the run"))
+	mark := func(ctx context.Context, id string) error {
+		collector.rotate()
+		return collector.mark(ctx, id)
+	}
+	dest, err := NewFileDestination(context.Background(), LocalDirectory(collector.dir), mark, records.FormatStderr, tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	collector.write(stderrLine(tag, "statement: SELECT 1"))
+	collector.rotate()
+	collector.write(stderrLine(tag, "statement: SELECT 2"))
+	if got, err := dest.Delivered(context.Background()); err != nil || got != 2 {
+		t.Errorf("Delivered = %d, %v; want 2", got, err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -10,8 +11,12 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/logbench/logbench/internal/records"
+	"github.com/logbench/logbench/internal/workload"
 )
 
 // LogFile is one file of a log directory.
@@ -28,36 +33,108 @@ type LogDirectory interface {
 	ReadAt(ctx context.Context, name string, offset int64, n int) ([]byte, error)
 }
 
-// FileDestination counts a run's records in a log directory, reading only what was
-// written after it was created, each file through its own streaming counter so that a
-// record split across reads is counted once. Files created later (rotation) are read
-// from their start.
+// FileDestination counts a run's records in a log directory, each file through its own
+// streaming counter so that a record split across reads is counted once, and only what
+// follows a marker record it has the server write first.
+//
+// The marker is what puts the counters at a record boundary: the logging collector
+// writes a multi-line record line by line, so the end of a file may be inside a record,
+// and a csvlog counter that starts inside a quoted field reads every later line the
+// wrong way round. The files that exist when the destination is created are searched
+// from their end for the marker, byte by byte with no notion of records, and counted
+// from the line after it; files that appear before the marker is found are searched
+// from their start, and files that appear after it are counted from their start, which
+// is a record boundary.
 type FileDestination struct {
 	dir    LogDirectory
 	format records.Format
 	tag    string
 	files  map[string]*tailedFile
+	// marker is the text of the marker record.
+	marker []byte
+	// markerFound: the server wrote the marker where the destination read it.
+	markerFound bool
 }
 
 type tailedFile struct {
 	offset  int64
 	counter records.Counter
+	// search, until the marker's line has ended in this file, holds back what is read.
+	search *markerSearch
 }
 
 // readChunk bounds the memory used per read.
 const readChunk = 1 << 20
 
-// NewFileDestination starts tailing dir at the current end of every file in it.
-func NewFileDestination(ctx context.Context, dir LogDirectory, format records.Format, tag string) (*FileDestination, error) {
+// LogMarker has the server write one record holding markerPrefix+id to its log, id
+// being letters and digits.
+type LogMarker func(ctx context.Context, id string) error
+
+// markerPrefix starts every marker's text.
+const markerPrefix = "logbench-sync-"
+
+// RaiseLogWith writes the marker through conn with RAISE LOG, which reaches the server
+// log whatever the statement logging and at every log_min_messages the API accepts. The
+// statement holds the marker's two halves apart, so the statement's own record
+// (log_statement) and the marker record's STATEMENT field never hold the marker; the
+// marker record is one line in csvlog and jsonlog, and the stderr lines after it are
+// CONTEXT and STATEMENT lines, which start no record.
+func RaiseLogWith(conn *pgx.Conn) LogMarker {
+	return func(ctx context.Context, id string) error {
+		_, err := conn.Exec(ctx, "DO $$BEGIN RAISE LOG '"+markerPrefix+"%', '"+id+"'; END$$")
+		return err
+	}
+}
+
+// markerTimeout bounds the wait for the marker to reach the log.
+const markerTimeout = 30 * time.Second
+
+// NewFileDestination notes the files of dir, has the server write a marker record with
+// mark and waits until the marker is in a file of dir. The run must start after it
+// returns: the server writes records in the order it gets them.
+func NewFileDestination(ctx context.Context, dir LogDirectory, mark LogMarker, format records.Format, tag string) (*FileDestination, error) {
 	existing, err := dir.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing log files: %w", err)
 	}
-	d := &FileDestination{dir: dir, format: format, tag: tag, files: map[string]*tailedFile{}}
-	for _, f := range existing {
-		d.files[f.Name] = &tailedFile{offset: f.Size, counter: records.NewCounter(format, tag)}
+	id, err := workload.RandomNonce()
+	if err != nil {
+		return nil, err
 	}
-	return d, nil
+	d := &FileDestination{dir: dir, format: format, tag: tag, files: map[string]*tailedFile{}, marker: []byte(markerPrefix + id)}
+	for _, f := range existing {
+		d.files[f.Name] = d.newTailedFile(f.Size)
+	}
+	if err := mark(ctx, id); err != nil {
+		return nil, fmt.Errorf("writing a marker record to the server's log: %w", err)
+	}
+	deadline := time.Now().Add(markerTimeout)
+	for {
+		if _, err := d.Delivered(ctx); err != nil {
+			return nil, err
+		}
+		if d.markerFound {
+			return d, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the marker record %s did not reach the log files within %s", d.marker, markerTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(drainPoll):
+		}
+	}
+}
+
+// newTailedFile starts reading a file at offset, searching for the marker first unless
+// it has been found.
+func (d *FileDestination) newTailedFile(offset int64) *tailedFile {
+	f := &tailedFile{offset: offset, counter: records.NewCounter(d.format, d.tag)}
+	if !d.markerFound {
+		f.search = &markerSearch{text: d.marker}
+	}
+	return f
 }
 
 // Delivered reads what was appended since the last call and returns the total count.
@@ -67,10 +144,12 @@ func (d *FileDestination) Delivered(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("listing log files: %w", err)
 	}
 	var total int64
+	// In name order, which is the order log_filename's times give the files: a file
+	// that follows the marker's is read after the marker was found.
 	for _, f := range current {
 		tailed, known := d.files[f.Name]
 		if !known {
-			tailed = &tailedFile{counter: records.NewCounter(d.format, d.tag)}
+			tailed = d.newTailedFile(0)
 			d.files[f.Name] = tailed
 		}
 		for tailed.offset < f.Size {
@@ -81,16 +160,56 @@ func (d *FileDestination) Delivered(ctx context.Context) (int64, error) {
 			if len(chunk) == 0 {
 				break
 			}
+			tailed.offset += int64(len(chunk))
+			if tailed.search != nil {
+				if chunk = tailed.search.skip(chunk); !tailed.search.done {
+					continue
+				}
+				tailed.search, d.markerFound = nil, true
+			}
 			if _, err := tailed.counter.Write(chunk); err != nil {
 				return 0, fmt.Errorf("counting %s: %w", f.Name, err)
 			}
-			tailed.offset += int64(len(chunk))
 		}
 	}
 	for _, tailed := range d.files {
 		total += tailed.counter.Count()
 	}
 	return total, nil
+}
+
+// markerSearch passes over a file's bytes up to the end of the line holding the marker.
+type markerSearch struct {
+	text []byte
+	// carry is the end of what was read, where the start of a split marker may be.
+	carry []byte
+	// seen: the marker has been read; the end of its line is next.
+	seen bool
+	// done: the marker's line has ended.
+	done bool
+}
+
+// skip takes the next bytes of the file and returns those after the marker's line:
+// none until the line has ended.
+func (m *markerSearch) skip(chunk []byte) []byte {
+	if !m.seen {
+		window := append(m.carry, chunk...)
+		at := bytes.Index(window, m.text)
+		if at < 0 {
+			keep := min(len(window), len(m.text)-1)
+			m.carry = append(m.carry[:0:0], window[len(window)-keep:]...)
+			return nil
+		}
+		// carry is shorter than the marker, so the marker ends inside chunk.
+		chunk = chunk[at+len(m.text)-len(m.carry):]
+		m.seen, m.carry = true, nil
+	}
+	end := bytes.IndexByte(chunk, '\n')
+	if end < 0 {
+		return nil
+	}
+	m.done = true
+	return chunk[end+1:]
 }
 
 // LocalDirectory is a log directory on this machine.

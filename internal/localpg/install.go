@@ -65,6 +65,19 @@ func FindInstallation() (Installation, error) {
 	return Installation{}, errors.New(msg)
 }
 
+// InstallationAt inspects the installation the user names: its bin directory, or the
+// directory holding that bin directory.
+func InstallationAt(dir string) (Installation, error) {
+	inst, err := inspect(dir)
+	if errors.Is(err, errIncomplete) {
+		inst, err = inspect(filepath.Join(dir, "bin"))
+	}
+	if errors.Is(err, errIncomplete) {
+		return Installation{}, fmt.Errorf("neither %s nor its bin directory holds PostgreSQL's %s", dir, strings.Join(serverBinaries, ", "))
+	}
+	return inst, err
+}
+
 // errIncomplete marks a directory that lacks a server binary: common and not worth
 // reporting (every $PATH entry without PostgreSQL is one).
 var errIncomplete = errors.New("incomplete installation")

@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/bench"
 	"github.com/logbench/logbench/internal/localpg"
@@ -150,6 +152,13 @@ func measureDestination(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec
 		target.logDir = server.LogDir()
 	}
 
+	// A session of its own writes the marker record each run's count starts after.
+	markerSession, err := pgx.Connect(ctx, server.ConnString())
+	if err != nil {
+		return failAll(fmt.Errorf("connecting to %s: %w", dest.Name, err))
+	}
+	defer markerSession.Close(context.WithoutCancel(ctx))
+
 	runPgbench := pgbenchRunner(opts.Installation.Binary("pgbench"), server.Env())
 	w := spec.Workload
 	if output, err := runPgbench(ctx, pgbench.InitArgs(int(w.Scale), w.UnloggedTables), nil); err != nil {
@@ -159,7 +168,7 @@ func measureDestination(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec
 		if opts.Progress != nil {
 			opts.Progress.RunStarted(run)
 		}
-		result, err := measureRun(ctx, spec, dest, run, target, runPgbench, dir)
+		result, err := measureRun(ctx, spec, dest, run, target, bench.RaiseLogWith(markerSession), runPgbench, dir)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -175,13 +184,13 @@ func measureDestination(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec
 }
 
 func measureRun(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec, dest v1alpha1.Destination, run Run,
-	target *target, runPgbench bench.PgbenchRunner, scratch string) (v1alpha1.RepeatResult, error) {
+	target *target, mark bench.LogMarker, runPgbench bench.PgbenchRunner, scratch string) (v1alpha1.RepeatResult, error) {
 	nonce, err := workload.RandomNonce()
 	if err != nil {
 		return v1alpha1.RepeatResult{}, err
 	}
 	tag := workload.NewTag(dest.Name, run.Key.Clients, run.Key.Repeat, nonce)
-	counted, err := bench.NewFileDestination(ctx, bench.LocalDirectory(target.logDir), target.format, tag)
+	counted, err := bench.NewFileDestination(ctx, bench.LocalDirectory(target.logDir), mark, target.format, tag)
 	if err != nil {
 		return v1alpha1.RepeatResult{}, err
 	}

@@ -39,9 +39,10 @@ func (e Expectation) upper() int64 {
 	return max(e.Records, e.Max)
 }
 
-// Expected returns the records PostgreSQL must emit for the run's statements. The rules
-// below were measured against PostgreSQL 15 (see groundtruth_test.go, which checks each
-// of them against a real server's csvlog).
+// Expected returns the records PostgreSQL must emit for the run's statements and
+// sessions. The rules below were measured against PostgreSQL 15 and 18 with their own
+// pgbench (see groundtruth_test.go, which checks each of them against a real server's
+// csvlog).
 func Expected(exec Execution, s Settings) Expectation {
 	statements := int64(len(exec.Script.Statements))
 	messages := protocolMessages(exec.QueryMode)
@@ -55,7 +56,7 @@ func Expected(exec Execution, s Settings) Expectation {
 	durationRecords := exec.Transactions*statements*messages.perExecution +
 		int64(exec.Clients)*statements*messages.perSession
 
-	e := Expectation{Records: statementRecords}
+	e := Expectation{Records: statementRecords + sessionRecords(exec.Clients, s)}
 	var reasons []string
 	allDurations := s.Duration || s.MinDurationStatementMs == 0
 	switch {
@@ -89,6 +90,24 @@ func Expected(exec Execution, s Settings) Expectation {
 		e.Reason = fmt.Sprintf("%s: between %d and %d records", strings.Join(reasons, "; "), e.Records, e.Max)
 	}
 	return e
+}
+
+// sessionRecords counts the records of the run's sessions themselves. pgbench (without
+// -C) opens one session per client plus one before them to check the server, all under
+// the run's application_name. log_connections logs "connection authorized: ...
+// application_name=<tag>" for each (the record's application_name field is still empty
+// then, its message names the tag); "connection received" comes before the name is
+// known and carries no tag. log_disconnections logs one "disconnection" record each.
+func sessionRecords(clients int, s Settings) int64 {
+	sessions := int64(clients) + 1
+	var n int64
+	if s.Connections {
+		n += sessions
+	}
+	if s.Disconnections {
+		n += sessions
+	}
+	return n
 }
 
 // messageCounts are the protocol messages that each get a duration record.

@@ -20,7 +20,8 @@ func builtinScript(t *testing.T, b v1alpha1.BuiltinWorkload) workload.Script {
 
 func TestSettingsFor(t *testing.T) {
 	minDuration := int32(250)
-	logging := v1alpha1.LoggingSpec{Statement: v1alpha1.StatementMod, MinDurationStatement: &minDuration, Duration: true}
+	logging := v1alpha1.LoggingSpec{Statement: v1alpha1.StatementMod, MinDurationStatement: &minDuration, Duration: true,
+		Connections: true, Disconnections: true}
 	tests := []struct {
 		name        string
 		destination v1alpha1.DestinationType
@@ -28,7 +29,8 @@ func TestSettingsFor(t *testing.T) {
 		want        Settings
 	}{
 		{"baseline logs no statements", v1alpha1.DestinationNone, logging, Settings{Statement: v1alpha1.StatementNone, MinDurationStatementMs: -1}},
-		{"destination takes spec.logging", v1alpha1.DestinationCSVLog, logging, Settings{Statement: v1alpha1.StatementMod, MinDurationStatementMs: 250, Duration: true}},
+		{"destination takes spec.logging", v1alpha1.DestinationCSVLog, logging, Settings{Statement: v1alpha1.StatementMod, MinDurationStatementMs: 250, Duration: true,
+			Connections: true, Disconnections: true}},
 		{"unset minimum duration is off", v1alpha1.DestinationStderr, v1alpha1.LoggingSpec{Statement: v1alpha1.StatementAll}, Settings{Statement: v1alpha1.StatementAll, MinDurationStatementMs: -1}},
 	}
 	for _, tt := range tests {
@@ -50,6 +52,8 @@ func TestExpected(t *testing.T) {
 		allMin0    = Settings{Statement: v1alpha1.StatementAll, MinDurationStatementMs: 0}
 		allMin100  = Settings{Statement: v1alpha1.StatementAll, MinDurationStatementMs: 100}
 		durMin100  = Settings{Statement: v1alpha1.StatementNone, MinDurationStatementMs: 100, Duration: true}
+		sessions   = Settings{Statement: v1alpha1.StatementNone, MinDurationStatementMs: -1, Connections: true, Disconnections: true}
+		allConnect = Settings{Statement: v1alpha1.StatementAll, MinDurationStatementMs: 100, Connections: true}
 		selectOnly = builtinScript(t, v1alpha1.WorkloadSelectOnly)
 		tpcb       = builtinScript(t, v1alpha1.WorkloadTPCBLike)
 	)
@@ -84,6 +88,10 @@ func TestExpected(t *testing.T) {
 			Expectation{Records: 10, Max: 10}, ""},
 		{"sessions without transactions may not prepare", Execution{Script: selectOnly, QueryMode: v1alpha1.QueryPrepared, Clients: 4, Transactions: 2}, duration,
 			Expectation{Records: 4, Max: 8, Estimate: true}, "fewer transactions (2) than clients (4)"},
+		{"connections and disconnections: two a session, pgbench's own first session included", Execution{Script: tpcb, QueryMode: v1alpha1.QuerySimple, Clients: 4, Transactions: 100}, sessions,
+			Expectation{Records: 10, Max: 10}, ""},
+		{"connections add to both bounds of an estimate", Execution{Script: selectOnly, QueryMode: v1alpha1.QuerySimple, Clients: 2, Transactions: 10}, allConnect,
+			Expectation{Records: 13, Max: 23, Estimate: true}, "log_min_duration_statement=100 ms"},
 		{"failed transactions are an estimate", Execution{Script: tpcb, QueryMode: v1alpha1.QuerySimple, Clients: 2, Transactions: 100, Failed: 3,
 			Statements: []pgbench.StatementStat{{Failures: 3, Retries: 2}}}, all,
 			Expectation{Records: 700, Max: 700 + 5*(8*2+1), Estimate: true}, "3 failed transactions and 2 retries"},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/localpg"
+	"github.com/logbench/logbench/internal/localpg/localpgtest"
 	"github.com/logbench/logbench/internal/pgbench"
 	"github.com/logbench/logbench/internal/workload"
 )
@@ -25,26 +26,36 @@ import (
 // PostgreSQL version since 9.0).
 const csvApplicationName = 22
 
+// csvMessage is the csvlog column of the message.
+const csvMessage = 13
+
 // groundTruthTransactions per client: enough for every session to run every statement
 // many times, few enough to keep the whole test well under a minute.
 const groundTruthTransactions = 15
 
-// TestExpectedMatchesServer runs the tagged workloads against a real PostgreSQL with
-// every statement logging setting and query mode, and checks that the records the
-// server wrote to its csvlog are exactly the ones Expected predicts. The records are
-// counted here with encoding/csv, independently of the production counters.
+// TestExpectedMatchesServer runs the tagged workloads against a real PostgreSQL, the
+// local one and PostgreSQL 18, each with its own pgbench, with every statement and
+// session logging setting, the server parameters the API accepts that could change the
+// records, and every query mode, and checks that the records the server wrote to its
+// csvlog are exactly the ones Expected predicts. The records are counted here with
+// encoding/csv, independently of the production counters.
 func TestExpectedMatchesServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a PostgreSQL server")
 	}
-	server, pgbenchPath := startLoggingServer(t)
+	withSessions := func(l v1alpha1.LoggingSpec, connections, disconnections bool) v1alpha1.LoggingSpec {
+		l.Connections, l.Disconnections = connections, disconnections
+		return l
+	}
 	settingsCases := []struct {
 		name    string
 		logging v1alpha1.LoggingSpec
+		// parameters are spec.postgres.parameters.
+		parameters map[string]string
 		// baseline measures the destination of type None with the logging above.
 		baseline bool
 	}{
-		{name: "baseline", logging: logging(v1alpha1.StatementAll, -1, true), baseline: true},
+		{name: "baseline", logging: withSessions(logging(v1alpha1.StatementAll, -1, true), true, true), baseline: true},
 		{name: "none", logging: logging(v1alpha1.StatementNone, -1, false)},
 		{name: "ddl", logging: logging(v1alpha1.StatementDDL, -1, false)},
 		{name: "mod", logging: logging(v1alpha1.StatementMod, -1, false)},
@@ -57,55 +68,63 @@ func TestExpectedMatchesServer(t *testing.T) {
 		{name: "duration-min0", logging: logging(v1alpha1.StatementNone, 0, true)},
 		{name: "duration-min-slow", logging: logging(v1alpha1.StatementMod, 60000, true)},
 		{name: "all-min-slow", logging: logging(v1alpha1.StatementAll, 60000, false)},
+		{name: "connections", logging: withSessions(logging(v1alpha1.StatementNone, -1, false), true, false)},
+		{name: "disconnections", logging: withSessions(logging(v1alpha1.StatementNone, -1, false), false, true)},
+		{name: "all-duration-sessions", logging: withSessions(logging(v1alpha1.StatementAll, -1, true), true, true)},
+		// The values of logging parameters that spec.postgres.parameters still accepts.
+		{name: "all-verbose", logging: logging(v1alpha1.StatementAll, -1, false),
+			parameters: map[string]string{"log_error_verbosity": "verbose", "log_min_messages": "log", "lc_messages": "C"}},
+		{name: "min0-terse", logging: logging(v1alpha1.StatementNone, 0, false),
+			parameters: map[string]string{"log_error_verbosity": "terse", "log_min_messages": "error"}},
 	}
 	builtins := []v1alpha1.BuiltinWorkload{v1alpha1.WorkloadSelectOnly, v1alpha1.WorkloadTPCBLike, v1alpha1.WorkloadSimpleUpdate}
 	modes := []v1alpha1.QueryMode{v1alpha1.QuerySimple, v1alpha1.QueryExtended, v1alpha1.QueryPrepared}
 
-	run := 0
-	for _, sc := range settingsCases {
-		for _, builtin := range builtins {
-			for _, mode := range modes {
-				run++
-				name := fmt.Sprintf("%s/%s/%s", sc.name, builtin, mode)
-				destination := v1alpha1.Destination{Name: "groundtruth", Type: v1alpha1.DestinationCSVLog}
-				if sc.baseline {
-					destination.Type = v1alpha1.DestinationNone
-				}
-				t.Run(name, func(t *testing.T) {
-					spec := v1alpha1.LoggingBenchmarkSpec{Logging: sc.logging}
-					tag := workload.NewTag(destination.Name, 2, int32(run), "000000000000")
-					exec, output := runTagged(t, server, pgbenchPath, builtin, mode, tag, spec.ServerParameters(destination))
-					want := Expected(exec, SettingsFor(destination, sc.logging))
-					got := countInLog(t, server, tag)
-					assertCountersAgree(t, server.LogDir(), tag, got)
-					if want.Estimate {
-						if got < want.Records || got > want.upper() {
-							t.Errorf("%d records with application_name %s, outside the estimate %+v", got, tag, want)
+	localpgtest.Run(t, func(t *testing.T, inst localpg.Installation) {
+		server := startLoggingServer(t, inst)
+		run := 0
+		for _, sc := range settingsCases {
+			destination := v1alpha1.Destination{Name: "groundtruth", Type: v1alpha1.DestinationCSVLog}
+			if sc.baseline {
+				destination.Type = v1alpha1.DestinationNone
+			}
+			spec := v1alpha1.LoggingBenchmarkSpec{Logging: sc.logging, Postgres: v1alpha1.PostgresSpec{Parameters: sc.parameters}}
+			// Server-wide, as the operator and the local runner set them: log_connections
+			// set for a session only would apply after its "connection authorized" record.
+			setServerParameters(t, server, spec.ServerParameters(destination))
+			for _, builtin := range builtins {
+				for _, mode := range modes {
+					run++
+					t.Run(fmt.Sprintf("%s/%s/%s", sc.name, builtin, mode), func(t *testing.T) {
+						tag := workload.NewTag(destination.Name, 2, int32(run), "000000000000")
+						exec, output := runTagged(t, server, inst.Binary("pgbench"), builtin, mode, tag)
+						want := Expected(exec, SettingsFor(destination, sc.logging))
+						got := countInLog(t, server, tag, sc.logging.Disconnections && !sc.baseline)
+						assertCountersAgree(t, server.LogDir(), tag, got)
+						if want.Estimate {
+							if got < want.Records || got > want.upper() {
+								t.Errorf("%d records of %s, outside the estimate %+v", got, tag, want)
+							}
+							return
 						}
-						return
-					}
-					if got != want.Records {
-						t.Errorf("%d records with application_name %s, expected exactly %d\npgbench:\n%s", got, tag, want.Records, output)
-					}
-				})
+						if got != want.Records {
+							t.Errorf("%d records of %s, expected exactly %d\npgbench:\n%s", got, tag, want.Records, output)
+						}
+					})
+				}
 			}
 		}
-	}
+	})
 }
 
 func logging(statement v1alpha1.StatementLogging, minDurationMs int32, duration bool) v1alpha1.LoggingSpec {
 	return v1alpha1.LoggingSpec{Statement: statement, MinDurationStatement: &minDurationMs, Duration: duration}
 }
 
-// startLoggingServer starts a throwaway server writing stderr, csvlog and jsonlog files
-// and creates the pgbench
-// tables at scale 1.
-func startLoggingServer(t *testing.T) (*localpg.Server, string) {
+// startLoggingServer starts a throwaway server of inst writing stderr, csvlog and
+// jsonlog files and creates the pgbench tables at scale 1.
+func startLoggingServer(t *testing.T, inst localpg.Installation) *localpg.Server {
 	t.Helper()
-	inst, err := localpg.FindInstallation()
-	if err != nil {
-		t.Skipf("no local PostgreSQL server binaries; install postgresql to run the ground-truth test: %v", err)
-	}
 	// The OS user postgres must traverse the server's parent directory when the tests
 	// run as root, and t.TempDir is closed to other users.
 	parent, err := os.MkdirTemp("", "records-groundtruth-")
@@ -127,11 +146,64 @@ func startLoggingServer(t *testing.T) (*localpg.Server, string) {
 		t.Fatalf("starting PostgreSQL: %v", err)
 	}
 	t.Cleanup(func() { server.Stop(context.Background()) })
-	pgbenchPath := inst.Binary("pgbench")
-	if output, err := pgbenchCommand(pgbenchPath, server, nil, pgbench.InitArgs(1, true)).CombinedOutput(); err != nil {
+	if output, err := pgbenchCommand(inst.Binary("pgbench"), server, nil, pgbench.InitArgs(1, true)).CombinedOutput(); err != nil {
 		t.Fatalf("pgbench -i: %v\n%s", err, output)
 	}
-	return server, pgbenchPath
+	return server
+}
+
+// setServerParameters sets parameters with ALTER SYSTEM and waits until new sessions
+// get them.
+func setServerParameters(t *testing.T, server *localpg.Server, parameters map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, server.ConnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for name, value := range parameters {
+		if _, err := conn.Exec(ctx, fmt.Sprintf("ALTER SYSTEM SET %s = '%s'", name, strings.ReplaceAll(value, "'", "''"))); err != nil {
+			t.Fatalf("ALTER SYSTEM SET %s: %v", name, err)
+		}
+	}
+	if _, err := conn.Exec(ctx, "SELECT pg_reload_conf()"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pending := pendingParameters(t, server, parameters)
+		if len(pending) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("new sessions still do not have %v 10s after the reload", pending)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// pendingParameters returns the parameters a new session does not have yet, compared in
+// pg_settings' own units.
+func pendingParameters(t *testing.T, server *localpg.Server, parameters map[string]string) []string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, server.ConnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var pending []string
+	for name, want := range parameters {
+		var got string
+		if err := conn.QueryRow(ctx, "SELECT setting FROM pg_settings WHERE name = $1", name).Scan(&got); err != nil {
+			t.Fatalf("reading %s: %v", name, err)
+		}
+		if !strings.EqualFold(got, want) {
+			pending = append(pending, name+"="+want)
+		}
+	}
+	return pending
 }
 
 func pgbenchCommand(path string, server *localpg.Server, env []string, args []string) *exec.Cmd {
@@ -140,9 +212,8 @@ func pgbenchCommand(path string, server *localpg.Server, env []string, args []st
 	return cmd
 }
 
-// runTagged runs the tagged builtin with the logging parameters set for its sessions
-// (PGOPTIONS: the same settings the server configuration would give them).
-func runTagged(t *testing.T, server *localpg.Server, pgbenchPath string, builtin v1alpha1.BuiltinWorkload, mode v1alpha1.QueryMode, tag string, parameters map[string]string) (Execution, []byte) {
+// runTagged runs the tagged builtin under the server's current settings.
+func runTagged(t *testing.T, server *localpg.Server, pgbenchPath string, builtin v1alpha1.BuiltinWorkload, mode v1alpha1.QueryMode, tag string) (Execution, []byte) {
 	t.Helper()
 	script, err := workload.ForBuiltin(builtin, tag)
 	if err != nil {
@@ -155,11 +226,7 @@ func runTagged(t *testing.T, server *localpg.Server, pgbenchPath string, builtin
 	const clients = 2
 	args := pgbench.RunArgs(pgbench.Options{ScriptFile: scriptFile, Clients: clients, Threads: 1,
 		Transactions: groundTruthTransactions, QueryMode: mode, Scale: 1})
-	var options []string
-	for _, name := range []string{"log_statement", "log_min_duration_statement", "log_duration"} {
-		options = append(options, "-c "+name+"="+parameters[name])
-	}
-	output, err := pgbenchCommand(pgbenchPath, server, []string{"PGAPPNAME=" + tag, "PGOPTIONS=" + strings.Join(options, " ")}, args).CombinedOutput()
+	output, err := pgbenchCommand(pgbenchPath, server, []string{"PGAPPNAME=" + tag}, args).CombinedOutput()
 	if err != nil {
 		t.Fatalf("pgbench %s: %v\n%s", strings.Join(args, " "), err, output)
 	}
@@ -176,8 +243,10 @@ func runTagged(t *testing.T, server *localpg.Server, pgbenchPath string, builtin
 
 // countInLog waits until the logging collector has written everything logged before a
 // marker statement (it writes records in the order backends sent them, and the run's
-// sessions have ended), then counts the records whose application_name is tag.
-func countInLog(t *testing.T, server *localpg.Server, tag string) int64 {
+// sessions have ended), then counts the records of tag. A session's disconnection
+// record is the exception: its backend logs it while exiting, after pgbench has gone,
+// so with sessionEnds the count must also stay still for disconnectionSettle.
+func countInLog(t *testing.T, server *localpg.Server, tag string, sessionEnds bool) int64 {
 	t.Helper()
 	ctx := context.Background()
 	// The marker must not contain the tag, or the counters would count its record too.
@@ -194,20 +263,33 @@ func countInLog(t *testing.T, server *localpg.Server, tag string) int64 {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
+	var counted int64 = -1
+	var still time.Time
 	for {
 		counts, err := countApplicationNames(server.LogDir(), tag, marker)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if counts[marker] > 0 {
-			return counts[tag]
+			if !sessionEnds {
+				return counts[tag]
+			}
+			if counts[tag] != counted {
+				counted, still = counts[tag], time.Now()
+			} else if time.Since(still) >= disconnectionSettle {
+				return counted
+			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the marker statement did not reach the csvlog in %s within 10s", server.LogDir())
+			t.Fatalf("the records of %s did not reach the csvlog in %s and stay still within 10s", tag, server.LogDir())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// disconnectionSettle is how long the count of a run whose disconnections are logged
+// must stay unchanged: far longer than a backend takes to exit.
+const disconnectionSettle = 300 * time.Millisecond
 
 // assertCountersAgree checks that the production counter of every file format finds the
 // records the csv oracle found: the server writes each record to all three formats.
@@ -239,7 +321,9 @@ func assertCountersAgree(t *testing.T, dir, tag string, oracle int64) {
 }
 
 // countApplicationNames counts the csvlog records of the given application names in
-// every file of dir.
+// every file of dir: those of a session with that name, and those whose message names
+// it ("connection authorized: ... application_name=<name>" comes before the session has
+// its name).
 func countApplicationNames(dir string, names ...string) (map[string]int64, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.csv"))
 	if err != nil {
@@ -274,9 +358,13 @@ func countFile(path string, names []string, counts map[string]int64) error {
 			return fmt.Errorf("csvlog record with %d fields", len(record))
 		}
 		for _, name := range names {
-			if record[csvApplicationName] == name {
+			if recordNames(record, name) {
 				counts[name]++
 			}
 		}
 	}
+}
+
+func recordNames(record []string, name string) bool {
+	return record[csvApplicationName] == name || strings.Contains(record[csvMessage], "application_name="+name)
 }

@@ -10,6 +10,8 @@ type Settings struct {
 	MinDurationStatementMs int32
 	// Duration is log_duration.
 	Duration bool
+	// Connections is log_connections; Disconnections is log_disconnections.
+	Connections, Disconnections bool
 }
 
 // SettingsFor returns the settings the destination's server runs with, as
@@ -23,5 +25,6 @@ func SettingsFor(d v1alpha1.Destination, l v1alpha1.LoggingSpec) Settings {
 	if l.MinDurationStatement != nil {
 		minDuration = *l.MinDurationStatement
 	}
-	return Settings{Statement: l.Statement, MinDurationStatementMs: minDuration, Duration: l.Duration}
+	return Settings{Statement: l.Statement, MinDurationStatementMs: minDuration, Duration: l.Duration,
+		Connections: l.Connections, Disconnections: l.Disconnections}
 }
