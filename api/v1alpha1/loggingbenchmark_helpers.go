@@ -134,8 +134,11 @@ func (f LogFormat) LogDestination() string {
 }
 
 // LosingStage names the first stage holding fewer records than the one before it, or ""
-// when none does. A later stage holding more loses nothing: the collector reads the
-// file's other records too, and a retried push may be stored twice.
+// when the last stage holds every record written. A later stage holding more loses
+// nothing: the collector reads the file's other records too, and a retried push may be
+// stored twice. Counters read a moment apart may lag one another by a batch (Loki holds
+// a push before Fluent Bit counts it sent), so a dip in the middle is no loss when the
+// end holds everything.
 func (s RecordStages) LosingStage() string {
 	type stage struct {
 		name  string
@@ -144,6 +147,9 @@ func (s RecordStages) LosingStage() string {
 	chain := []stage{{"written", s.Written}, {"read", s.Read}, {"sent", s.Sent}}
 	if s.Stored != nil {
 		chain = append(chain, stage{"stored", *s.Stored})
+	}
+	if chain[len(chain)-1].count >= s.Written {
+		return ""
 	}
 	for i := 1; i < len(chain); i++ {
 		if chain[i].count < chain[i-1].count {

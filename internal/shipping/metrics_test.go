@@ -199,6 +199,7 @@ func TestStagesNameWhereRecordsWentMissing(t *testing.T) {
 		"the shipper did not read them":     {1000, shipped(700, 0, 700), stored(700), "read"},
 		"the output did not send them":      {1000, shipped(1000, 0, 400), stored(400), "sent"},
 		"the backend refused them":          {1000, shipped(1000, 0, 1000), stored(300), "stored"},
+		"sent read before Loki counted it":  {1000, shipped(1000, 0, 999), stored(1000), ""},
 		"read more than written, then lost": {1000, shipped(5000, 0, 5000), stored(10), "stored"},
 	} {
 		t.Run(name, func(t *testing.T) {
