@@ -770,7 +770,7 @@ type Summary struct {
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress.text`
 // +kubebuilder:printcolumn:name="Worst Overhead",type=string,JSONPath=`.status.summary.worstOverhead`
 // +kubebuilder:printcolumn:name="Dropped",type=string,JSONPath=`.status.summary.dropped`
-// +kubebuilder:printcolumn:name="Degraded",type=string,JSONPath=`.status.conditions[?(@.type=="Degraded")].reason`
+// +kubebuilder:printcolumn:name="Degraded",type=string,JSONPath=`.status.conditions[?(@.type=="Degraded")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type LoggingBenchmark struct {
 	metav1.TypeMeta   `json:",inline"`
