@@ -112,7 +112,7 @@ func (r *shippedRun) Account(ctx context.Context, want records.Expectation, deli
 			refused = increase(after, r.lokiRefusedBefore)
 		}
 	}
-	accounted := shipping.Account(want, delivered, shipped.Total(), refused)
+	var stages *v1alpha1.RecordStages
 	if r.written != nil {
 		written, err := r.written.Delivered(ctx)
 		if err != nil {
@@ -122,12 +122,13 @@ func (r *shippedRun) Account(ctx context.Context, want records.Expectation, deli
 		if r.loki != nil {
 			stored = &delivered
 		}
-		stages := shipping.Stages(written, shipped, stored)
+		counted := shipping.Stages(written, shipped, stored)
 		if r.pauses != nil {
-			stages.InputPausedSeconds = r.pauses.pausedSeconds()
+			counted.InputPausedSeconds = r.pauses.pausedSeconds()
 		}
-		accounted.Stages = &stages
+		stages = &counted
 	}
+	accounted := shipping.Account(want, delivered, shipped.Total(), refused, stages)
 	return accounted, nil
 }
 

@@ -14,11 +14,15 @@ import (
 // drain (counted in Loki for output Loki, the shipper's sent records of the run
 // otherwise) with the expectation, as records.Reconcile does, and says where missing
 // records went as far as the shipper's counters of the run and Loki's refusals of the run
-// tell: records missing below an estimate's lower bound get their reason too. Dropped is
+// tell, and the stages where they went missing, when they were counted (nil otherwise):
+// records missing below an estimate's lower bound get their reason too. Dropped is
 // never clamped: more records than expected is an accounting error, left as
 // records.Reconcile reports it.
-func Account(want records.Expectation, delivered int64, shipped OutputCounters, lokiRefused map[string]int64) v1alpha1.Records {
+func Account(want records.Expectation, delivered int64, shipped OutputCounters, lokiRefused map[string]int64,
+	stages *v1alpha1.RecordStages,
+) v1alpha1.Records {
 	result := records.Reconcile(want, delivered, 0)
+	result.Stages = stages
 	if result.KnownDropped() <= 0 {
 		return result
 	}
@@ -40,11 +44,25 @@ func Account(want records.Expectation, delivered int64, shipped OutputCounters, 
 	if shipped.Retried > 0 {
 		reasons = append(reasons, fmt.Sprintf("%d records needed retries", shipped.Retried))
 	}
+	if stages != nil && stages.LostAt == "read" {
+		reasons = append(reasons, unreadReason(*stages))
+	}
 	if len(reasons) == 0 {
 		reasons = append(reasons, "neither the shipper nor Loki reports a loss: the records were lost before the shipper read them, or are still in its buffer")
 	}
 	result.DropReason = strings.Join(reasons, "; ")
 	return result
+}
+
+// unreadReason explains records the shipper had not read when the drain ended: an input
+// paused on its buffer limit delays them, and they are lost only if the file goes first.
+func unreadReason(stages v1alpha1.RecordStages) string {
+	unread := stages.Written - stages.Read
+	if stages.InputPausedSeconds > 0 {
+		return fmt.Sprintf("%d records were still unread in the file when the drain ended: the shipper's input paused "+
+			"on its buffer limit for about %.1f s (delayed; lost only if the file goes before it reads them)", unread, stages.InputPausedSeconds)
+	}
+	return fmt.Sprintf("%d records in the file were not read by the shipper", unread)
 }
 
 // Stages counts a run's records at each stage: written in the file, kept by the
