@@ -69,15 +69,21 @@ func newShippedRun(ctx context.Context, req Request, client kubernetes.Interface
 func startShippedRun(ctx context.Context, shipper shipping.ShipperScraper, loki *shipping.LokiClient, selector, tag string,
 	settleTimeout time.Duration, clock bench.Clock,
 ) (*shippedRun, error) {
-	now := clock.Now()
-	sent := shipperSent{shipper}
-	settle := bench.Wait{Ended: now, Deadline: now.Add(settleTimeout), Quiet: bench.ShippedQuiet}
-	if _, err := bench.Drain(ctx, sent, records.Expectation{Estimate: true}, settle, clock); err != nil {
-		return nil, err
-	}
 	before, err := shipper.Read(ctx)
 	if err != nil {
 		return nil, err
+	}
+	// A shipper that has sent or dropped every record it kept has nothing in flight: a
+	// fresh sidecar, or one whose last run drained, need not prove it by going quiet.
+	if before.Pending() > 0 {
+		now := clock.Now()
+		settle := bench.Wait{Ended: now, Deadline: now.Add(settleTimeout), Quiet: bench.ShippedQuiet}
+		if _, err := bench.Drain(ctx, shipperSent{shipper}, records.Expectation{Estimate: true}, settle, clock); err != nil {
+			return nil, err
+		}
+		if before, err = shipper.Read(ctx); err != nil {
+			return nil, err
+		}
 	}
 	run := &shippedRun{shipper: shipper, before: before}
 	if loki != nil {

@@ -274,3 +274,22 @@ func TestPauseSamplerCountsThePausedReadings(t *testing.T) {
 		})
 	}
 }
+
+// TestShippedRunStartsAtOnceWhenNothingIsInFlight: a sidecar that has sent every record
+// it read has nothing of an earlier run left to send, so the run does not wait for it to
+// go quiet.
+func TestShippedRunStartsAtOnceWhenNothingIsInFlight(t *testing.T) {
+	fluentBit := newFakeFluentBit(t, 400)
+	clock := newClock()
+	started := clock.Now()
+	run, err := startShippedRun(context.Background(), fluentBit.scraper(), nil, "", "tag", time.Minute, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if waited := clock.Now().Sub(started); waited != 0 {
+		t.Errorf("waited %s with nothing in flight", waited)
+	}
+	if run.before.Total().Sent != 400 {
+		t.Errorf("baseline %d sent records, want 400", run.before.Total().Sent)
+	}
+}

@@ -152,6 +152,13 @@ func labelValue(metric *dto.Metric, name string) string {
 // Kept is the records the shipper read and no filter removed.
 func (m ShipperMetrics) Kept() int64 { return m.Read - m.Filtered }
 
+// Pending is how many kept records the outputs have neither sent nor dropped yet: in
+// the buffer, or waiting for a retry.
+func (m ShipperMetrics) Pending() int64 {
+	total := m.Total()
+	return m.Kept() - total.Sent - total.Dropped
+}
+
 // Total sums the counters of every output.
 func (m ShipperMetrics) Total() OutputCounters {
 	var total OutputCounters

@@ -223,3 +223,10 @@ func TestStagesNameWhereRecordsWentMissing(t *testing.T) {
 		})
 	}
 }
+
+func TestPendingIsWhatTheOutputsHaveNotSettled(t *testing.T) {
+	metrics := ShipperMetrics{Read: 1200, Filtered: 200, Outputs: map[string]OutputCounters{"shipped": {Sent: 900, Dropped: 60, Retried: 500}}}
+	if got := metrics.Pending(); got != 40 {
+		t.Errorf("pending %d, want 1000 kept - 900 sent - 60 dropped = 40", got)
+	}
+}
