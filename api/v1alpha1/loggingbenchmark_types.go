@@ -630,7 +630,8 @@ type Records struct {
 }
 
 // RecordStages counts the records of a shipping run at each stage of the pipeline, each
-// stage on its own, since a shipper's own counters can miss its losses.
+// stage on its own, since a shipper's own counters can miss its losses. They are counted
+// when the drain ends: records that arrive later are counted in arrivedLate.
 type RecordStages struct {
 	// Written records of the run in the file PostgreSQL wrote, counted in the file.
 	Written int64 `json:"written"`

@@ -187,13 +187,21 @@ func Reconcile(e Expectation, delivered, late int64) v1alpha1.Records {
 
 // Recount adds what a final count of the destination found after the drain ended to
 // records reconciled at its end: those records arrived late, not never. A recount below
-// the drain's count adds nothing.
+// the drain's count adds nothing. The stages stay as counted when the drain ended; once
+// nothing is missing, no stage lost records and no drop needs a reason.
 func Recount(r v1alpha1.Records, e Expectation, recounted int64) v1alpha1.Records {
 	late := recounted - r.Delivered
 	if late <= 0 {
 		return r
 	}
 	reconciled := Reconcile(e, r.Delivered, late)
-	reconciled.DropReason = r.DropReason
+	reconciled.Stages = r.Stages
+	if reconciled.KnownDropped() > 0 {
+		reconciled.DropReason = r.DropReason
+	} else if r.Stages != nil {
+		delayed := *r.Stages
+		delayed.LostAt = ""
+		reconciled.Stages = &delayed
+	}
 	return reconciled
 }

@@ -138,8 +138,13 @@ var _ = Describe("shipping", Ordered, func() {
 				_, _ = fmt.Fprintf(GinkgoWriter, "%s: input paused for %.1f s, %d of %d delivered, drain %.1f s, TPS %.0f\n",
 					what, records.Stages.InputPausedSeconds, records.Delivered, records.Expected, row.DrainSeconds, row.TPS)
 			default:
-				Expect(records.Delivered).To(Equal(records.Expected), "%s: every record arrives", what)
+				// On a busy node a shipper may pause past the drain's quiet period: its records
+				// then arrive late, which the row says, and are not lost.
+				_, _ = fmt.Fprintf(GinkgoWriter, "%s: %d of %d delivered, %d late, drain %.1f s, stages %+v\n",
+					what, records.Delivered, records.Expected, records.ArrivedLate, row.DrainSeconds, *records.Stages)
+				Expect(records.Delivered+records.ArrivedLate).To(Equal(records.Expected), "%s: every record arrives", what)
 				Expect(records.Stages.LostAt).To(BeEmpty(), what)
+				Expect(records.DropReason).To(BeEmpty(), what)
 			}
 		}
 	})
