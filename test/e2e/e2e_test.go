@@ -125,22 +125,28 @@ var _ = Describe("logbench", Ordered, func() {
 			switch row.Type {
 			case benchv1alpha1.DestinationNone:
 				Expect(records.Expected).To(BeZero(), what)
-			case benchv1alpha1.DestinationCSVLog, benchv1alpha1.DestinationStderr, benchv1alpha1.DestinationJSONLog:
-				Expect(records.Expected).To(BeNumerically(">", 0), what)
-				Expect(records.Delivered).To(Equal(records.Expected), "%s: a file destination loses nothing", what)
 			default:
+				// Files and the container log, followed through the kubelet's rotations, lose
+				// nothing.
 				Expect(records.Expected).To(BeNumerically(">", 0), what)
+				Expect(records.Delivered).To(Equal(records.Expected), what)
 			}
 		}
 
-		By("checking that the Stdout rows count what the container log holds")
+		By("checking that the Stdout rows count every record although the kubelet rotated the container log")
 		for _, row := range benchmark.Status.Results {
-			if row.Type != benchv1alpha1.DestinationStdout {
+			if row.Type != benchv1alpha1.DestinationStdout || row.Clients != spec.Workload.Clients[0] {
 				continue
 			}
+			// The node keeps the kubelet's default 10Mi container logs: the API serves only
+			// the newest file, which lost the first run's records to a rotation the agent
+			// followed through.
 			log := primaryLog(ctx, benchmark, row.Destination)
-			Expect(recordsOfRun(log, row.Destination, row.Clients)).To(Equal(row.Records.Delivered),
-				"%s with %d clients: delivered differs from the container log", row.Destination, row.Clients)
+			inNewestFile := recordsOfRun(log, row.Destination, row.Clients)
+			_, _ = fmt.Fprintf(GinkgoWriter, "%s with %d clients: %d of %d records counted, %d in the newest container log file (%d bytes)\n",
+				row.Destination, row.Clients, row.Records.Delivered, row.Records.Expected, inNewestFile, len(log))
+			Expect(inNewestFile).To(BeNumerically("<", row.Records.Delivered),
+				"%s with %d clients: the container log was not rotated during the benchmark", row.Destination, row.Clients)
 		}
 
 		By("checking that every result row is on the operator's metrics endpoint")
