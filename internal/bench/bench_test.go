@@ -102,10 +102,10 @@ func (d *explainingDestination) Account(_ context.Context, want records.Expectat
 	return v1alpha1.Records{Expected: want.Records, Delivered: delivered, DropReason: "explained"}, nil
 }
 
-func TestRunLetsTheDestinationAccountForItsRecords(t *testing.T) {
-	runner := func(context.Context, []string, []string) ([]byte, error) { return []byte(selectOnlyOutput), nil }
-	dest := &explainingDestination{arrivingDestination: arrivingDestination{step: 1000, total: 1000}}
-	result, err := Run(context.Background(), Execution{
+// fluentBitExecution is one select-only run, every statement logged, of a Fluent Bit
+// sidecar destination.
+func fluentBitExecution(t *testing.T) Execution {
+	return Execution{
 		Destination: v1alpha1.Destination{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar},
 		Logging:     v1alpha1.LoggingSpec{Statement: v1alpha1.StatementAll},
 		Workload:    v1alpha1.WorkloadSpec{Builtin: v1alpha1.WorkloadSelectOnly, QueryMode: v1alpha1.QueryPrepared, Scale: 1},
@@ -113,7 +113,13 @@ func TestRunLetsTheDestinationAccountForItsRecords(t *testing.T) {
 		Repeat:      1,
 		Tag:         "lb_fluent_c1_r1_000000000000",
 		ScriptDir:   t.TempDir(),
-	}, runner, dest)
+	}
+}
+
+func TestRunLetsTheDestinationAccountForItsRecords(t *testing.T) {
+	runner := func(context.Context, []string, []string) ([]byte, error) { return []byte(selectOnlyOutput), nil }
+	dest := &explainingDestination{arrivingDestination: arrivingDestination{step: 1000, total: 1000}}
+	result, err := Run(context.Background(), fluentBitExecution(t), runner, dest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,17 +277,10 @@ func (d *lateDestination) Account(_ context.Context, want records.Expectation, d
 func TestRunReportsRecordsThatArriveAfterTheDrain(t *testing.T) {
 	runner := func(context.Context, []string, []string) ([]byte, error) { return []byte(selectOnlyOutput), nil }
 	dest := &lateDestination{drained: 700, late: 250}
-	result, err := Run(context.Background(), Execution{
-		Destination:  v1alpha1.Destination{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar},
-		Logging:      v1alpha1.LoggingSpec{Statement: v1alpha1.StatementAll},
-		Workload:     v1alpha1.WorkloadSpec{Builtin: v1alpha1.WorkloadSelectOnly, QueryMode: v1alpha1.QueryPrepared, Scale: 1},
-		Clients:      1,
-		Repeat:       1,
-		DrainTimeout: time.Minute,
-		Tag:          "lb_fluent_c1_r1_000000000000",
-		ScriptDir:    t.TempDir(),
-		Clock:        benchtest.NewSteppingClock(time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)),
-	}, runner, dest)
+	exec := fluentBitExecution(t)
+	exec.DrainTimeout = time.Minute
+	exec.Clock = benchtest.NewSteppingClock(time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC))
+	result, err := Run(context.Background(), exec, runner, dest)
 	if err != nil {
 		t.Fatal(err)
 	}

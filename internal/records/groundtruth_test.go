@@ -152,15 +152,22 @@ func startLoggingServer(t *testing.T, inst localpg.Installation) *localpg.Server
 	return server
 }
 
+// connect opens a session, which the caller closes: a test may open many in turn.
+func connect(t *testing.T, connString string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), connString)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
 // setServerParameters sets parameters with ALTER SYSTEM and waits until new sessions
 // get them.
 func setServerParameters(t *testing.T, server *localpg.Server, parameters map[string]string) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, server.ConnString())
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := connect(t, server.ConnString())
 	defer conn.Close(ctx)
 	for name, value := range parameters {
 		if _, err := conn.Exec(ctx, fmt.Sprintf("ALTER SYSTEM SET %s = '%s'", name, strings.ReplaceAll(value, "'", "''"))); err != nil {
@@ -188,10 +195,7 @@ func setServerParameters(t *testing.T, server *localpg.Server, parameters map[st
 func pendingParameters(t *testing.T, server *localpg.Server, parameters map[string]string) []string {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, server.ConnString())
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := connect(t, server.ConnString())
 	defer conn.Close(ctx)
 	var pending []string
 	for name, want := range parameters {
@@ -251,10 +255,7 @@ func countInLog(t *testing.T, server *localpg.Server, tag string, sessionEnds bo
 	ctx := context.Background()
 	// The marker must not contain the tag, or the counters would count its record too.
 	marker := "marker_" + strings.TrimPrefix(tag, "lb_")
-	conn, err := pgx.Connect(ctx, server.ConnString()+"&application_name="+marker)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := connect(t, server.ConnString()+"&application_name="+marker)
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, "SET log_statement = 'all'"); err != nil {
 		t.Fatal(err)
