@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/results"
 )
 
 // shippingSetup is what the shipping spec runs with on the cluster under test.
@@ -140,8 +141,8 @@ var _ = Describe("shipping", Ordered, func() {
 			default:
 				// On a busy node a shipper may pause past the drain's quiet period: its records
 				// then arrive late, which the row says, and are not lost.
-				_, _ = fmt.Fprintf(GinkgoWriter, "%s: %d of %d delivered, %d late, drain %.1f s, stages %+v\n",
-					what, records.Delivered, records.Expected, records.ArrivedLate, row.DrainSeconds, *records.Stages)
+				_, _ = fmt.Fprintf(GinkgoWriter, "%s: %d of %d delivered, %d late, drain %.1f s; %s\n",
+					what, records.Delivered, records.Expected, records.ArrivedLate, row.DrainSeconds, results.StagesNote(row))
 				Expect(records.Delivered+records.ArrivedLate).To(Equal(records.Expected), "%s: every record arrives", what)
 				Expect(records.Stages.LostAt).To(BeEmpty(), what)
 				Expect(records.DropReason).To(BeEmpty(), what)
