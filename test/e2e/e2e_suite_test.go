@@ -31,28 +31,35 @@ import (
 type provider struct {
 	// kubeconfig is used when KUBECONFIG is unset.
 	kubeconfig string
-	// postgresImage is the operand image the benchmark's clusters run; it must hold pgbench.
+	// postgresImage is the operand image of PostgreSQL 15 the clusters run unless a spec
+	// says otherwise; like every operand image, it must hold pgbench.
 	postgresImage string
+	// postgres18Image is the operand image of PostgreSQL 18, the major version users get
+	// when they leave imageName empty.
+	postgres18Image string
 }
 
 var providers = map[string]provider{
 	"local": {
-		kubeconfig:    "bin/local-cluster/kubeconfig",
-		postgresImage: "logbench.local/postgresql:15-bookworm",
+		kubeconfig:      "bin/local-cluster/kubeconfig",
+		postgresImage:   "logbench.local/postgresql:15-bookworm",
+		postgres18Image: "logbench.local/postgresql:18.6-bookworm",
 	},
 	"kind": {
-		kubeconfig:    "",
-		postgresImage: "ghcr.io/cloudnative-pg/postgresql:15",
+		kubeconfig:      "",
+		postgresImage:   "ghcr.io/cloudnative-pg/postgresql:15",
+		postgres18Image: "ghcr.io/cloudnative-pg/postgresql:18",
 	},
 }
 
 const operatorNamespace = "logbench-system"
 
 var (
-	k8sClient     client.Client
-	clientset     *kubernetes.Clientset
-	postgresImage string
-	shipping      shippingSetup
+	k8sClient       client.Client
+	clientset       *kubernetes.Clientset
+	postgresImage   string
+	postgres18Image string
+	shipping        shippingSetup
 	// kubectlArgs make every kubectl the suite runs talk to the cluster under test.
 	kubectlArgs []string
 )
@@ -73,6 +80,10 @@ var _ = BeforeSuite(func() {
 	postgresImage = chosen.postgresImage
 	if image := os.Getenv("E2E_POSTGRES_IMAGE"); image != "" {
 		postgresImage = image
+	}
+	postgres18Image = chosen.postgres18Image
+	if image := os.Getenv("E2E_POSTGRES18_IMAGE"); image != "" {
+		postgres18Image = image
 	}
 	// The Makefile names these images from the versions it pins; an empty shipper image
 	// is logbench's pinned upstream default.
@@ -103,7 +114,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	clientset, err = kubernetes.NewForConfig(config)
 	Expect(err).NotTo(HaveOccurred())
-	_, _ = fmt.Fprintf(GinkgoWriter, "provider %s, operand image %s\n", name, postgresImage)
+	_, _ = fmt.Fprintf(GinkgoWriter, "provider %s, operand images %s and %s\n", name, postgresImage, postgres18Image)
 
 	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchmarkNamespace}}
 	Expect(client.IgnoreAlreadyExists(k8sClient.Create(context.Background(), namespace))).To(Succeed())

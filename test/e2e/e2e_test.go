@@ -103,8 +103,10 @@ var _ = Describe("logbench", Ordered, func() {
 		}
 	})
 
-	It("runs a real benchmark to Succeeded with consistent records", func(ctx SpecContext) {
+	It("runs a real benchmark on PostgreSQL 18 to Succeeded with consistent records", func(ctx SpecContext) {
 		benchmark = newBenchmark("e2e")
+		// The other specs run PostgreSQL 15.
+		benchmark.Spec.Postgres.ImageName = postgres18Image
 		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, benchmark))).To(Succeed())
 		Eventually(func() bool {
 			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(benchmark), &benchv1alpha1.LoggingBenchmark{}))
