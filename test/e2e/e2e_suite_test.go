@@ -7,6 +7,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -77,14 +78,8 @@ var _ = BeforeSuite(func() {
 	chosen, known := providers[name]
 	Expect(known).To(BeTrue(), "E2E_PROVIDER=%q: use local or kind", name)
 
-	postgresImage = chosen.postgresImage
-	if image := os.Getenv("E2E_POSTGRES_IMAGE"); image != "" {
-		postgresImage = image
-	}
-	postgres18Image = chosen.postgres18Image
-	if image := os.Getenv("E2E_POSTGRES18_IMAGE"); image != "" {
-		postgres18Image = image
-	}
+	postgresImage = cmp.Or(os.Getenv("E2E_POSTGRES_IMAGE"), chosen.postgresImage)
+	postgres18Image = cmp.Or(os.Getenv("E2E_POSTGRES18_IMAGE"), chosen.postgres18Image)
 	// The Makefile names these images from the versions it pins; an empty shipper image
 	// is logbench's pinned upstream default.
 	shipping = shippingSetup{
