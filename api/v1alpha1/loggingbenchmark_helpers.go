@@ -60,12 +60,8 @@ func (s *LoggingBenchmarkSpec) ServerParameters(d Destination) map[string]string
 	if d.Type == DestinationNone {
 		logging = LoggingSpec{Statement: StatementNone, LinePrefix: s.Logging.LinePrefix, TrackIOTiming: s.Logging.TrackIOTiming}
 	}
-	minDuration := int32(-1)
-	if logging.MinDurationStatement != nil {
-		minDuration = *logging.MinDurationStatement
-	}
 	parameters["log_statement"] = string(logging.Statement)
-	parameters["log_min_duration_statement"] = strconv.Itoa(int(minDuration))
+	parameters["log_min_duration_statement"] = strconv.Itoa(int(logging.MinDurationStatementMs()))
 	parameters["log_duration"] = onOff(logging.Duration)
 	parameters["log_connections"] = onOff(logging.Connections)
 	parameters["log_disconnections"] = onOff(logging.Disconnections)
@@ -74,6 +70,15 @@ func (s *LoggingBenchmarkSpec) ServerParameters(d Destination) map[string]string
 		parameters["log_line_prefix"] = logging.LinePrefix
 	}
 	return parameters
+}
+
+// MinDurationStatementMs is log_min_duration_statement as the server runs with it: -1,
+// off, when the spec leaves it out.
+func (l LoggingSpec) MinDurationStatementMs() int32 {
+	if l.MinDurationStatement == nil {
+		return -1
+	}
+	return *l.MinDurationStatement
 }
 
 func onOff(b bool) string {
