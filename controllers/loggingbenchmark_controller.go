@@ -1,10 +1,18 @@
 // Package controllers holds the LoggingBenchmark reconciler: it provisions one
 // CloudNativePG cluster per destination, runs the benchmark's pgbench executions one at a
 // time as agent Jobs, and rebuilds the status from those Jobs on every pass.
+//
+// A pass reads the world (loggingbenchmark_observe.go), saves the results of Jobs that
+// just finished and starts the next run (loggingbenchmark_runs.go), provisioning its
+// cluster first (loggingbenchmark_clusters.go), computes and writes the status
+// (loggingbenchmark_status.go), announces what changed (loggingbenchmark_events.go),
+// and deletes the clusters of a finished benchmark (loggingbenchmark_cleanup.go). The
+// objects it creates come from pure builders: cluster_spec.go, job_spec.go, names.go.
 package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -24,18 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
-)
-
-// Event reasons.
-const (
-	EventClusterCreated    = "ClusterCreated"
-	EventClusterReady      = "ClusterReady"
-	EventClusterFailed     = "ClusterFailed"
-	EventClustersDeleted   = "ClustersDeleted"
-	EventRunStarted        = "RunStarted"
-	EventRunSucceeded      = "RunSucceeded"
-	EventRunFailed         = "RunFailed"
-	EventBenchmarkFinished = "BenchmarkFinished"
+	"github.com/logbench/logbench/internal/status"
 )
 
 // conflictRetryDelay is how soon a pass that lost an optimistic-locking race retries.
@@ -68,9 +65,10 @@ type LoggingBenchmarkReconciler struct {
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
-// Reconcile fetches the benchmark and delegates to the phase methods; deletion needs no
-// work because everything the benchmark created is owned by it.
-func (r *LoggingBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+// Reconcile fetches the benchmark, runs one pass and writes the status the pass computed,
+// also when a step failed; deletion needs no work because everything the benchmark
+// created is owned by it.
+func (r *LoggingBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
 	benchmark := &v1alpha1.LoggingBenchmark{}
 	if err := r.Get(ctx, req.NamespacedName, benchmark); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -83,70 +81,35 @@ func (r *LoggingBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		return ctrl.Result{}, nil
 	}
 
-	old := benchmark.DeepCopy()
-	result, err := r.reconcileBenchmark(ctx, benchmark)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	benchmark.Status.ObservedGeneration = benchmark.Generation
-	if err := r.patchStatus(ctx, old, benchmark); err != nil {
-		if apierrors.IsConflict(err) {
-			return ctrl.Result{RequeueAfter: conflictRetryDelay}, nil
+	before := benchmark.DeepCopy()
+	defer func() {
+		// observedGeneration says the spec was reconciled in full: a failed pass leaves it.
+		if reterr == nil {
+			benchmark.Status.ObservedGeneration = benchmark.Generation
 		}
-		return ctrl.Result{}, fmt.Errorf("writing the status: %w", err)
-	}
-	exportBenchmarkMetrics(benchmark)
-	r.announceTransitions(old, benchmark)
-	return result, nil
+		err := r.patchStatus(ctx, before, benchmark)
+		switch {
+		case apierrors.IsConflict(err) && reterr == nil:
+			// A newer status was written since this pass read the benchmark.
+			result = ctrl.Result{RequeueAfter: conflictRetryDelay}
+		case err != nil:
+			result, reterr = ctrl.Result{}, errors.Join(reterr, fmt.Errorf("writing the status: %w", err))
+		default:
+			exportBenchmarkMetrics(benchmark)
+			r.announceTransitions(before, benchmark)
+		}
+	}()
+	return r.reconcileBenchmark(ctx, benchmark)
 }
 
-// announceTransitions emits the events and counts of the changes a pass wrote. It runs
-// after the status write, which is optimistically locked: a pass working from a stale
-// read fails to write, so each change is announced once.
-func (r *LoggingBenchmarkReconciler) announceTransitions(old, benchmark *v1alpha1.LoggingBenchmark) {
-	before := map[string]v1alpha1.DestinationState{}
-	for _, dest := range old.Status.Destinations {
-		before[dest.Name] = dest.State
-	}
-	for _, dest := range benchmark.Status.Destinations {
-		if before[dest.Name] == dest.State {
-			continue
-		}
-		switch dest.State {
-		case v1alpha1.DestinationReady:
-			r.Recorder.Eventf(benchmark, corev1.EventTypeNormal, EventClusterReady, "CloudNativePG cluster %s is ready", dest.ClusterName)
-		case v1alpha1.DestinationFailed:
-			r.Recorder.Event(benchmark, corev1.EventTypeWarning, EventClusterFailed, dest.Message)
-			countRuns(benchmark, outcomeFailed, failedRepeats(benchmark, dest.Name, dest.Message))
-		}
-	}
-	if !isFinished(old.Status.Phase) && isFinished(benchmark.Status.Phase) {
-		r.Recorder.Eventf(benchmark, corev1.EventTypeNormal, EventBenchmarkFinished,
-			"Benchmark %s: %s runs done, worst overhead %q", benchmark.Status.Phase,
-			benchmark.Status.Progress.Text, benchmark.Status.Summary.WorstOverhead)
-	}
-}
-
-// failedRepeats counts the repeats of a destination that failed with the given error.
-func failedRepeats(benchmark *v1alpha1.LoggingBenchmark, destination, message string) int {
-	failed := 0
-	for _, row := range benchmark.Status.Results {
-		for _, repeat := range row.Repeats {
-			if row.Destination == destination && repeat.Error == message {
-				failed++
-			}
-		}
-	}
-	return failed
-}
-
+// reconcileBenchmark runs the steps of one pass in order.
 func (r *LoggingBenchmarkReconciler) reconcileBenchmark(ctx context.Context, benchmark *v1alpha1.LoggingBenchmark) (ctrl.Result, error) {
-	if isFinished(benchmark.Status.Phase) {
+	if benchmark.Status.Phase.IsFinished() {
 		// The status of a finished benchmark is final: it survives the deletion of its Jobs.
 		return ctrl.Result{}, r.reconcileCleanup(ctx, benchmark)
 	}
 	if err := validateClusterNames(benchmark.Name, &benchmark.Spec); err != nil {
-		r.reconcileInvalidSpec(benchmark, err)
+		status.SetInvalid(benchmark, err)
 		return ctrl.Result{}, nil
 	}
 	if benchmark.Status.StartTime == nil {
@@ -158,113 +121,14 @@ func (r *LoggingBenchmarkReconciler) reconcileBenchmark(ctx context.Context, ben
 		return ctrl.Result{}, err
 	}
 	result, err := r.reconcileRuns(ctx, pass)
+	setStatus(pass)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	pass.writeStatus()
-	if isFinished(benchmark.Status.Phase) {
+	if benchmark.Status.Phase.IsFinished() {
 		return result, r.reconcileCleanup(ctx, benchmark)
 	}
 	return result, nil
-}
-
-func (r *LoggingBenchmarkReconciler) reconcileInvalidSpec(benchmark *v1alpha1.LoggingBenchmark, err error) {
-	now := metav1.Now()
-	benchmark.Status.Phase = v1alpha1.PhaseFailed
-	benchmark.Status.CompletionTime = &now
-	benchmark.Status.Progress.RunsTotal = benchmark.Spec.RunsTotal()
-	SetConditions(benchmark, ReasonInvalidSpec, err.Error())
-}
-
-// reconcileRuns advances the first unfinished run: waits for its Job, or provisions its
-// cluster, or starts its Job. Runs execute one at a time so that they never compete for
-// the nodes' cores.
-func (r *LoggingBenchmarkReconciler) reconcileRuns(ctx context.Context, pass *benchmarkPass) (ctrl.Result, error) {
-	for _, run := range pass.planned {
-		if _, done := pass.runs.Finished[run.key()]; done {
-			continue
-		}
-		pass.current = &run
-		if pass.runs.Started[run.key()] {
-			// The Job's watch brings the next pass.
-			pass.phase = v1alpha1.PhaseRunning
-			return ctrl.Result{}, nil
-		}
-		outcome, err := r.reconcileCluster(ctx, pass, run.Destination)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		switch outcome.State {
-		case clusterFailed:
-			continue
-		case clusterWaiting:
-			pass.phase = v1alpha1.PhaseProvisioning
-			return ctrl.Result{RequeueAfter: outcome.Wait}, nil
-		}
-		pass.phase = v1alpha1.PhaseRunning
-		return ctrl.Result{}, r.startRun(ctx, pass, run, outcome.Image)
-	}
-	pass.current = nil
-	pass.phase = v1alpha1.PhaseSucceeded
-	if pass.failedRuns() > 0 {
-		pass.phase = v1alpha1.PhaseFailed
-	}
-	return ctrl.Result{}, nil
-}
-
-// startRun creates the Job of a run; its deterministic name makes a second creation fail
-// rather than run twice.
-func (r *LoggingBenchmarkReconciler) startRun(ctx context.Context, pass *benchmarkPass, run plannedRun, clusterImage string) error {
-	benchmark := pass.benchmark
-	if err := r.reconcileAgentAccess(ctx, benchmark); err != nil {
-		return err
-	}
-	job, err := buildJob(benchmark, run, jobInput{
-		ClusterName:    clusterName(benchmark.Name, run.Destination.Name),
-		ClusterImage:   clusterImage,
-		InstallerImage: r.AgentImage,
-	})
-	if err != nil {
-		return err
-	}
-	if err := ctrl.SetControllerReference(benchmark, job, r.Scheme); err != nil {
-		return err
-	}
-	pass.runs.Started[run.key()] = true
-	if err := r.Create(ctx, job); apierrors.IsAlreadyExists(err) {
-		return nil
-	} else if err != nil {
-		return fmt.Errorf("creating Job %s: %w", job.Name, err)
-	}
-	r.Recorder.Eventf(benchmark, corev1.EventTypeNormal, EventRunStarted,
-		"Run %s started as Job %s", pass.currentText(), job.Name)
-	return nil
-}
-
-// recordRunFinished counts and announces the end of a run once per process.
-func (r *LoggingBenchmarkReconciler) recordRunFinished(benchmark *v1alpha1.LoggingBenchmark, job *batchv1.Job, result v1alpha1.RepeatResult) {
-	owner := client.ObjectKeyFromObject(benchmark)
-	r.finishedRunsMu.Lock()
-	if r.finishedRuns == nil {
-		r.finishedRuns = map[types.NamespacedName]map[types.UID]bool{}
-	}
-	if r.finishedRuns[owner] == nil {
-		r.finishedRuns[owner] = map[types.UID]bool{}
-	}
-	seen := r.finishedRuns[owner][job.UID]
-	r.finishedRuns[owner][job.UID] = true
-	r.finishedRunsMu.Unlock()
-	if seen {
-		return
-	}
-	if result.Error != "" {
-		countRuns(benchmark, outcomeFailed, 1)
-		r.Recorder.Eventf(benchmark, corev1.EventTypeWarning, EventRunFailed, "Job %s failed: %s", job.Name, result.Error)
-		return
-	}
-	countRuns(benchmark, outcomeSucceeded, 1)
-	r.Recorder.Eventf(benchmark, corev1.EventTypeNormal, EventRunSucceeded,
-		"Job %s succeeded: %.1f TPS", job.Name, result.TPS)
 }
 
 // forget drops what this process keeps about a deleted benchmark.

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -17,8 +18,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -126,8 +131,8 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(status.StartTime).NotTo(BeNil())
 		Expect(status.CompletionTime).NotTo(BeNil())
 		Expect(status.ObservedGeneration).To(Equal(benchmark.Generation))
-		Expect(meta.IsStatusConditionTrue(status.Conditions, ConditionReady)).To(BeTrue())
-		Expect(meta.IsStatusConditionFalse(status.Conditions, ConditionDegraded)).To(BeTrue())
+		Expect(meta.IsStatusConditionTrue(status.Conditions, v1alpha1.ConditionReady)).To(BeTrue())
+		Expect(meta.IsStatusConditionFalse(status.Conditions, v1alpha1.ConditionDegraded)).To(BeTrue())
 		Expect(listJobs(namespace)).To(HaveLen(4))
 
 		By("deleting the clusters of a successful benchmark under OnSuccess")
@@ -228,9 +233,9 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 			}
 		}
 		Expect(errors).To(ContainElement("pgbench: error: connection to server failed"))
-		degraded := meta.FindStatusCondition(benchmark.Status.Conditions, ConditionDegraded)
+		degraded := meta.FindStatusCondition(benchmark.Status.Conditions, v1alpha1.ConditionDegraded)
 		Expect(degraded.Status).To(Equal(metav1.ConditionTrue))
-		Expect(degraded.Reason).To(Equal(ReasonRunsFailed))
+		Expect(degraded.Reason).To(Equal(v1alpha1.ReasonRunsFailed))
 		Expect(degraded.Message).To(ContainSubstring("baseline/2/1"))
 		Expect(getJob(namespace, "broken-baseline-c2-r1").Annotations).To(HaveKey(AnnotationResult))
 		Expect(testutil.ToFloat64(runsTotal.WithLabelValues(namespace, "broken", outcomeFailed))).To(Equal(1.0))
@@ -394,9 +399,9 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		finishJob(namespace, "overcount-csv-c2-r1", resultMessage(1500), true)
 
 		benchmark := expectPhase(namespace, "overcount", v1alpha1.PhaseSucceeded)
-		degraded := meta.FindStatusCondition(benchmark.Status.Conditions, ConditionDegraded)
+		degraded := meta.FindStatusCondition(benchmark.Status.Conditions, v1alpha1.ConditionDegraded)
 		Expect(degraded.Status).To(Equal(metav1.ConditionTrue))
-		Expect(degraded.Reason).To(Equal(ReasonAccountingError))
+		Expect(degraded.Reason).To(Equal(v1alpha1.ReasonAccountingError))
 		Expect(degraded.Message).To(ContainSubstring("csv/1"))
 		Expect(benchmark.Status.Summary.DropsUnknown).To(Equal([]string{"csv/1"}))
 		Expect(benchmark.Status.Summary.Dropped).To(Equal("0, 1 row unknown"))
@@ -407,9 +412,45 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		name := "a-benchmark-name-far-too-long-for-cloudnativepg"
 		Expect(k8sClient.Create(ctx, newBenchmark(namespace, name, v1alpha1.CleanupNever))).To(Succeed())
 		benchmark := expectPhase(namespace, name, v1alpha1.PhaseFailed)
-		degraded := meta.FindStatusCondition(benchmark.Status.Conditions, ConditionDegraded)
-		Expect(degraded.Reason).To(Equal(ReasonInvalidSpec))
+		degraded := meta.FindStatusCondition(benchmark.Status.Conditions, v1alpha1.ConditionDegraded)
+		Expect(degraded.Reason).To(Equal(v1alpha1.ReasonInvalidSpec))
 		Expect(degraded.Message).To(ContainSubstring("shorten the benchmark name"))
 		Consistently(clusterExists(namespace, name+"-baseline"), time.Second).Should(BeFalse())
+	})
+
+	It("writes the status of a pass that failed, and advances observedGeneration only on success", func() {
+		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "flaky", v1alpha1.CleanupNever))).To(Succeed())
+		withWatch, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+		Expect(err).NotTo(HaveOccurred())
+		refusingClusters := interceptor.NewClient(withWatch, interceptor.Funcs{
+			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+				if obj.GetObjectKind().GroupVersionKind() == ClusterGVK {
+					return errors.New("the API server is unavailable")
+				}
+				return c.Create(ctx, obj, opts...)
+			},
+		})
+		reconciler := func(c client.Client) *LoggingBenchmarkReconciler {
+			return &LoggingBenchmarkReconciler{Client: c, Scheme: scheme, Recorder: record.NewFakeRecorder(100),
+				AgentImage: testAgentImage, ClusterReadyTimeout: time.Minute}
+		}
+		request := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: "flaky"}}
+
+		By("failing to create the first cluster")
+		_, err = reconciler(refusingClusters).Reconcile(ctx, request)
+		Expect(err).To(MatchError(ContainSubstring("the API server is unavailable")))
+		benchmark := getBenchmark(Default, namespace, "flaky")
+		Expect(benchmark.Status.StartTime).NotTo(BeNil())
+		Expect(benchmark.Status.Phase).To(Equal(v1alpha1.PhasePending))
+		Expect(benchmark.Status.Progress.Text).To(Equal("0/4"))
+		Expect(benchmark.Status.Destinations).To(HaveLen(2))
+		Expect(benchmark.Status.ObservedGeneration).To(BeZero())
+
+		By("creating it on the next pass")
+		_, err = reconciler(k8sClient).Reconcile(ctx, request)
+		Expect(err).NotTo(HaveOccurred())
+		benchmark = getBenchmark(Default, namespace, "flaky")
+		Expect(benchmark.Status.Phase).To(Equal(v1alpha1.PhaseProvisioning))
+		Expect(benchmark.Status.ObservedGeneration).To(Equal(benchmark.Generation))
 	})
 })

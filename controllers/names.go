@@ -29,31 +29,6 @@ const (
 	maxJobNameLength = 63
 )
 
-// plannedRun is one pgbench execution of a benchmark.
-type plannedRun struct {
-	Destination v1alpha1.Destination
-	Clients     int32
-	Repeat      int32
-}
-
-func (r plannedRun) key() results.RunKey {
-	return results.RunKey{Destination: r.Destination.Name, Clients: r.Clients, Repeat: r.Repeat}
-}
-
-// plannedRuns lists the runs of a benchmark in the order they execute: destination, then
-// client count, then repeat, so that each cluster is needed for one contiguous stretch.
-func plannedRuns(spec *v1alpha1.LoggingBenchmarkSpec) []plannedRun {
-	var runs []plannedRun
-	for _, dest := range spec.EffectiveDestinations() {
-		for _, clients := range spec.Workload.Clients {
-			for repeat := int32(1); repeat <= spec.Workload.Repeats; repeat++ {
-				runs = append(runs, plannedRun{Destination: dest, Clients: clients, Repeat: repeat})
-			}
-		}
-	}
-	return runs
-}
-
 func clusterName(benchmark, destination string) string {
 	return benchmark + "-" + destination
 }

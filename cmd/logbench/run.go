@@ -18,11 +18,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/logbench/logbench/api/v1alpha1"
-	"github.com/logbench/logbench/controllers"
 	"github.com/logbench/logbench/internal/localpg"
 	"github.com/logbench/logbench/internal/localrun"
 	"github.com/logbench/logbench/internal/manifest"
 	"github.com/logbench/logbench/internal/results"
+	"github.com/logbench/logbench/internal/status"
 )
 
 func init() {
@@ -102,7 +102,10 @@ func runLocal(ctx context.Context, opts runOptions, stdout, stderr io.Writer) er
 	})
 	progress.stop()
 
-	rows := results.Aggregate(spec, outcome.Runs)
+	// The status the operator would write for these runs, conditions included.
+	benchmark.Status.StartTime = &started
+	status.Set(benchmark, status.Observation{Planned: results.Plan(spec), Finished: outcome.Runs, Done: true})
+	rows := benchmark.Status.Results
 	if err := results.Render(stdout, format, rows); err != nil {
 		return err
 	}
@@ -110,7 +113,7 @@ func runLocal(ctx context.Context, opts runOptions, stdout, stderr io.Writer) er
 		fmt.Fprintf(stderr, "skipped %s: %s\n", skipped.Destination, skipped.Reason)
 	}
 	if opts.savePath != "" {
-		if err := save(opts.savePath, benchmark, rows, started, len(outcome.Runs)); err != nil {
+		if err := save(opts.savePath, benchmark); err != nil {
 			return err
 		}
 	}
@@ -123,7 +126,7 @@ func runLocal(ctx context.Context, opts runOptions, stdout, stderr io.Writer) er
 	if len(rows) == 0 {
 		return localrun.ErrNothingToRun
 	}
-	if failed := failedRuns(rows); failed > 0 {
+	if failed := len(results.Failures(rows)); failed > 0 {
 		return fmt.Errorf("%d runs failed; their errors are in the footnotes above", failed)
 	}
 	return nil
@@ -142,63 +145,14 @@ func findInstallation(pgBin string) (localpg.Installation, error) {
 	return installation, nil
 }
 
-func failedRuns(rows []v1alpha1.Result) int {
-	failed := 0
-	for _, row := range rows {
-		for _, repeat := range row.Repeats {
-			if repeat.Error != "" {
-				failed++
-			}
-		}
-	}
-	return failed
-}
-
 // save writes the benchmark as the operator would leave it, status included, so that
 // a local run can be reported like a cluster one.
-func save(path string, benchmark *v1alpha1.LoggingBenchmark, rows []v1alpha1.Result, started metav1.Time, runs int) error {
-	setLocalStatus(benchmark, rows, started, metav1.Now(), runs)
+func save(path string, benchmark *v1alpha1.LoggingBenchmark) error {
 	data, err := yaml.Marshal(benchmark)
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(path, data, 0o644)
-}
-
-// setLocalStatus writes the status the operator would write for the runs measured
-// here, conditions included.
-func setLocalStatus(benchmark *v1alpha1.LoggingBenchmark, rows []v1alpha1.Result, started, completed metav1.Time, runs int) {
-	phase := v1alpha1.PhaseSucceeded
-	if failedRuns(rows) > 0 || int32(runs) < benchmark.Spec.RunsTotal() {
-		phase = v1alpha1.PhaseFailed
-	}
-	benchmark.Status = v1alpha1.LoggingBenchmarkStatus{
-		Phase:          phase,
-		StartTime:      &started,
-		CompletionTime: &completed,
-		Progress: v1alpha1.Progress{
-			RunsDone:  int32(runs),
-			RunsTotal: benchmark.Spec.RunsTotal(),
-			Text:      fmt.Sprintf("%d/%d", runs, benchmark.Spec.RunsTotal()),
-		},
-		Results: rows,
-		Summary: results.Summarize(rows),
-	}
-	reason, message := controllers.Degradation(failedRuns(rows), int(benchmark.Spec.RunsTotal()), firstFailure(rows), rows)
-	controllers.SetConditions(benchmark, reason, message)
-}
-
-// firstFailure names the first failed repeat with its error, as the operator's
-// Degraded condition does.
-func firstFailure(rows []v1alpha1.Result) string {
-	for _, row := range rows {
-		for _, repeat := range row.Repeats {
-			if repeat.Error != "" {
-				return fmt.Sprintf("%s/%d/%d: %s", row.Destination, row.Clients, repeat.Repeat, repeat.Error)
-			}
-		}
-	}
-	return ""
 }
 
 // progressReporter shows the current run on stderr: a line that refreshes every second

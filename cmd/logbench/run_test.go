@@ -8,11 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/logbench/logbench/api/v1alpha1"
-	"github.com/logbench/logbench/controllers"
 	"github.com/logbench/logbench/internal/localpg/localpgtest"
 )
 
@@ -108,26 +104,5 @@ spec:
 	// Two records of each of pgbench's three sessions beside one a transaction.
 	if records.Dropped == nil || *records.Dropped != 0 || records.Delivered != records.Expected || records.Expected <= 6 {
 		t.Errorf("records %+v, want every expected record delivered\n%s", records, out.String())
-	}
-}
-
-// TestLocalStatusReportsAccountingErrors: a local run saved an accounting error without
-// any condition.
-func TestLocalStatusReportsAccountingErrors(t *testing.T) {
-	benchmark := &v1alpha1.LoggingBenchmark{Spec: v1alpha1.LoggingBenchmarkSpec{
-		Destinations: []v1alpha1.Destination{{Name: "csv", Type: v1alpha1.DestinationCSVLog}},
-		Workload:     v1alpha1.WorkloadSpec{Clients: []int32{1}, Repeats: 1},
-	}}
-	rows := []v1alpha1.Result{{Destination: "csv", Clients: 1, Repeats: []v1alpha1.RepeatResult{{Repeat: 1}},
-		Records: v1alpha1.Records{Expected: 10, Delivered: 12, AccountingError: "repeat 1: 12 records arrived"}}}
-	now := metav1.Now()
-	setLocalStatus(benchmark, rows, now, now, 1)
-	degraded := meta.FindStatusCondition(benchmark.Status.Conditions, controllers.ConditionDegraded)
-	if degraded == nil || degraded.Status != metav1.ConditionTrue || degraded.Reason != controllers.ReasonAccountingError ||
-		!strings.Contains(degraded.Message, "csv/1") {
-		t.Errorf("Degraded = %+v, want True for the accounting error of csv/1", degraded)
-	}
-	if benchmark.Status.Phase != v1alpha1.PhaseSucceeded || !meta.IsStatusConditionTrue(benchmark.Status.Conditions, controllers.ConditionReady) {
-		t.Errorf("phase %s, conditions %+v: want Succeeded and Ready, the runs did run", benchmark.Status.Phase, benchmark.Status.Conditions)
 	}
 }

@@ -21,6 +21,25 @@ type RunKey struct {
 	Repeat      int32
 }
 
+// String names the run as destination/clients/repeat.
+func (k RunKey) String() string {
+	return fmt.Sprintf("%s/%d/%d", k.Destination, k.Clients, k.Repeat)
+}
+
+// Plan lists the runs of a benchmark in the order they execute: destination, then client
+// count, then repeat, so that each destination's server is needed for one stretch.
+func Plan(spec *v1alpha1.LoggingBenchmarkSpec) []RunKey {
+	var runs []RunKey
+	for _, dest := range spec.EffectiveDestinations() {
+		for _, clients := range spec.Workload.Clients {
+			for repeat := int32(1); repeat <= spec.Workload.Repeats; repeat++ {
+				runs = append(runs, RunKey{Destination: dest.Name, Clients: clients, Repeat: repeat})
+			}
+		}
+	}
+	return runs
+}
+
 // Aggregate combines the repeats of every (destination, client count) into one row.
 // Rows follow spec.EffectiveDestinations() and then spec.Workload.Clients order; a pair
 // without any run yet has no row. Runs of destinations or client counts the spec does not
@@ -308,4 +327,29 @@ func applyOverhead(rows []v1alpha1.Result, baseline string) {
 		overhead := (base - row.TPS) / base * 100
 		row.OverheadPercent = &overhead
 	}
+}
+
+// Failure is a repeat that failed, named as destination/clients/repeat.
+type Failure struct {
+	Run   RunKey
+	Error string
+}
+
+func (f Failure) String() string {
+	return f.Run.String() + ": " + f.Error
+}
+
+// Failures lists the failed repeats of the rows in row order, the one list every count
+// and message of failed runs comes from.
+func Failures(rows []v1alpha1.Result) []Failure {
+	var failures []Failure
+	for _, row := range rows {
+		for _, repeat := range row.Repeats {
+			if repeat.Error != "" {
+				run := RunKey{Destination: row.Destination, Clients: row.Clients, Repeat: repeat.Repeat}
+				failures = append(failures, Failure{Run: run, Error: repeat.Error})
+			}
+		}
+	}
+	return failures
 }

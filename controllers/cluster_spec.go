@@ -1,10 +1,7 @@
 package controllers
 
 import (
-	"time"
-
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -108,47 +105,4 @@ func buildCluster(benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destinatio
 		cluster.SetAnnotations(map[string]string{shipping.PodPatchAnnotation: patch})
 	}
 	return cluster, nil
-}
-
-// clusterReadiness is what the reconciler needs from a Cluster's status.
-type clusterReadiness struct {
-	Ready bool
-	// Image runs PostgreSQL in the cluster; the agent runs in it too, for its pgbench.
-	Image string
-	// NotReadySince is when CloudNativePG last reported the cluster not ready, or when it
-	// was created: a cluster that was ready and fails over gets a full timeout again.
-	NotReadySince time.Time
-}
-
-// observeCluster reads a Cluster's status: ready once CloudNativePG reports it healthy
-// with every instance ready and the image it runs.
-func observeCluster(cluster *unstructured.Unstructured) clusterReadiness {
-	instances, _, _ := unstructured.NestedInt64(cluster.Object, "spec", "instances")
-	readyInstances, _, _ := unstructured.NestedInt64(cluster.Object, "status", "readyInstances")
-	phase, _, _ := unstructured.NestedString(cluster.Object, "status", "phase")
-	image, _, _ := unstructured.NestedString(cluster.Object, "status", "image")
-	if image == "" {
-		image, _, _ = unstructured.NestedString(cluster.Object, "spec", "imageName")
-	}
-	return clusterReadiness{
-		Ready:         phase == clusterPhaseHealthy && instances > 0 && readyInstances == instances && image != "",
-		Image:         image,
-		NotReadySince: notReadySince(cluster),
-	}
-}
-
-// notReadySince reads the last transition of CloudNativePG's Ready condition to False.
-func notReadySince(cluster *unstructured.Unstructured) time.Time {
-	conditions, _, _ := unstructured.NestedSlice(cluster.Object, "status", "conditions")
-	for _, item := range conditions {
-		condition, _ := item.(map[string]any)
-		if condition["type"] != "Ready" || condition["status"] != string(metav1.ConditionFalse) {
-			continue
-		}
-		transition, _ := condition["lastTransitionTime"].(string)
-		if since, err := time.Parse(time.RFC3339, transition); err == nil {
-			return since
-		}
-	}
-	return cluster.GetCreationTimestamp().Time
 }

@@ -1,0 +1,43 @@
+package v1alpha1
+
+// Condition types of a LoggingBenchmark.
+const (
+	// ConditionReady is True once every run succeeded.
+	ConditionReady = "Ready"
+	// ConditionProgressing is True while clusters are provisioned or runs execute.
+	ConditionProgressing = "Progressing"
+	// ConditionDegraded is True when a run or a destination failed, a count cannot be
+	// right, or the spec is unusable.
+	ConditionDegraded = "Degraded"
+)
+
+// Reasons of the Ready and Progressing conditions, one per phase.
+const (
+	ReasonPending             = "Pending"
+	ReasonProvisioningCluster = "ProvisioningCluster"
+	ReasonRunningBenchmark    = "RunningBenchmark"
+	ReasonBenchmarkSucceeded  = "BenchmarkSucceeded"
+	ReasonBenchmarkFailed     = "BenchmarkFailed"
+)
+
+// Reasons of the Degraded condition.
+const (
+	ReasonInvalidSpec     = "InvalidSpec"
+	ReasonRunsFailed      = "RunsFailed"
+	ReasonAccountingError = "AccountingError"
+	ReasonNoFailures      = "NoFailures"
+)
+
+// PhaseReasons gives the reason of the Ready and Progressing conditions in each phase.
+var PhaseReasons = map[Phase]string{
+	PhasePending:      ReasonPending,
+	PhaseProvisioning: ReasonProvisioningCluster,
+	PhaseRunning:      ReasonRunningBenchmark,
+	PhaseSucceeded:    ReasonBenchmarkSucceeded,
+	PhaseFailed:       ReasonBenchmarkFailed,
+}
+
+// IsFinished reports whether a benchmark in this phase runs nothing more.
+func (p Phase) IsFinished() bool {
+	return p == PhaseSucceeded || p == PhaseFailed
+}

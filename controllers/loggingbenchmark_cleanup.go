@@ -1,0 +1,63 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+)
+
+// reconcileCleanup deletes the clusters of a finished benchmark, and their shipper
+// configurations, as its cleanup policy says, and marks its destinations deleted; the
+// Jobs stay, holding the results.
+func (r *LoggingBenchmarkReconciler) reconcileCleanup(ctx context.Context, benchmark *v1alpha1.LoggingBenchmark) error {
+	policy := benchmark.Spec.Cleanup
+	if policy != v1alpha1.CleanupAlways && (policy != v1alpha1.CleanupOnSuccess || benchmark.Status.Phase != v1alpha1.PhaseSucceeded) {
+		return nil
+	}
+	clusters, err := r.ownedClusters(ctx, benchmark)
+	if err != nil {
+		return err
+	}
+	deleted := 0
+	for _, cluster := range clusters {
+		if cluster.GetDeletionTimestamp() != nil {
+			continue
+		}
+		if err := r.Delete(ctx, cluster); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting CloudNativePG cluster %s: %w", cluster.GetName(), err)
+		}
+		deleted++
+	}
+	if err := r.deleteShipperConfigs(ctx, benchmark); err != nil {
+		return err
+	}
+	markDestinationsDeleted(&benchmark.Status)
+	if deleted > 0 {
+		r.Recorder.Eventf(benchmark, corev1.EventTypeNormal, EventClustersDeleted, "Deleted %d CloudNativePG clusters (cleanup %s)", deleted, policy)
+	}
+	return nil
+}
+
+// deleteShipperConfigs deletes the shipper ConfigMaps of a benchmark with its clusters.
+func (r *LoggingBenchmarkReconciler) deleteShipperConfigs(ctx context.Context, benchmark *v1alpha1.LoggingBenchmark) error {
+	var configMaps corev1.ConfigMapList
+	if err := r.List(ctx, &configMaps, client.InNamespace(benchmark.Namespace),
+		client.MatchingLabels(benchmarkLabels(benchmark.Name))); err != nil {
+		return fmt.Errorf("listing the benchmark's shipper configurations: %w", err)
+	}
+	for i := range configMaps.Items {
+		configMap := &configMaps.Items[i]
+		if !metav1.IsControlledBy(configMap, benchmark) || configMap.DeletionTimestamp != nil {
+			continue
+		}
+		if err := r.Delete(ctx, configMap); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting the shipper configuration %s: %w", configMap.Name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/shipping"
+)
+
+type clusterState int
+
+const (
+	clusterReady clusterState = iota
+	clusterWaiting
+	clusterFailed
+)
+
+// clusterOutcome tells whether a destination's cluster can serve runs.
+type clusterOutcome struct {
+	State clusterState
+	// Image of a ready cluster.
+	Image string
+	// Wait is when the ready timeout of a waiting cluster ends.
+	Wait time.Duration
+}
+
+// reconcileCluster creates the destination's cluster when missing and checks it is ready;
+// a cluster not ready within ClusterReadyTimeout fails its destination and its runs.
+func (r *LoggingBenchmarkReconciler) reconcileCluster(ctx context.Context, pass *benchmarkPass, dest v1alpha1.Destination) (clusterOutcome, error) {
+	state := pass.destination(dest.Name)
+	cluster := pass.clusters[state.ClusterName]
+	if cluster == nil {
+		return r.createCluster(ctx, pass, state, dest)
+	}
+	readiness := observeCluster(cluster)
+	if readiness.Ready {
+		state.State = v1alpha1.DestinationReady
+		return clusterOutcome{State: clusterReady, Image: readiness.Image}, nil
+	}
+	waited := time.Since(readiness.NotReadySince)
+	if waited < r.ClusterReadyTimeout {
+		return clusterOutcome{State: clusterWaiting, Wait: r.ClusterReadyTimeout - waited}, nil
+	}
+	phase, _, _ := unstructured.NestedString(cluster.Object, "status", "phase")
+	pass.failDestination(state, fmt.Sprintf("cluster %s not ready within %s (CloudNativePG phase %q): check its pods and events",
+		cluster.GetName(), r.ClusterReadyTimeout, phase))
+	return clusterOutcome{State: clusterFailed}, nil
+}
+
+// createCluster creates the destination's cluster, after its shipper configuration.
+func (r *LoggingBenchmarkReconciler) createCluster(
+	ctx context.Context, pass *benchmarkPass, state *v1alpha1.DestinationStatus, dest v1alpha1.Destination,
+) (clusterOutcome, error) {
+	benchmark := pass.benchmark
+	if dest.Ships() {
+		config, err := shipping.Config(shippingTarget(benchmark, dest))
+		if err != nil {
+			// The destination's settings make no configuration: retrying cannot help.
+			pass.failDestination(state, fmt.Sprintf("cannot configure the shipper of cluster %s: %v", state.ClusterName, err))
+			return clusterOutcome{State: clusterFailed}, nil
+		}
+		if err := r.reconcileShipperConfig(ctx, benchmark, dest, config); err != nil {
+			return clusterOutcome{}, err
+		}
+	}
+	created, err := buildCluster(benchmark, dest)
+	if err != nil {
+		return clusterOutcome{}, err
+	}
+	if err := ctrl.SetControllerReference(benchmark, created, r.Scheme); err != nil {
+		return clusterOutcome{}, err
+	}
+	if err := r.Create(ctx, created); apierrors.IsInvalid(err) {
+		// A rejected spec does not get better by retrying: fail the destination now.
+		pass.failDestination(state, fmt.Sprintf("CloudNativePG rejected cluster %s: %v", created.GetName(), err))
+		return clusterOutcome{State: clusterFailed}, nil
+	} else if err != nil {
+		return clusterOutcome{}, fmt.Errorf("creating CloudNativePG cluster %s: %w", created.GetName(), err)
+	}
+	pass.clusters[created.GetName()] = created
+	state.State = v1alpha1.DestinationProvisioning
+	r.Recorder.Eventf(benchmark, corev1.EventTypeNormal, EventClusterCreated,
+		"Created CloudNativePG cluster %s for destination %s", created.GetName(), dest.Name)
+	return clusterOutcome{State: clusterWaiting, Wait: r.ClusterReadyTimeout}, nil
+}
+
+// shipperConfigMapName is the ConfigMap holding the shipper configuration of a shipping
+// destination's cluster; the cluster's pod patch mounts it.
+func shipperConfigMapName(cluster string) string {
+	return cluster + "-shipper"
+}
+
+func shippingTarget(benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination) shipping.Target {
+	return shipping.Target{Namespace: benchmark.Namespace, Benchmark: benchmark.Name, Destination: dest}
+}
+
+// reconcileShipperConfig creates or updates the ConfigMap holding the configuration of a
+// shipping destination's sidecar. It runs before the Cluster is created: CloudNativePG's
+// instance pods mount the ConfigMap from their start, and a pod whose ConfigMap is
+// missing does not start.
+func (r *LoggingBenchmarkReconciler) reconcileShipperConfig(
+	ctx context.Context, benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination, config []byte,
+) error {
+	cluster := clusterName(benchmark.Name, dest.Name)
+	configMap := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: benchmark.Namespace, Name: shipperConfigMapName(cluster)}}
+	// Updating an existing ConfigMap makes it the one this operator generates, also when
+	// an earlier pass created it and stopped before the Cluster.
+	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, configMap, func() error {
+		configMap.Labels = destinationLabels(benchmark.Name, dest.Name)
+		configMap.Data = map[string]string{shipping.ConfigKey: string(config)}
+		return ctrl.SetControllerReference(benchmark, configMap, r.Scheme)
+	})
+	if err != nil {
+		return fmt.Errorf("writing the shipper configuration %s: %w", configMap.Name, err)
+	}
+	return nil
+}

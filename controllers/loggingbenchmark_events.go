@@ -1,0 +1,87 @@
+package controllers
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/results"
+)
+
+// Event reasons.
+const (
+	EventClusterCreated    = "ClusterCreated"
+	EventClusterReady      = "ClusterReady"
+	EventClusterFailed     = "ClusterFailed"
+	EventClustersDeleted   = "ClustersDeleted"
+	EventRunStarted        = "RunStarted"
+	EventRunSucceeded      = "RunSucceeded"
+	EventRunFailed         = "RunFailed"
+	EventBenchmarkFinished = "BenchmarkFinished"
+)
+
+// announceTransitions emits the events and counts of the changes a pass wrote. It runs
+// after the status write, which is optimistically locked: a pass working from a stale
+// read fails to write, so each change is announced once.
+func (r *LoggingBenchmarkReconciler) announceTransitions(old, benchmark *v1alpha1.LoggingBenchmark) {
+	before := map[string]v1alpha1.DestinationState{}
+	for _, dest := range old.Status.Destinations {
+		before[dest.Name] = dest.State
+	}
+	for _, dest := range benchmark.Status.Destinations {
+		if before[dest.Name] == dest.State {
+			continue
+		}
+		switch dest.State {
+		case v1alpha1.DestinationReady:
+			r.Recorder.Eventf(benchmark, corev1.EventTypeNormal, EventClusterReady, "CloudNativePG cluster %s is ready", dest.ClusterName)
+		case v1alpha1.DestinationFailed:
+			r.Recorder.Event(benchmark, corev1.EventTypeWarning, EventClusterFailed, dest.Message)
+			countRuns(benchmark, outcomeFailed, failedRepeats(benchmark, dest.Name, dest.Message))
+		}
+	}
+	if !old.Status.Phase.IsFinished() && benchmark.Status.Phase.IsFinished() {
+		r.Recorder.Eventf(benchmark, corev1.EventTypeNormal, EventBenchmarkFinished,
+			"Benchmark %s: %s runs done, worst overhead %q", benchmark.Status.Phase,
+			benchmark.Status.Progress.Text, benchmark.Status.Summary.WorstOverhead)
+	}
+}
+
+// failedRepeats counts the repeats of a destination that failed with the given error.
+func failedRepeats(benchmark *v1alpha1.LoggingBenchmark, destination, message string) int {
+	failed := 0
+	for _, failure := range results.Failures(benchmark.Status.Results) {
+		if failure.Run.Destination == destination && failure.Error == message {
+			failed++
+		}
+	}
+	return failed
+}
+
+// announceRunFinished counts and announces the end of a run once per process.
+func (r *LoggingBenchmarkReconciler) announceRunFinished(benchmark *v1alpha1.LoggingBenchmark, finished finishedJob) {
+	owner := client.ObjectKeyFromObject(benchmark)
+	job, result := finished.Job, finished.Result
+	r.finishedRunsMu.Lock()
+	if r.finishedRuns == nil {
+		r.finishedRuns = map[types.NamespacedName]map[types.UID]bool{}
+	}
+	if r.finishedRuns[owner] == nil {
+		r.finishedRuns[owner] = map[types.UID]bool{}
+	}
+	seen := r.finishedRuns[owner][job.UID]
+	r.finishedRuns[owner][job.UID] = true
+	r.finishedRunsMu.Unlock()
+	if seen {
+		return
+	}
+	if result.Error != "" {
+		countRuns(benchmark, outcomeFailed, 1)
+		r.Recorder.Eventf(benchmark, corev1.EventTypeWarning, EventRunFailed, "Job %s failed: %s", job.Name, result.Error)
+		return
+	}
+	countRuns(benchmark, outcomeSucceeded, 1)
+	r.Recorder.Eventf(benchmark, corev1.EventTypeNormal, EventRunSucceeded,
+		"Job %s succeeded: %.1f TPS", job.Name, result.TPS)
+}

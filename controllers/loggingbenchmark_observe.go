@@ -1,0 +1,312 @@
+package controllers
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/agent"
+	"github.com/logbench/logbench/internal/results"
+	"github.com/logbench/logbench/internal/status"
+)
+
+// benchmarkPass is what one reconciliation of a running benchmark observed and decided.
+type benchmarkPass struct {
+	benchmark *v1alpha1.LoggingBenchmark
+	planned   []plannedRun
+	runs      runsObservation
+	// clusters holds the benchmark's Clusters by name.
+	clusters     map[string]*unstructured.Unstructured
+	destinations []v1alpha1.DestinationStatus
+	// current is the run executing or waiting for its cluster.
+	current *plannedRun
+	// phase is the phase while runs remain; done says none will start any more.
+	phase v1alpha1.Phase
+	done  bool
+}
+
+// runsObservation is the state of a benchmark's runs, read from its Jobs.
+type runsObservation struct {
+	// Finished holds the result of every run whose Job finished.
+	Finished map[results.RunKey]v1alpha1.RepeatResult
+	// Started holds every run that has a Job, finished or not.
+	Started map[results.RunKey]bool
+	// Unsaved holds the finished Jobs whose result was read from their pod and is not
+	// yet saved in their annotation.
+	Unsaved []finishedJob
+}
+
+// finishedJob is a Job that finished with its run's result.
+type finishedJob struct {
+	Job    *batchv1.Job
+	Run    results.RunKey
+	Result v1alpha1.RepeatResult
+}
+
+// observe reads the benchmark's Jobs and Clusters; it writes nothing.
+func (r *LoggingBenchmarkReconciler) observe(ctx context.Context, benchmark *v1alpha1.LoggingBenchmark) (*benchmarkPass, error) {
+	runs, err := r.observeRuns(ctx, benchmark)
+	if err != nil {
+		return nil, err
+	}
+	clusters, err := r.ownedClusters(ctx, benchmark)
+	if err != nil {
+		return nil, err
+	}
+	pass := &benchmarkPass{
+		benchmark:    benchmark,
+		planned:      plannedRuns(&benchmark.Spec),
+		runs:         runs,
+		clusters:     clusters,
+		destinations: destinationStates(benchmark, clusters),
+		phase:        cmp.Or(benchmark.Status.Phase, v1alpha1.PhasePending),
+	}
+	for _, dest := range pass.destinations {
+		if dest.State == v1alpha1.DestinationFailed {
+			pass.failDestinationRuns(dest.Name, dest.Message)
+		}
+	}
+	return pass, nil
+}
+
+func (r *LoggingBenchmarkReconciler) ownedClusters(ctx context.Context, benchmark *v1alpha1.LoggingBenchmark) (map[string]*unstructured.Unstructured, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(ClusterGVK.GroupVersion().WithKind(ClusterGVK.Kind + "List"))
+	if err := r.List(ctx, list, client.InNamespace(benchmark.Namespace),
+		client.MatchingLabels(benchmarkLabels(benchmark.Name))); err != nil {
+		return nil, fmt.Errorf("listing the benchmark's CloudNativePG clusters (is CloudNativePG installed?): %w", err)
+	}
+	clusters := map[string]*unstructured.Unstructured{}
+	for i := range list.Items {
+		if metav1.IsControlledBy(&list.Items[i], benchmark) {
+			clusters[list.Items[i].GetName()] = &list.Items[i]
+		}
+	}
+	return clusters, nil
+}
+
+// destinationStates derives each destination's state from its cluster; Failed and Deleted
+// are final and come from the previous status.
+func destinationStates(benchmark *v1alpha1.LoggingBenchmark, clusters map[string]*unstructured.Unstructured) []v1alpha1.DestinationStatus {
+	previous := map[string]v1alpha1.DestinationStatus{}
+	for _, dest := range benchmark.Status.Destinations {
+		previous[dest.Name] = dest
+	}
+	var states []v1alpha1.DestinationStatus
+	for _, dest := range benchmark.Spec.EffectiveDestinations() {
+		state := v1alpha1.DestinationStatus{
+			Name:        dest.Name,
+			Type:        dest.Type,
+			ClusterName: clusterName(benchmark.Name, dest.Name),
+			State:       v1alpha1.DestinationPending,
+		}
+		cluster := clusters[state.ClusterName]
+		switch before := previous[dest.Name]; {
+		case before.State == v1alpha1.DestinationFailed || before.State == v1alpha1.DestinationDeleted:
+			state.State, state.Message = before.State, before.Message
+		case cluster != nil && observeCluster(cluster).Ready:
+			state.State = v1alpha1.DestinationReady
+		case cluster != nil:
+			state.State = v1alpha1.DestinationProvisioning
+		}
+		states = append(states, state)
+	}
+	return states
+}
+
+func (p *benchmarkPass) destination(name string) *v1alpha1.DestinationStatus {
+	for i := range p.destinations {
+		if p.destinations[i].Name == name {
+			return &p.destinations[i]
+		}
+	}
+	return nil
+}
+
+// failDestination marks a destination failed, and its unfinished runs with it.
+func (p *benchmarkPass) failDestination(state *v1alpha1.DestinationStatus, reason string) {
+	state.State = v1alpha1.DestinationFailed
+	state.Message = status.Truncate(reason)
+	p.failDestinationRuns(state.Name, state.Message)
+}
+
+// failDestinationRuns records the unfinished runs of a failed destination as failed with
+// its reason.
+func (p *benchmarkPass) failDestinationRuns(destination, reason string) {
+	for _, run := range p.planned {
+		if _, done := p.runs.Finished[run.key()]; done || run.Destination.Name != destination {
+			continue
+		}
+		p.runs.Finished[run.key()] = v1alpha1.RepeatResult{Repeat: run.Repeat, Error: reason}
+	}
+}
+
+// observeRuns reads the runs of a benchmark from its Jobs: the result of a finished Job
+// from its annotation or, until the annotation is saved, from its last pod.
+func (r *LoggingBenchmarkReconciler) observeRuns(ctx context.Context, benchmark *v1alpha1.LoggingBenchmark) (runsObservation, error) {
+	var jobs batchv1.JobList
+	if err := r.List(ctx, &jobs, client.InNamespace(benchmark.Namespace),
+		client.MatchingLabels(benchmarkLabels(benchmark.Name))); err != nil {
+		return runsObservation{}, fmt.Errorf("listing the benchmark's Jobs: %w", err)
+	}
+	observed := runsObservation{
+		Finished: map[results.RunKey]v1alpha1.RepeatResult{},
+		Started:  map[results.RunKey]bool{},
+	}
+	for i := range jobs.Items {
+		job := &jobs.Items[i]
+		if !metav1.IsControlledBy(job, benchmark) {
+			continue
+		}
+		key, err := runKeyFromLabels(job.Labels)
+		if err != nil {
+			log.FromContext(ctx).Info("ignoring a Job without run labels", "job", job.Name, "reason", err.Error())
+			continue
+		}
+		observed.Started[key] = true
+		if saved, ok := job.Annotations[AnnotationResult]; ok {
+			observed.Finished[key] = savedResult(job, key, saved)
+			continue
+		}
+		finished, failure := jobOutcome(job)
+		if !finished {
+			continue
+		}
+		message, err := r.terminationMessage(ctx, job)
+		if err != nil {
+			return runsObservation{}, err
+		}
+		result := resultFromTermination(message, failure)
+		result.Repeat = key.Repeat
+		observed.Finished[key] = result
+		observed.Unsaved = append(observed.Unsaved, finishedJob{Job: job, Run: key, Result: result})
+	}
+	return observed, nil
+}
+
+// savedResult reads the result a finished Job's annotation holds.
+func savedResult(job *batchv1.Job, key results.RunKey, saved string) v1alpha1.RepeatResult {
+	result, err := agent.DecodeResult(saved)
+	if err != nil {
+		result = v1alpha1.RepeatResult{Error: fmt.Sprintf("annotation %s of Job %s is unreadable: %v", AnnotationResult, job.Name, err)}
+	}
+	result.Repeat = key.Repeat
+	return result
+}
+
+// jobOutcome tells whether a Job finished and, when it failed, why.
+func jobOutcome(job *batchv1.Job) (finished bool, failure string) {
+	for _, condition := range job.Status.Conditions {
+		if condition.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch condition.Type {
+		case batchv1.JobComplete:
+			return true, ""
+		case batchv1.JobFailed:
+			return true, fmt.Sprintf("Job failed (%s): %s", condition.Reason, condition.Message)
+		}
+	}
+	return false, ""
+}
+
+// terminationMessage returns the agent's termination message in the Job's latest pod, or
+// "" when no pod is left.
+func (r *LoggingBenchmarkReconciler) terminationMessage(ctx context.Context, job *batchv1.Job) (string, error) {
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(job.Namespace),
+		client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
+		return "", fmt.Errorf("listing the pods of Job %s: %w", job.Name, err)
+	}
+	var latest *corev1.Pod
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if metav1.IsControlledBy(pod, job) &&
+			(latest == nil || latest.CreationTimestamp.Before(&pod.CreationTimestamp)) {
+			latest = pod
+		}
+	}
+	if latest == nil {
+		return "", nil
+	}
+	for _, containerStatus := range latest.Status.ContainerStatuses {
+		if containerStatus.Name == agentContainer && containerStatus.State.Terminated != nil {
+			return containerStatus.State.Terminated.Message, nil
+		}
+	}
+	return "", nil
+}
+
+// resultFromTermination turns the termination message of a finished Job's agent into the
+// run's result. failure is empty when the Job completed, else why it failed.
+func resultFromTermination(message, failure string) v1alpha1.RepeatResult {
+	result, decodeErr := agent.DecodeResult(message)
+	switch {
+	case failure == "" && decodeErr == nil:
+		return result
+	case failure == "" && strings.TrimSpace(message) == "":
+		return v1alpha1.RepeatResult{Error: "the agent completed but its pod, holding the result, is gone"}
+	case failure == "":
+		return v1alpha1.RepeatResult{Error: status.Truncate("the agent completed with an unreadable result: " + message)}
+	case decodeErr == nil && result.Error != "":
+		return v1alpha1.RepeatResult{Error: status.Truncate(result.Error)}
+	case decodeErr != nil && strings.TrimSpace(message) != "":
+		// Not the agent's JSON: a crash or the runtime's own message says more than the Job.
+		return v1alpha1.RepeatResult{Error: status.Truncate(strings.TrimSpace(message))}
+	default:
+		return v1alpha1.RepeatResult{Error: status.Truncate(failure)}
+	}
+}
+
+// clusterReadiness is what the reconciler needs from a Cluster's status.
+type clusterReadiness struct {
+	Ready bool
+	// Image runs PostgreSQL in the cluster; the agent runs in it too, for its pgbench.
+	Image string
+	// NotReadySince is when CloudNativePG last reported the cluster not ready, or when it
+	// was created: a cluster that was ready and fails over gets a full timeout again.
+	NotReadySince time.Time
+}
+
+// observeCluster reads a Cluster's status: ready once CloudNativePG reports it healthy
+// with every instance ready and the image it runs.
+func observeCluster(cluster *unstructured.Unstructured) clusterReadiness {
+	instances, _, _ := unstructured.NestedInt64(cluster.Object, "spec", "instances")
+	readyInstances, _, _ := unstructured.NestedInt64(cluster.Object, "status", "readyInstances")
+	phase, _, _ := unstructured.NestedString(cluster.Object, "status", "phase")
+	image, _, _ := unstructured.NestedString(cluster.Object, "status", "image")
+	if image == "" {
+		image, _, _ = unstructured.NestedString(cluster.Object, "spec", "imageName")
+	}
+	return clusterReadiness{
+		Ready:         phase == clusterPhaseHealthy && instances > 0 && readyInstances == instances && image != "",
+		Image:         image,
+		NotReadySince: notReadySince(cluster),
+	}
+}
+
+// notReadySince reads the last transition of CloudNativePG's Ready condition to False.
+func notReadySince(cluster *unstructured.Unstructured) time.Time {
+	conditions, _, _ := unstructured.NestedSlice(cluster.Object, "status", "conditions")
+	for _, item := range conditions {
+		condition, _ := item.(map[string]any)
+		if condition["type"] != "Ready" || condition["status"] != string(metav1.ConditionFalse) {
+			continue
+		}
+		transition, _ := condition["lastTransitionTime"].(string)
+		if since, err := time.Parse(time.RFC3339, transition); err == nil {
+			return since
+		}
+	}
+	return cluster.GetCreationTimestamp().Time
+}

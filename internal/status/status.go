@@ -1,0 +1,144 @@
+// Package status computes a LoggingBenchmark's status from what was observed of its
+// runs: the operator calls it on every pass and local mode once at the end, so that the
+// same runs give the same status, conditions included, wherever they ran.
+package status
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/results"
+	"github.com/logbench/logbench/internal/text"
+)
+
+// MaxMessageLength bounds a message kept in the status: a run's error, a destination's
+// or a condition's message.
+const MaxMessageLength = 1024
+
+// Truncate bounds a message kept in the status.
+func Truncate(message string) string {
+	return text.Truncate(message, MaxMessageLength)
+}
+
+// Observation is what was seen of a benchmark's runs.
+type Observation struct {
+	// Planned lists every run of the benchmark in the order they execute.
+	Planned []results.RunKey
+	// Finished holds the result of every run that ended, failed ones included.
+	Finished map[results.RunKey]v1alpha1.RepeatResult
+	// Destinations is the state of each destination's cluster; local runs have none.
+	Destinations []v1alpha1.DestinationStatus
+	// Current is the run executing or waiting for its cluster, if any.
+	Current *results.RunKey
+	// Phase is the phase while runs remain: Pending, Provisioning or Running.
+	Phase v1alpha1.Phase
+	// Done says no run will start any more: the phase becomes Succeeded, or Failed when a
+	// run failed or never ran.
+	Done bool
+}
+
+// Set rebuilds the status of benchmark from what was observed. The start time and the
+// observed generation stay as they are; the completion time is set when the benchmark
+// finishes, once.
+func Set(benchmark *v1alpha1.LoggingBenchmark, observed Observation) {
+	finished := map[results.RunKey]v1alpha1.RepeatResult{}
+	for _, run := range observed.Planned {
+		if result, done := observed.Finished[run]; done {
+			finished[run] = result
+		}
+	}
+	current := &benchmark.Status
+	current.Results = results.Aggregate(&benchmark.Spec, finished)
+	current.Summary = results.Summarize(current.Results)
+	current.Destinations = observed.Destinations
+	failures := results.Failures(current.Results)
+	current.Phase = observed.Phase
+	if observed.Done {
+		current.Phase = v1alpha1.PhaseSucceeded
+		if len(failures) > 0 || len(finished) < len(observed.Planned) {
+			current.Phase = v1alpha1.PhaseFailed
+		}
+	}
+	current.Progress = v1alpha1.Progress{
+		RunsDone:  int32(len(finished)),
+		RunsTotal: int32(len(observed.Planned)),
+		Text:      fmt.Sprintf("%d/%d", len(finished), len(observed.Planned)),
+	}
+	if run := observed.Current; run != nil {
+		current.Progress.Current = run.String()
+	}
+	markCompletion(current)
+	reason, message := degradation(failures, len(observed.Planned), current.Results)
+	setConditions(benchmark, reason, message)
+}
+
+// SetInvalid records a spec that cannot run at all: the benchmark fails before any run.
+func SetInvalid(benchmark *v1alpha1.LoggingBenchmark, invalid error) {
+	current := &benchmark.Status
+	current.Phase = v1alpha1.PhaseFailed
+	current.Progress.RunsTotal = benchmark.Spec.RunsTotal()
+	markCompletion(current)
+	setConditions(benchmark, v1alpha1.ReasonInvalidSpec, invalid.Error())
+}
+
+func markCompletion(current *v1alpha1.LoggingBenchmarkStatus) {
+	if current.Phase.IsFinished() && current.CompletionTime == nil {
+		now := metav1.Now()
+		current.CompletionTime = &now
+	}
+}
+
+// degradation returns the reason and message of the Degraded condition from the runs
+// that failed (of total) and the rows whose records cannot all be right; the reason is
+// empty when there is neither. Failed runs give the reason when there are both.
+func degradation(failures []results.Failure, total int, rows []v1alpha1.Result) (reason, message string) {
+	var accounting string
+	if inconsistent := results.AccountingErrors(rows); len(inconsistent) > 0 {
+		accounting = fmt.Sprintf("accounting errors in %s: more records arrived than the server can have emitted "+
+			"(status.results[].records.accountingError)", strings.Join(inconsistent, ", "))
+	}
+	switch {
+	case len(failures) > 0 && accounting != "":
+		return v1alpha1.ReasonRunsFailed, Truncate(fmt.Sprintf("%d of %d runs failed; %s; first failure %s",
+			len(failures), total, accounting, failures[0]))
+	case len(failures) > 0:
+		return v1alpha1.ReasonRunsFailed, Truncate(fmt.Sprintf("%d of %d runs failed; first %s",
+			len(failures), total, failures[0]))
+	case accounting != "":
+		return v1alpha1.ReasonAccountingError, Truncate(accounting)
+	}
+	return "", ""
+}
+
+// setConditions derives the conditions from the phase and progress; degradedReason is
+// empty when nothing failed and every count is consistent.
+func setConditions(benchmark *v1alpha1.LoggingBenchmark, degradedReason, degradedMessage string) {
+	current := &benchmark.Status
+	phase := current.Phase
+	phaseMessage := fmt.Sprintf("%s: %s runs done", phase, current.Progress.Text)
+	set := func(conditionType string, isTrue bool, reason, message string) {
+		conditionStatus := metav1.ConditionFalse
+		if isTrue {
+			conditionStatus = metav1.ConditionTrue
+		}
+		meta.SetStatusCondition(&current.Conditions, metav1.Condition{
+			Type:               conditionType,
+			Status:             conditionStatus,
+			ObservedGeneration: benchmark.Generation,
+			Reason:             reason,
+			Message:            message,
+		})
+	}
+	set(v1alpha1.ConditionReady, phase == v1alpha1.PhaseSucceeded, v1alpha1.PhaseReasons[phase], phaseMessage)
+	set(v1alpha1.ConditionProgressing, !phase.IsFinished(), v1alpha1.PhaseReasons[phase], phaseMessage)
+	if degradedReason == "" {
+		set(v1alpha1.ConditionDegraded, false, v1alpha1.ReasonNoFailures,
+			"no run or destination failed and every count is consistent")
+	} else {
+		set(v1alpha1.ConditionDegraded, true, degradedReason, degradedMessage)
+	}
+}
