@@ -20,7 +20,10 @@ import (
 // The three objects are shared by the benchmarks of a namespace, each of which adds
 // itself as a non-controller owner: the garbage collector deletes them with the last
 // benchmark, and deleting one benchmark never takes them from another still running.
-func (r *LoggingBenchmarkReconciler) reconcileAgentAccess(ctx context.Context, benchmark *v1alpha1.LoggingBenchmark) error {
+func (r *LoggingBenchmarkReconciler) reconcileAgentAccess(
+	ctx context.Context,
+	benchmark *v1alpha1.LoggingBenchmark,
+) error {
 	meta := metav1.ObjectMeta{Namespace: benchmark.Namespace, Name: AgentServiceAccount}
 	account := &corev1.ServiceAccount{ObjectMeta: meta}
 	role := &rbacv1.Role{ObjectMeta: meta}
@@ -38,7 +41,9 @@ func (r *LoggingBenchmarkReconciler) reconcileAgentAccess(ctx context.Context, b
 		}},
 		{binding, func() {
 			binding.RoleRef = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name}
-			binding.Subjects = []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: account.Namespace, Name: account.Name}}
+			binding.Subjects = []rbacv1.Subject{
+				{Kind: rbacv1.ServiceAccountKind, Namespace: account.Namespace, Name: account.Name},
+			}
 		}},
 	}
 	for _, m := range mutations {

@@ -60,7 +60,9 @@ func TestBuildClusterMapsThePostgresSpec(t *testing.T) {
 	if _, found, _ := unstructured.NestedMap(cluster.Object, "spec", "affinity", "additionalPodAntiAffinity"); !found {
 		t.Error("podAntiAffinity is not mapped to additionalPodAntiAffinity")
 	}
-	if tolerations, _, _ := unstructured.NestedSlice(cluster.Object, "spec", "affinity", "tolerations"); len(tolerations) != 1 {
+	if tolerations, _, _ := unstructured.NestedSlice(cluster.Object, "spec", "affinity", "tolerations"); len(
+		tolerations,
+	) != 1 {
 		t.Errorf("tolerations = %v", tolerations)
 	}
 }

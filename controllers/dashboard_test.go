@@ -70,7 +70,13 @@ func exportEveryMetric(t *testing.T) map[string]map[string]bool {
 			}, {
 				Destination: "slow", Type: v1alpha1.DestinationStderr, Clients: 4,
 				TPS: 1000, LatencyAvgMs: 4, OverheadPercent: ptr.To(5.0), DrainSeconds: 1,
-				Records: v1alpha1.Records{Expected: 100, Delivered: 80, ArrivedLate: 5, DroppedAtLeast: ptr.To[int64](15), ExpectedIsEstimate: true},
+				Records: v1alpha1.Records{
+					Expected:           100,
+					Delivered:          80,
+					ArrivedLate:        5,
+					DroppedAtLeast:     ptr.To[int64](15),
+					ExpectedIsEstimate: true,
+				},
 			}},
 		},
 	}

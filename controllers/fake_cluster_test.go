@@ -57,7 +57,11 @@ func markClusterReady(namespace, name string) {
 
 func clusterExists(namespace, name string) func() bool {
 	return func() bool {
-		return k8sClient.Get(context.Background(), types.NamespacedName{Namespace: namespace, Name: name}, NewClusterObject()) == nil
+		return k8sClient.Get(
+			context.Background(),
+			types.NamespacedName{Namespace: namespace, Name: name},
+			NewClusterObject(),
+		) == nil
 	}
 }
 
@@ -137,8 +141,8 @@ func finishJob(namespace, name, message string, succeeded bool) {
 		} else {
 			job.Status.Failed = 1
 			job.Status.Conditions = []batchv1.JobCondition{
-				jobCondition(batchv1.JobFailureTarget, batchv1.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit"),
-				jobCondition(batchv1.JobFailed, batchv1.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit"),
+				jobCondition(batchv1.JobFailureTarget, batchv1.JobReasonBackoffLimitExceeded, backoffLimitReached),
+				jobCondition(batchv1.JobFailed, batchv1.JobReasonBackoffLimitExceeded, backoffLimitReached),
 			}
 		}
 		g.Expect(k8sClient.Status().Update(ctx, job)).To(Succeed())
@@ -155,6 +159,10 @@ func jobCondition(conditionType batchv1.JobConditionType, reason, message string
 // getBenchmark reads a benchmark into a fresh object.
 func getBenchmark(g Gomega, namespace, name string) *v1alpha1.LoggingBenchmark {
 	benchmark := &v1alpha1.LoggingBenchmark{}
-	g.Expect(k8sClient.Get(context.Background(), types.NamespacedName{Namespace: namespace, Name: name}, benchmark)).To(Succeed())
+	g.Expect(k8sClient.Get(context.Background(), types.NamespacedName{Namespace: namespace, Name: name}, benchmark)).
+		To(Succeed())
 	return benchmark
 }
+
+// backoffLimitReached is the message of the Job controller's Failed condition.
+const backoffLimitReached = "Job has reached the specified backoff limit"

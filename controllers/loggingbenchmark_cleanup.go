@@ -16,7 +16,8 @@ import (
 // Jobs stay, holding the results.
 func (r *LoggingBenchmarkReconciler) reconcileCleanup(ctx context.Context, benchmark *v1alpha1.LoggingBenchmark) error {
 	policy := benchmark.Spec.Cleanup
-	if policy != v1alpha1.CleanupAlways && (policy != v1alpha1.CleanupOnSuccess || benchmark.Status.Phase != v1alpha1.PhaseSucceeded) {
+	if policy != v1alpha1.CleanupAlways &&
+		(policy != v1alpha1.CleanupOnSuccess || benchmark.Status.Phase != v1alpha1.PhaseSucceeded) {
 		return nil
 	}
 	clusters, err := r.ownedClusters(ctx, benchmark)
@@ -38,13 +39,23 @@ func (r *LoggingBenchmarkReconciler) reconcileCleanup(ctx context.Context, bench
 	}
 	markDestinationsDeleted(&benchmark.Status)
 	if deleted > 0 {
-		r.Recorder.Eventf(benchmark, corev1.EventTypeNormal, EventClustersDeleted, "Deleted %d CloudNativePG clusters (cleanup %s)", deleted, policy)
+		r.Recorder.Eventf(
+			benchmark,
+			corev1.EventTypeNormal,
+			EventClustersDeleted,
+			"Deleted %d CloudNativePG clusters (cleanup %s)",
+			deleted,
+			policy,
+		)
 	}
 	return nil
 }
 
 // deleteShipperConfigs deletes the shipper ConfigMaps of a benchmark with its clusters.
-func (r *LoggingBenchmarkReconciler) deleteShipperConfigs(ctx context.Context, benchmark *v1alpha1.LoggingBenchmark) error {
+func (r *LoggingBenchmarkReconciler) deleteShipperConfigs(
+	ctx context.Context,
+	benchmark *v1alpha1.LoggingBenchmark,
+) error {
 	var configMaps corev1.ConfigMapList
 	if err := r.List(ctx, &configMaps, client.InNamespace(benchmark.Namespace),
 		client.MatchingLabels(benchmarkLabels(benchmark.Name))); err != nil {

@@ -35,7 +35,11 @@ type clusterOutcome struct {
 
 // reconcileCluster creates the destination's cluster when missing and checks it is ready;
 // a cluster not ready within ClusterReadyTimeout fails its destination and its runs.
-func (r *LoggingBenchmarkReconciler) reconcileCluster(ctx context.Context, pass *benchmarkPass, dest v1alpha1.Destination) (clusterOutcome, error) {
+func (r *LoggingBenchmarkReconciler) reconcileCluster(
+	ctx context.Context,
+	pass *benchmarkPass,
+	dest v1alpha1.Destination,
+) (clusterOutcome, error) {
 	state := pass.destination(dest.Name)
 	cluster := pass.clusters[state.ClusterName]
 	if cluster == nil {
@@ -51,8 +55,11 @@ func (r *LoggingBenchmarkReconciler) reconcileCluster(ctx context.Context, pass 
 		return clusterOutcome{State: clusterWaiting, Wait: r.ClusterReadyTimeout - waited}, nil
 	}
 	phase, _, _ := unstructured.NestedString(cluster.Object, "status", "phase")
-	pass.failDestination(state, fmt.Sprintf("cluster %s not ready within %s (CloudNativePG phase %q): check its pods and events",
-		cluster.GetName(), r.ClusterReadyTimeout, phase))
+	pass.failDestination(
+		state,
+		fmt.Sprintf("cluster %s not ready within %s (CloudNativePG phase %q): check its pods and events",
+			cluster.GetName(), r.ClusterReadyTimeout, phase),
+	)
 	return clusterOutcome{State: clusterFailed}, nil
 }
 
@@ -111,7 +118,9 @@ func (r *LoggingBenchmarkReconciler) reconcileShipperConfig(
 	ctx context.Context, benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination, config []byte,
 ) error {
 	cluster := clusterName(benchmark.Name, dest.Name)
-	configMap := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: benchmark.Namespace, Name: shipperConfigMapName(cluster)}}
+	configMap := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: benchmark.Namespace, Name: shipperConfigMapName(cluster)},
+	}
 	// Updating an existing ConfigMap makes it the one this operator generates, also when
 	// an earlier pass created it and stopped before the Cluster.
 	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, configMap, func() error {

@@ -68,7 +68,10 @@ type LoggingBenchmarkReconciler struct {
 // Reconcile fetches the benchmark, runs one pass and writes the status the pass computed,
 // also when a step failed; deletion needs no work because everything the benchmark
 // created is owned by it.
-func (r *LoggingBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
+func (r *LoggingBenchmarkReconciler) Reconcile(
+	ctx context.Context,
+	req ctrl.Request,
+) (result ctrl.Result, reterr error) {
 	benchmark := &v1alpha1.LoggingBenchmark{}
 	if err := r.Get(ctx, req.NamespacedName, benchmark); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -103,7 +106,10 @@ func (r *LoggingBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Req
 }
 
 // reconcileBenchmark runs the steps of one pass in order.
-func (r *LoggingBenchmarkReconciler) reconcileBenchmark(ctx context.Context, benchmark *v1alpha1.LoggingBenchmark) (ctrl.Result, error) {
+func (r *LoggingBenchmarkReconciler) reconcileBenchmark(
+	ctx context.Context,
+	benchmark *v1alpha1.LoggingBenchmark,
+) (ctrl.Result, error) {
 	if benchmark.Status.Phase.IsFinished() {
 		// The status of a finished benchmark is final: it survives the deletion of its Jobs.
 		return ctrl.Result{}, r.reconcileCleanup(ctx, benchmark)

@@ -68,7 +68,8 @@ func seriesOfNamespace(namespace string) int {
 	for _, family := range families {
 		for _, metric := range family.GetMetric() {
 			for _, label := range metric.GetLabel() {
-				if label.GetName() == "namespace" && label.GetValue() == namespace && strings.HasPrefix(family.GetName(), "logbench_") {
+				if label.GetName() == "namespace" && label.GetValue() == namespace &&
+					strings.HasPrefix(family.GetName(), "logbench_") {
 					count++
 				}
 			}
@@ -146,9 +147,13 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 
 		By("exporting the results as metrics")
 		Expect(testutil.ToFloat64(resultTPS.WithLabelValues(namespace, "happy", "csv", "CSVLog", "1"))).To(Equal(800.0))
-		Expect(testutil.ToFloat64(resultOverhead.WithLabelValues(namespace, "happy", "csv", "CSVLog", "2"))).To(BeNumerically("~", 25, 0.01))
+		Expect(
+			testutil.ToFloat64(resultOverhead.WithLabelValues(namespace, "happy", "csv", "CSVLog", "2")),
+		).To(BeNumerically("~", 25, 0.01))
 		Expect(testutil.ToFloat64(runsTotal.WithLabelValues(namespace, "happy", outcomeSucceeded))).To(Equal(4.0))
-		Expect(testutil.ToFloat64(benchmarkPhase.WithLabelValues(namespace, "happy", string(v1alpha1.PhaseSucceeded)))).To(Equal(1.0))
+		Expect(
+			testutil.ToFloat64(benchmarkPhase.WithLabelValues(namespace, "happy", string(v1alpha1.PhaseSucceeded))),
+		).To(Equal(1.0))
 
 		By("announcing the milestones as events")
 		Eventually(func(g Gomega) []string {
@@ -267,7 +272,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		}, timeout).Should(Succeed())
 	})
 
-	It("gives a FluentBitSidecar destination its shipper ConfigMap before its cluster, and deletes both on cleanup", func() {
+	It("writes a FluentBitSidecar's shipper ConfigMap before its cluster, and deletes both on cleanup", func() {
 		benchmark := newBenchmark(namespace, "ship", v1alpha1.CleanupAlways)
 		benchmark.Spec.Baseline.Enabled = false
 		benchmark.Spec.Destinations = []v1alpha1.Destination{{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar,
@@ -288,7 +293,9 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 
 		cluster := getCluster(namespace, "ship-fluent")
 		configMap := &corev1.ConfigMap{}
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "ship-fluent-shipper"}, configMap)).To(Succeed())
+		Expect(
+			k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "ship-fluent-shipper"}, configMap),
+		).To(Succeed())
 		Expect(configMap.Data).To(Equal(map[string]string{shipping.ConfigKey: string(wantConfig)}))
 		Expect(configMap.Labels).To(Equal(map[string]string{LabelBenchmark: "ship", LabelDestination: "fluent"}))
 		Expect(metav1.IsControlledBy(configMap, benchmark)).To(BeTrue())
@@ -309,7 +316,9 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 
 		runBenchmarkDestination(namespace, "ship", "fluent", map[int32]float64{1: 900, 2: 1700})
 		benchmark = expectPhase(namespace, "ship", v1alpha1.PhaseSucceeded)
-		Expect(benchmark.Status.Results).To(ContainElement(SatisfyAll(HaveField("Destination", "fluent"), HaveField("TPS", 900.0))))
+		Expect(
+			benchmark.Status.Results,
+		).To(ContainElement(SatisfyAll(HaveField("Destination", "fluent"), HaveField("TPS", 900.0))))
 
 		By("deleting the ConfigMap with the cluster under Always")
 		Eventually(clusterExists(namespace, "ship-fluent"), timeout).Should(BeFalse())
@@ -327,10 +336,14 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		DeferCleanup(startOperator(time.Minute))
 		benchmark := newBenchmark(namespace, "creds", v1alpha1.CleanupNever)
 		benchmark.Spec.Baseline.Enabled = false
-		benchmark.Spec.Destinations = []v1alpha1.Destination{{Name: "loki", Type: v1alpha1.DestinationLoki, Loki: &v1alpha1.LokiSpec{
-			URL: "http://loki.monitoring:3100", TenantID: "team",
-			Auth: &v1alpha1.LokiAuth{Basic: &v1alpha1.BasicAuthSecret{SecretName: "loki-auth", UsernameKey: "username", PasswordKey: "password"}},
-		}}}
+		benchmark.Spec.Destinations = []v1alpha1.Destination{
+			{Name: "loki", Type: v1alpha1.DestinationLoki, Loki: &v1alpha1.LokiSpec{
+				URL: "http://loki.monitoring:3100", TenantID: "team",
+				Auth: &v1alpha1.LokiAuth{
+					Basic: &v1alpha1.BasicAuthSecret{SecretName: "loki-auth", UsernameKey: "username", PasswordKey: "password"},
+				},
+			}},
+		}
 		Expect(k8sClient.Create(ctx, benchmark)).To(Succeed())
 		markClusterReady(namespace, "creds-loki")
 		job := getJob(namespace, "creds-loki-c1-r1")
@@ -353,7 +366,13 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(request.Destination.Loki.URL).To(Equal("http://loki.monitoring:3100"))
 		Expect(request.Destination.Loki.TenantID).To(Equal("team"))
-		Expect(shipping.Target{Namespace: request.Namespace, Benchmark: request.Benchmark, Destination: request.Destination}.LokiSelector()).
+		Expect(
+			shipping.Target{
+				Namespace:   request.Namespace,
+				Benchmark:   request.Benchmark,
+				Destination: request.Destination,
+			}.LokiSelector(),
+		).
 			To(Equal(fmt.Sprintf(`{job="logbench", namespace=%q, benchmark="creds", destination="loki"}`, namespace)))
 	})
 

@@ -35,7 +35,13 @@ func (r *LoggingBenchmarkReconciler) announceTransitions(old, benchmark *v1alpha
 		}
 		switch dest.State {
 		case v1alpha1.DestinationReady:
-			r.Recorder.Eventf(benchmark, corev1.EventTypeNormal, EventClusterReady, "CloudNativePG cluster %s is ready", dest.ClusterName)
+			r.Recorder.Eventf(
+				benchmark,
+				corev1.EventTypeNormal,
+				EventClusterReady,
+				"CloudNativePG cluster %s is ready",
+				dest.ClusterName,
+			)
 		case v1alpha1.DestinationFailed:
 			r.Recorder.Event(benchmark, corev1.EventTypeWarning, EventClusterFailed, dest.Message)
 			countRuns(benchmark, outcomeFailed, failedRepeats(benchmark, dest.Name, dest.Message))

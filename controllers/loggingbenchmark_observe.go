@@ -54,7 +54,10 @@ type finishedJob struct {
 }
 
 // observe reads the benchmark's Jobs and Clusters; it writes nothing.
-func (r *LoggingBenchmarkReconciler) observe(ctx context.Context, benchmark *v1alpha1.LoggingBenchmark) (*benchmarkPass, error) {
+func (r *LoggingBenchmarkReconciler) observe(
+	ctx context.Context,
+	benchmark *v1alpha1.LoggingBenchmark,
+) (*benchmarkPass, error) {
 	runs, err := r.observeRuns(ctx, benchmark)
 	if err != nil {
 		return nil, err
@@ -79,7 +82,10 @@ func (r *LoggingBenchmarkReconciler) observe(ctx context.Context, benchmark *v1a
 	return pass, nil
 }
 
-func (r *LoggingBenchmarkReconciler) ownedClusters(ctx context.Context, benchmark *v1alpha1.LoggingBenchmark) (map[string]*unstructured.Unstructured, error) {
+func (r *LoggingBenchmarkReconciler) ownedClusters(
+	ctx context.Context,
+	benchmark *v1alpha1.LoggingBenchmark,
+) (map[string]*unstructured.Unstructured, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(ClusterGVK.GroupVersion().WithKind(ClusterGVK.Kind + "List"))
 	if err := r.List(ctx, list, client.InNamespace(benchmark.Namespace),
@@ -97,7 +103,10 @@ func (r *LoggingBenchmarkReconciler) ownedClusters(ctx context.Context, benchmar
 
 // destinationStates derives each destination's state from its cluster; Failed and Deleted
 // are final and come from the previous status.
-func destinationStates(benchmark *v1alpha1.LoggingBenchmark, clusters map[string]*unstructured.Unstructured) []v1alpha1.DestinationStatus {
+func destinationStates(
+	benchmark *v1alpha1.LoggingBenchmark,
+	clusters map[string]*unstructured.Unstructured,
+) []v1alpha1.DestinationStatus {
 	previous := map[string]v1alpha1.DestinationStatus{}
 	for _, dest := range benchmark.Status.Destinations {
 		previous[dest.Name] = dest
@@ -153,7 +162,10 @@ func (p *benchmarkPass) failDestinationRuns(destination, reason string) {
 
 // observeRuns reads the runs of a benchmark from its Jobs: the result of a finished Job
 // from its annotation or, until the annotation is saved, from its last pod.
-func (r *LoggingBenchmarkReconciler) observeRuns(ctx context.Context, benchmark *v1alpha1.LoggingBenchmark) (runsObservation, error) {
+func (r *LoggingBenchmarkReconciler) observeRuns(
+	ctx context.Context,
+	benchmark *v1alpha1.LoggingBenchmark,
+) (runsObservation, error) {
 	var jobs batchv1.JobList
 	if err := r.List(ctx, &jobs, client.InNamespace(benchmark.Namespace),
 		client.MatchingLabels(benchmarkLabels(benchmark.Name))); err != nil {
@@ -198,7 +210,9 @@ func (r *LoggingBenchmarkReconciler) observeRuns(ctx context.Context, benchmark 
 func savedResult(job *batchv1.Job, key results.RunKey, saved string) v1alpha1.RepeatResult {
 	result, err := agent.DecodeResult(saved)
 	if err != nil {
-		result = v1alpha1.RepeatResult{Error: fmt.Sprintf("annotation %s of Job %s is unreadable: %v", AnnotationResult, job.Name, err)}
+		result = v1alpha1.RepeatResult{
+			Error: fmt.Sprintf("annotation %s of Job %s is unreadable: %v", AnnotationResult, job.Name, err),
+		}
 	}
 	result.Repeat = key.Repeat
 	return result

@@ -23,16 +23,40 @@ func TestResultFromTermination(t *testing.T) {
 		want    v1alpha1.RepeatResult
 	}{
 		{"completed with a result", `{"repeat":1,"tps":812.5}`, "", v1alpha1.RepeatResult{Repeat: 1, TPS: 812.5}},
-		{"completed without pod", "", "", v1alpha1.RepeatResult{Error: "the agent completed but its pod, holding the result, is gone"}},
-		{"completed with garbage", "oops", "", v1alpha1.RepeatResult{Error: "the agent completed with an unreadable result: oops"}},
-		{"failed with the agent's error", `{"repeat":1,"error":"connecting to c: refused"}`, jobFailure, v1alpha1.RepeatResult{Error: "connecting to c: refused"}},
+		{
+			"completed without pod",
+			"",
+			"",
+			v1alpha1.RepeatResult{Error: "the agent completed but its pod, holding the result, is gone"},
+		},
+		{
+			"completed with garbage",
+			"oops",
+			"",
+			v1alpha1.RepeatResult{Error: "the agent completed with an unreadable result: oops"},
+		},
+		{
+			"failed with the agent's error",
+			`{"repeat":1,"error":"connecting to c: refused"}`,
+			jobFailure,
+			v1alpha1.RepeatResult{Error: "connecting to c: refused"},
+		},
 		{"failed with a crash message", "panic: boom\n", jobFailure, v1alpha1.RepeatResult{Error: "panic: boom"}},
 		{"failed without message", "", jobFailure, v1alpha1.RepeatResult{Error: jobFailure}},
 		{"failed with a result but no error", `{"tps":1}`, jobFailure, v1alpha1.RepeatResult{Error: jobFailure}},
-		{"completed with how the drain ended", `{"repeat":1,"tps":1,"records":{"expected":10,"delivered":6,"arrivedLate":2,"dropped":2},` +
-			`"drainEnd":"Quiet","drainCurve":[{"afterSeconds":0,"delivered":5},{"afterSeconds":10.2,"delivered":6}]}`, "",
-			v1alpha1.RepeatResult{Repeat: 1, TPS: 1, Records: v1alpha1.Records{Expected: 10, Delivered: 6, ArrivedLate: 2, Dropped: ptr.To[int64](2)},
-				DrainEnd: v1alpha1.DrainQuiet, DrainCurve: []v1alpha1.DrainPoint{{AfterSeconds: 0, Delivered: 5}, {AfterSeconds: 10.2, Delivered: 6}}}},
+		{
+			"completed with how the drain ended",
+			`{"repeat":1,"tps":1,"records":{"expected":10,"delivered":6,"arrivedLate":2,"dropped":2},` +
+				`"drainEnd":"Quiet","drainCurve":[{"afterSeconds":0,"delivered":5},{"afterSeconds":10.2,"delivered":6}]}`,
+			"",
+			v1alpha1.RepeatResult{
+				Repeat:     1,
+				TPS:        1,
+				Records:    v1alpha1.Records{Expected: 10, Delivered: 6, ArrivedLate: 2, Dropped: ptr.To[int64](2)},
+				DrainEnd:   v1alpha1.DrainQuiet,
+				DrainCurve: []v1alpha1.DrainPoint{{AfterSeconds: 0, Delivered: 5}, {AfterSeconds: 10.2, Delivered: 6}},
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,8 +112,11 @@ func TestObserveCluster(t *testing.T) {
 			clusterReadiness{Image: "pg:17", NotReadySince: created}},
 		{"still creating", map[string]any{"phase": "Setting up primary", "readyInstances": int64(2), "image": "pg:17"},
 			clusterReadiness{Image: "pg:17", NotReadySince: created}},
-		{"failing over", map[string]any{"phase": "Failing over", "readyInstances": int64(1), "image": "pg:17", "conditions": notReady},
-			clusterReadiness{Image: "pg:17", NotReadySince: failedOver}},
+		{
+			"failing over",
+			map[string]any{"phase": "Failing over", "readyInstances": int64(1), "image": "pg:17", "conditions": notReady},
+			clusterReadiness{Image: "pg:17", NotReadySince: failedOver},
+		},
 		{"no image reported", map[string]any{"phase": clusterPhaseHealthy, "readyInstances": int64(2)},
 			clusterReadiness{NotReadySince: created}},
 		{"no status", nil, clusterReadiness{NotReadySince: created}},

@@ -111,7 +111,12 @@ func (r *LoggingBenchmarkReconciler) saveRunResult(ctx context.Context, finished
 
 // startRun creates the Job of a run; its deterministic name makes a second creation fail
 // rather than run twice.
-func (r *LoggingBenchmarkReconciler) startRun(ctx context.Context, pass *benchmarkPass, run plannedRun, clusterImage string) error {
+func (r *LoggingBenchmarkReconciler) startRun(
+	ctx context.Context,
+	pass *benchmarkPass,
+	run plannedRun,
+	clusterImage string,
+) error {
 	benchmark := pass.benchmark
 	if err := r.reconcileAgentAccess(ctx, benchmark); err != nil {
 		return err

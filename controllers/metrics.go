@@ -40,7 +40,8 @@ var (
 	}, resultLabels)
 	resultRecordsDroppedAtLeast = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "logbench_result_records_dropped_at_least",
-		Help: "Statement log records of a result row known to be lost below the lower bound of an estimated count; absent unless some are.",
+		Help: "Statement log records of a result row known to be lost below the lower bound of an estimated count; " +
+			"absent unless some are.",
 	}, resultLabels)
 	resultRecordsArrivedLate = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "logbench_result_records_arrived_late",

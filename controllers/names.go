@@ -81,7 +81,12 @@ func runKeyFromLabels(labels map[string]string) (results.RunKey, error) {
 	clients, errClients := strconv.ParseInt(labels[LabelClients], 10, 32)
 	repeat, errRepeat := strconv.ParseInt(labels[LabelRepeat], 10, 32)
 	if labels[LabelDestination] == "" || errClients != nil || errRepeat != nil {
-		return results.RunKey{}, fmt.Errorf("labels %s, %s and %s must name the run", LabelDestination, LabelClients, LabelRepeat)
+		return results.RunKey{}, fmt.Errorf(
+			"labels %s, %s and %s must name the run",
+			LabelDestination,
+			LabelClients,
+			LabelRepeat,
+		)
 	}
 	return results.RunKey{Destination: labels[LabelDestination], Clients: int32(clients), Repeat: int32(repeat)}, nil
 }

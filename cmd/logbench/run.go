@@ -62,8 +62,13 @@ In a Kubernetes cluster, apply the same file with kubectl instead.`,
 	flags.StringVarP(&opts.output, "output", "o", opts.output, "results format: table, json, csv or markdown")
 	flags.StringVar(&opts.workDir, "work-dir", opts.workDir, "where the temporary servers live")
 	flags.StringVar(&opts.savePath, "save", "", "also write the benchmark with its results in status to this YAML file")
-	flags.StringVar(&opts.pgBin, "pg-bin", "", "PostgreSQL installation to run (its bin directory with initdb, postgres and pgbench, or the directory above it); "+
-		"default: found through pg_config, PATH or /usr/lib/postgresql/*/bin")
+	flags.StringVar(
+		&opts.pgBin,
+		"pg-bin",
+		"",
+		"PostgreSQL installation to run (its bin directory with initdb, postgres and pgbench, or the directory above it); "+
+			"default: found through pg_config, PATH or /usr/lib/postgresql/*/bin",
+	)
 	_ = cmd.MarkFlagRequired("file")
 	return cmd
 }

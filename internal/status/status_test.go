@@ -112,7 +112,8 @@ func TestSetPhase(t *testing.T) {
 				t.Errorf("phase %s, progress %+v; want %s with %d of 2 runs done", got.Phase, got.Progress, tc.wantPhase,
 					len(tc.finished))
 			}
-			if degraded := meta.FindStatusCondition(got.Conditions, v1alpha1.ConditionDegraded); degraded.Reason != tc.wantDegraded {
+			degraded := meta.FindStatusCondition(got.Conditions, v1alpha1.ConditionDegraded)
+			if degraded.Reason != tc.wantDegraded {
 				t.Errorf("Degraded reason %s, want %s", degraded.Reason, tc.wantDegraded)
 			}
 			if (got.CompletionTime != nil) != got.Phase.IsFinished() {
