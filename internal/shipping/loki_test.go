@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/bench"
@@ -78,6 +79,15 @@ func TestCountRecordsReportsLokisErrors(t *testing.T) {
 				t.Fatalf("error %v, want it to contain %q and no password", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestAnswerMessageIsBoundedWholeCharacters: an error page is cut at 512 bytes, before
+// a character that would straddle the bound, so the error stays valid UTF-8.
+func TestAnswerMessageIsBoundedWholeCharacters(t *testing.T) {
+	body := "a" + strings.Repeat("é", 400) // byte 512 is inside an é
+	if got := answerMessage([]byte(body)); got != body[:511]+"…" || !utf8.ValidString(got) {
+		t.Errorf("message %q, want the first 511 bytes and an ellipsis", got)
 	}
 }
 
