@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/bench"
@@ -86,7 +85,7 @@ func TestCountRecordsReportsLokisErrors(t *testing.T) {
 // a character that would straddle the bound, so the error stays valid UTF-8.
 func TestAnswerMessageIsBoundedWholeCharacters(t *testing.T) {
 	body := "a" + strings.Repeat("é", 400) // byte 512 is inside an é
-	if got := answerMessage([]byte(body)); got != body[:511]+"…" || !utf8.ValidString(got) {
+	if got := answerMessage([]byte(body)); got != body[:511]+"…" {
 		t.Errorf("message %q, want the first 511 bytes and an ellipsis", got)
 	}
 }
