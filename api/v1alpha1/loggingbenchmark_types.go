@@ -256,6 +256,10 @@ const (
 	ShipperOpenTelemetryCollector ShipperKind = "OpenTelemetryCollector"
 )
 
+// ShipperKinds are the kinds of shipper the Enum marker of ShipperKind admits, listed
+// for code that must handle every kind; a test keeps the two lists equal.
+var ShipperKinds = []ShipperKind{ShipperFluentBit, ShipperOpenTelemetryCollector}
+
 // ShipperOutput is where the shipper sends the records.
 // +kubebuilder:validation:Enum=Null;Stdout;Loki
 type ShipperOutput string

@@ -2,6 +2,7 @@ package shipping
 
 import (
 	"fmt"
+	"io"
 	"net/url"
 	"strings"
 
@@ -11,10 +12,14 @@ import (
 	"github.com/logbench/logbench/internal/workload"
 )
 
+// fluentBit ships with Fluent Bit, to any output of ShipperOutput.
+type fluentBit struct{}
+
 const (
-	// FluentBitMetricsPort serves Fluent Bit's HTTP API, whose
-	// /api/v2/metrics/prometheus counts the records read, sent, retried and dropped.
-	FluentBitMetricsPort = 2020
+	// fluentBitMetricsPort serves Fluent Bit's HTTP API, whose fluentBitMetricsPath
+	// counts the records read, sent, retried and dropped.
+	fluentBitMetricsPort = 2020
+	fluentBitMetricsPath = "/api/v2/metrics/prometheus"
 
 	// Aliases of the pipeline's plugins: the name label of their metrics.
 	fluentBitInput  = "postgresql"
@@ -23,38 +28,33 @@ const (
 	// csvlogParser joins the lines of a csvlog record: a quoted field may hold newlines,
 	// and a record's first line starts with its log_time.
 	csvlogParser = "logbench_csvlog"
-	// csvlogRecordStart matches the log_time that opens every csvlog record
-	// ("2026-01-02 03:04:05.678 UTC,").
-	csvlogRecordStart = `\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} `
-	// csvlogRecordLine matches a record's first line up to its process_id: log_time, then
-	// user_name and database_name, each empty or quoted with its quotes doubled inside,
-	// then a number. The collector's multiline reader cannot count quotes across lines;
-	// a line inside a quoted field has its quotes doubled, so only a contrived one (two
-	// empty fields after a timestamp) still passes for a record's start.
-	csvlogRecordLine = `^` + csvlogRecordStart + `[A-Za-z0-9+:-]+,(?:"(?:[^"]|"")*")?,(?:"(?:[^"]|"")*")?,\d+,`
 	// evenQuotes and oddQuotes match a whole line by the parity of its double quotes.
 	// csvlog doubles a quote inside a quoted field and never escapes a newline, so a line
 	// ends inside a quoted field exactly when the record's quotes so far are odd: only
 	// then does the next line continue the record, even when it starts like a log_time.
 	evenQuotes = `[^"]*(?:"[^"]*"[^"]*)*$`
 	oddQuotes  = `[^"]*"[^"]*(?:"[^"]*"[^"]*)*$`
-
-	// bufferMountPath holds the sidecar's own state (tail offsets, filesystem buffer) on
-	// an emptyDir that outlives restarts of the container, not of the pod.
-	bufferMountPath = "/logbench-shipper"
 )
 
-// FluentBitConfig returns the sidecar's Fluent Bit configuration, in Fluent Bit's YAML
-// format: tail the destination's log file, keep the records of the benchmark's runs,
-// send them to the destination's output, and serve metrics on FluentBitMetricsPort.
-func FluentBitConfig(t Target) ([]byte, error) {
+func (fluentBit) DefaultImage() string { return "cr.fluentbit.io/fluent/fluent-bit:5.0.3" }
+
+func (fluentBit) Args(configFile string) []string { return []string{"-c", configFile} }
+
+func (fluentBit) MetricsPort() int { return fluentBitMetricsPort }
+
+func (fluentBit) MetricsPath() string { return fluentBitMetricsPath }
+
+// Config is Fluent Bit's configuration in its YAML format: tail the destination's log
+// file, keep the records of the benchmark's runs, send them to the destination's output,
+// and serve metrics on fluentBitMetricsPort.
+func (fluentBit) Config(t Target) ([]byte, error) {
 	shipper := t.Destination.EffectiveShipper()
 	service := map[string]any{
 		"flush":       1,
 		"log_level":   "info",
 		"http_server": "on",
 		"http_listen": "0.0.0.0",
-		"http_port":   FluentBitMetricsPort,
+		"http_port":   fluentBitMetricsPort,
 		// Retries wait a random time between scheduler.base (5 s) and the cap: capped at
 		// the base, every retry comes 5 s after its failure, within the drain's quiet
 		// period for shipping destinations (bench.ShippedQuiet).
@@ -161,7 +161,7 @@ func addLokiOutput(plugin map[string]any, t Target) error {
 		port = map[bool]string{true: "443", false: "80"}[secure]
 	}
 	var labels []string
-	for _, l := range append(t.selectingLabels(), t.extraLabels()...) {
+	for _, l := range append(fluentBitStreamLabels(t), t.extraLabels()...) {
 		labels = append(labels, l.name+"="+l.value)
 	}
 	plugin["name"] = "loki"
@@ -182,6 +182,41 @@ func addLokiOutput(plugin map[string]any, t Target) error {
 		plugin["bearer_token"] = "${" + envLokiBearerToken + "}"
 	}
 	return nil
+}
+
+// fluentBitStreamLabels are the Loki stream labels by which the records of one
+// destination of one benchmark are selected.
+func fluentBitStreamLabels(t Target) []label {
+	return []label{
+		{"job", "logbench"},
+		{"namespace", t.Namespace},
+		{"benchmark", t.Benchmark},
+		{"destination", t.Destination.Name},
+	}
+}
+
+func (fluentBit) LokiSelector(t Target) string {
+	var matchers []string
+	for _, l := range fluentBitStreamLabels(t) {
+		matchers = append(matchers, fmt.Sprintf("%s=%q", l.name, l.value))
+	}
+	return "{" + strings.Join(matchers, ", ") + "}"
+}
+
+// fluentBitCounters are Fluent Bit's record counters (administration/monitoring, v2
+// metrics), labelled by plugin alias.
+var fluentBitCounters = map[string]counterRule{
+	"fluentbit_input_records_total":          {"name", toRead},
+	"fluentbit_filter_drop_records_total":    {"name", toFiltered},
+	"fluentbit_input_ingestion_paused":       {"name", toPaused},
+	"fluentbit_output_proc_records_total":    {"name", sent},
+	"fluentbit_output_dropped_records_total": {"name", dropped},
+	"fluentbit_output_retried_records_total": {"name", retried},
+}
+
+// ParseMetrics reads Fluent Bit's /api/v2/metrics/prometheus (or v1) page.
+func (fluentBit) ParseMetrics(page io.Reader) (ShipperMetrics, error) {
+	return parseCounters(page, fluentBitCounters)
 }
 
 func onOff(on bool) string {

@@ -24,7 +24,7 @@ import (
 // the golden targets in the real Fluent Bit 5.0.3, which rejects unknown keys and values,
 // so that a configuration it would refuse fails here and not in a user's pod.
 func TestFluentBitLoadsEveryGeneratedConfiguration(t *testing.T) {
-	fluentBit := testenv.FluentBit(t)
+	binary := testenv.FluentBit(t)
 	for name, target := range goldenTargets() {
 		if target.Destination.EffectiveShipper().Kind != v1alpha1.ShipperFluentBit {
 			continue
@@ -40,7 +40,7 @@ func TestFluentBitLoadsEveryGeneratedConfiguration(t *testing.T) {
 			if err := os.WriteFile(path, config, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(fluentBit, "--dry-run", "-c", path)
+			cmd := exec.Command(binary, "--dry-run", "-c", path)
 			cmd.Env = append(os.Environ(), envLokiUsername+"=user", envLokiPassword+"=secret", envLokiBearerToken+"=token")
 			if output, err := cmd.CombinedOutput(); err != nil {
 				t.Errorf("fluent-bit --dry-run refuses the configuration: %v\n%s\n%s", err, output, config)
@@ -99,7 +99,7 @@ type fluentBitRun struct {
 // configuration, its pod paths moved to the test's folders.
 func startFluentBitRun(t *testing.T, target Target) fluentBitRun {
 	t.Helper()
-	fluentBit := testenv.FluentBit(t)
+	binary := testenv.FluentBit(t)
 	inst, err := localpg.FindInstallation()
 	if err != nil {
 		testenv.Missing(t, "no local PostgreSQL server binaries (apt-get install postgresql): %v", err)
@@ -124,7 +124,7 @@ func startFluentBitRun(t *testing.T, target Target) fluentBitRun {
 	}
 	t.Cleanup(func() { _ = server.Stop(context.Background()) })
 
-	config, err := FluentBitConfig(target)
+	config, err := fluentBit{}.Config(target)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,13 +133,13 @@ func startFluentBitRun(t *testing.T, target Target) fluentBitRun {
 	local := strings.NewReplacer(
 		LogDirectory, server.LogDir(),
 		bufferMountPath, state,
-		fmt.Sprintf("http_port: %d", FluentBitMetricsPort), fmt.Sprintf("http_port: %d", port),
+		fmt.Sprintf("http_port: %d", fluentBitMetricsPort), fmt.Sprintf("http_port: %d", port),
 	).Replace(string(config))
 	path := filepath.Join(state, "config.yaml")
 	if err := os.WriteFile(path, []byte(local), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	testenv.StartProcess(t, fluentBit, "-c", path)
+	testenv.StartProcess(t, binary, "-c", path)
 	scraper := ShipperScraper{URL: fmt.Sprintf("http://127.0.0.1:%d%s", port, fluentBitMetricsPath), Kind: v1alpha1.ShipperFluentBit}
 	testenv.WaitFor(t, "Fluent Bit's metrics endpoint", 30*time.Second, func() error {
 		_, err := scraper.Read(context.Background())

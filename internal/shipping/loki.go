@@ -15,6 +15,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/bench"
+	"github.com/logbench/logbench/internal/text"
 )
 
 // maxQueryRange is Loki's default limits_config.max_query_length (721h): Loki refuses a
@@ -184,11 +185,7 @@ func answerMessage(body []byte) string {
 	if json.Unmarshal(body, &structured) == nil {
 		message = strings.TrimSpace(structured.Message + " " + structured.Error)
 	}
-	const keep = 512
-	if len(message) > keep {
-		message = message[:keep] + "…"
-	}
-	return message
+	return text.Truncate(message, 512)
 }
 
 // RunCounter counts one run's records in Loki; it is a bench.Destination.

@@ -81,6 +81,15 @@ func TestCountRecordsReportsLokisErrors(t *testing.T) {
 	}
 }
 
+// TestAnswerMessageIsBoundedWholeCharacters: an error page is cut at 512 bytes, before
+// a character that would straddle the bound, so the error stays valid UTF-8.
+func TestAnswerMessageIsBoundedWholeCharacters(t *testing.T) {
+	body := "a" + strings.Repeat("é", 400) // byte 512 is inside an é
+	if got := answerMessage([]byte(body)); got != body[:511]+"…" {
+		t.Errorf("message %q, want the first 511 bytes and an ellipsis", got)
+	}
+}
+
 func TestCountRecordsOfNothingIsZero(t *testing.T) {
 	got, err := parseCountResponse([]byte(`{"status":"success","data":{"resultType":"vector","result":[]}}`))
 	if err != nil || got != 0 {

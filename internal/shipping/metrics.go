@@ -61,37 +61,8 @@ var (
 	retried = toOutput(func(c *OutputCounters) *int64 { return &c.Retried })
 )
 
-// fluentBitCounters are Fluent Bit's record counters (administration/monitoring, v2
-// metrics), labelled by plugin alias.
-var fluentBitCounters = map[string]counterRule{
-	"fluentbit_input_records_total":          {"name", toRead},
-	"fluentbit_filter_drop_records_total":    {"name", toFiltered},
-	"fluentbit_input_ingestion_paused":       {"name", toPaused},
-	"fluentbit_output_proc_records_total":    {"name", sent},
-	"fluentbit_output_dropped_records_total": {"name", dropped},
-	"fluentbit_output_retried_records_total": {"name", retried},
-}
-
-// collectorCounters are the OpenTelemetry Collector's own log record counters; since the
-// collector exports them through the OpenTelemetry SDK, counters carry a _total suffix,
-// which older collectors left out, so names are matched without it.
-var collectorCounters = map[string]counterRule{
-	"otelcol_receiver_accepted_log_records":       {"receiver", toRead},
-	"otelcol_exporter_sent_log_records":           {"exporter", sent},
-	"otelcol_exporter_send_failed_log_records":    {"exporter", dropped},
-	"otelcol_exporter_enqueue_failed_log_records": {"exporter", dropped},
-}
-
-// ParseFluentBitMetrics reads Fluent Bit's /api/v2/metrics/prometheus (or v1) page.
-func ParseFluentBitMetrics(r io.Reader) (ShipperMetrics, error) {
-	return parseCounters(r, fluentBitCounters)
-}
-
-// ParseCollectorMetrics reads the OpenTelemetry Collector's Prometheus /metrics page.
-func ParseCollectorMetrics(r io.Reader) (ShipperMetrics, error) {
-	return parseCounters(r, collectorCounters)
-}
-
+// parseCounters sums the samples of the page that rules name into ShipperMetrics; a
+// name also matches without its _total suffix (see collectorCounters).
 func parseCounters(r io.Reader, rules map[string]counterRule) (ShipperMetrics, error) {
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(r)

@@ -184,11 +184,11 @@ func deref(n *int64) any {
 }
 
 func parseFluentBitString(page string) (ShipperMetrics, error) {
-	return ParseFluentBitMetrics(strings.NewReader(page))
+	return fluentBit{}.ParseMetrics(strings.NewReader(page))
 }
 
 func parseCollectorString(page string) (ShipperMetrics, error) {
-	return ParseCollectorMetrics(strings.NewReader(page))
+	return otelCollector{}.ParseMetrics(strings.NewReader(page))
 }
 
 // TestStagesNameWhereRecordsWentMissing: the first stage below the one before it is the

@@ -24,6 +24,11 @@ const (
 	configMountPath = "/etc/logbench-shipper"
 	bufferVolume    = "logbench-shipper-buffer"
 	metricsPortName = "shipper-metrics"
+
+	// bufferMountPath holds the sidecar's own state (Fluent Bit's tail offsets and
+	// filesystem buffer) on an emptyDir that outlives restarts of the container, not of
+	// the pod.
+	bufferMountPath = "/logbench-shipper"
 )
 
 type patchOperation struct {
@@ -35,18 +40,15 @@ type patchOperation struct {
 // PodPatch returns the value of PodPatchAnnotation adding the destination's shipper to
 // the instance pods, with its configuration from the ConfigMap configMap (ConfigKey).
 func PodPatch(t Target, configMap string) (string, error) {
-	shipper := t.Destination.EffectiveShipper()
-	configFile := configMountPath + "/" + ConfigKey
-	args, port := []string{"-c", configFile}, FluentBitMetricsPort
-	if shipper.Kind == v1alpha1.ShipperOpenTelemetryCollector {
-		args, port = []string{"--config=" + configFile}, CollectorMetricsPort
-	}
+	shipper := t.shipper()
 	container := corev1.Container{
 		Name:  ContainerName,
 		Image: t.Image(),
-		Args:  args,
+		Args:  shipper.Args(configMountPath + "/" + ConfigKey),
 		Env:   CredentialsEnv(t.Destination.Loki),
-		Ports: []corev1.ContainerPort{{Name: metricsPortName, ContainerPort: int32(port), Protocol: corev1.ProtocolTCP}},
+		Ports: []corev1.ContainerPort{{
+			Name: metricsPortName, ContainerPort: int32(shipper.MetricsPort()), Protocol: corev1.ProtocolTCP,
+		}},
 		VolumeMounts: []corev1.VolumeMount{
 			// The whole scratch volume, read-only, at the path PostgreSQL writes to, so
 			// that the configuration names the file as PostgreSQL does. The shipper is
@@ -55,7 +57,7 @@ func PodPatch(t Target, configMap string) (string, error) {
 			{Name: configVolume, MountPath: configMountPath, ReadOnly: true},
 			{Name: bufferVolume, MountPath: bufferMountPath},
 		},
-		Resources: shipper.Resources,
+		Resources: t.Destination.EffectiveShipper().Resources,
 		// The instance pod's securityContext runs every container as the postgres user,
 		// whose 0600 log files the shipper must read; the rest matches CloudNativePG's
 		// restricted postgres container.

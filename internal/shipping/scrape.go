@@ -10,12 +10,6 @@ import (
 	"github.com/logbench/logbench/api/v1alpha1"
 )
 
-// Metrics pages of the shippers' HTTP servers.
-const (
-	fluentBitMetricsPath = "/api/v2/metrics/prometheus"
-	collectorMetricsPath = "/metrics"
-)
-
 // ShipperScraper reads a running shipper's counters from its metrics page.
 type ShipperScraper struct {
 	// URL of the metrics page.
@@ -28,12 +22,9 @@ type ShipperScraper struct {
 // on the port the pod patch declares.
 func (t Target) Scraper(podIP string, httpClient *http.Client) ShipperScraper {
 	kind := t.Destination.EffectiveShipper().Kind
-	port, path := FluentBitMetricsPort, fluentBitMetricsPath
-	if kind == v1alpha1.ShipperOpenTelemetryCollector {
-		port, path = CollectorMetricsPort, collectorMetricsPath
-	}
+	shipper := shipperFor(kind)
 	return ShipperScraper{
-		URL:  "http://" + net.JoinHostPort(podIP, strconv.Itoa(port)) + path,
+		URL:  "http://" + net.JoinHostPort(podIP, strconv.Itoa(shipper.MetricsPort())) + shipper.MetricsPath(),
 		Kind: kind,
 		HTTP: httpClient,
 	}
@@ -49,8 +40,5 @@ func (s ShipperScraper) Read(ctx context.Context) (ShipperMetrics, error) {
 	if err != nil {
 		return ShipperMetrics{}, err
 	}
-	if s.Kind == v1alpha1.ShipperOpenTelemetryCollector {
-		return ParseCollectorMetrics(bytes.NewReader(body))
-	}
-	return ParseFluentBitMetrics(bytes.NewReader(body))
+	return shipperFor(s.Kind).ParseMetrics(bytes.NewReader(body))
 }

@@ -1,12 +1,14 @@
 // Package shipping holds what a shipping destination (FluentBitSidecar, Loki) needs
 // beside PostgreSQL: the server settings that write the log file the sidecar reads, the
-// sidecar's Fluent Bit or OpenTelemetry Collector configuration, the CloudNativePG pod
-// patch that adds the sidecar, and the accounting of what the shipper and Loki report.
-// Everything here is pure but the Loki client and the shipper scraper.
+// sidecar's configuration, the CloudNativePG pod patch that adds the sidecar, and the
+// accounting of what the shipper and Loki report. What differs between shipper kinds
+// lies behind Shipper, one file each: fluentbit.go, otelcol.go. Everything here is pure
+// but the Loki client and the shipper scraper.
 package shipping
 
 import (
-	"fmt"
+	"cmp"
+	"io"
 	"path"
 	"slices"
 	"strings"
@@ -14,11 +16,42 @@ import (
 	"github.com/logbench/logbench/api/v1alpha1"
 )
 
-// Pinned official images of the shippers, used when the destination names none.
-const (
-	DefaultFluentBitImage = "cr.fluentbit.io/fluent/fluent-bit:5.0.3"
-	DefaultCollectorImage = "otel/opentelemetry-collector-contrib:0.153.0"
-)
+// Shipper is what differs between the programs that ship a destination's records: each
+// kind of the API has one, in its own file, and the rest of the package asks it rather
+// than comparing kinds.
+type Shipper interface {
+	// DefaultImage is the pinned official image, used when the destination names none.
+	DefaultImage() string
+	// Config returns the target's configuration, the content of its ConfigMap under
+	// ConfigKey.
+	Config(t Target) ([]byte, error)
+	// Args are the container's arguments that load the configuration at configFile.
+	Args(configFile string) []string
+	// MetricsPort and MetricsPath locate the page of the shipper's own counters.
+	MetricsPort() int
+	MetricsPath() string
+	// ParseMetrics reads that page into the counters the accounting compares: its kind's
+	// names for records read, filtered, sent, dropped and retried.
+	ParseMetrics(page io.Reader) (ShipperMetrics, error)
+	// LokiSelector is the LogQL stream selector of the target's records in Loki.
+	LokiSelector(t Target) string
+}
+
+// shippers maps every kind of v1alpha1.ShipperKinds to its Shipper; a test keeps it
+// complete.
+var shippers = map[v1alpha1.ShipperKind]Shipper{
+	v1alpha1.ShipperFluentBit:              fluentBit{},
+	v1alpha1.ShipperOpenTelemetryCollector: otelCollector{},
+}
+
+// shipperFor returns the Shipper of kind. A kind without one, such as the empty kind of
+// a ShipperScraper built without it, gets Fluent Bit's, as the API's default kind.
+func shipperFor(kind v1alpha1.ShipperKind) Shipper {
+	if shipper, ok := shippers[kind]; ok {
+		return shipper
+	}
+	return shippers[v1alpha1.ShipperFluentBit]
+}
 
 const (
 	// LogDirectory is where PostgreSQL writes the file the sidecar reads, on the instance
@@ -33,6 +66,11 @@ const (
 	// (pkg/specs/volumes.go, v1.30.0).
 	scratchVolume    = "scratch-data"
 	scratchMountPath = "/controller"
+
+	// csvlogRecordStart matches the log_time that opens every csvlog record
+	// ("2026-01-02 03:04:05.678 UTC,"), by which shippers join a record's lines: a quoted
+	// field may hold newlines.
+	csvlogRecordStart = `\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} `
 )
 
 // ServerSettings returns the settings, applied with ALTER SYSTEM, that make PostgreSQL
@@ -60,38 +98,24 @@ func (t Target) logFile() string {
 	return path.Join(LogDirectory, name)
 }
 
+// shipper is the Shipper of the destination's kind.
+func (t Target) shipper() Shipper {
+	return shipperFor(t.Destination.EffectiveShipper().Kind)
+}
+
 // Image is the shipper's image: the destination's own or the kind's pinned default.
 func (t Target) Image() string {
-	shipper := t.Destination.EffectiveShipper()
-	switch {
-	case shipper.Image != "":
-		return shipper.Image
-	case shipper.Kind == v1alpha1.ShipperOpenTelemetryCollector:
-		return DefaultCollectorImage
-	}
-	return DefaultFluentBitImage
+	return cmp.Or(t.Destination.EffectiveShipper().Image, t.shipper().DefaultImage())
 }
 
 // Config returns the configuration of the destination's shipper, the content of its
 // ConfigMap under ConfigKey.
 func Config(t Target) ([]byte, error) {
-	if t.Destination.EffectiveShipper().Kind == v1alpha1.ShipperOpenTelemetryCollector {
-		return CollectorConfig(t)
-	}
-	return FluentBitConfig(t)
+	return t.shipper().Config(t)
 }
 
-// selectingLabels are the Loki stream labels by which Fluent Bit's records of one
-// destination of one benchmark are selected.
-func (t Target) selectingLabels() []label {
-	return []label{
-		{"job", "logbench"},
-		{"namespace", t.Namespace},
-		{"benchmark", t.Benchmark},
-		{"destination", t.Destination.Name},
-	}
-}
-
+// extraLabels are the destination's loki.labels, sorted so that configurations are
+// stable.
 func (t Target) extraLabels() []label {
 	var extra []label
 	if t.Destination.Loki != nil {
@@ -105,24 +129,9 @@ func (t Target) extraLabels() []label {
 
 type label struct{ name, value string }
 
-// collectorServiceName is the OTLP resource attribute service.name of the records an
-// OpenTelemetry Collector ships: with service.namespace it is among the attributes Loki
-// indexes by default (distributor.otlp.default_resource_attributes_as_index_labels), as
-// service_name and service_namespace, so no Loki configuration is needed to select them.
-func (t Target) collectorServiceName() string {
-	return "logbench-" + t.Benchmark + "-" + t.Destination.Name
-}
-
 // LokiSelector is the LogQL stream selector of the destination's records.
 func (t Target) LokiSelector() string {
-	if t.Destination.EffectiveShipper().Kind == v1alpha1.ShipperOpenTelemetryCollector {
-		return fmt.Sprintf(`{service_namespace=%q, service_name=%q}`, t.Namespace, t.collectorServiceName())
-	}
-	var matchers []string
-	for _, l := range t.selectingLabels() {
-		matchers = append(matchers, fmt.Sprintf("%s=%q", l.name, l.value))
-	}
-	return "{" + strings.Join(matchers, ", ") + "}"
+	return t.shipper().LokiSelector(t)
 }
 
 // Environment variables of the sidecar holding Loki's credentials, from secretKeyRefs:
