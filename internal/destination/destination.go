@@ -3,8 +3,9 @@
 // route them there and the format their counter reads, in a CloudNativePG instance pod
 // (the agent) and on this machine (the local runner). The format PostgreSQL writes and
 // whether a sidecar ships the records are the API's own facts (v1alpha1.Destination's
-// EffectiveFormat and Ships). A new destination type needs its value in the API's enum,
-// its entry in the API's typeRecords and its entry in behaviours here.
+// EffectiveFormat and Ships, read from its typeRecords). A new destination type needs its
+// constant, Enum marker value and DestinationTypes entry in the API, its entry in the API's
+// typeRecords and its entry in behaviours here; tests fail while one is missing.
 package destination
 
 import (

@@ -41,7 +41,8 @@ func TestPodRoutes(t *testing.T) {
 		return map[string]string{"log_destination": logDestination, "log_directory": dir, "log_filename": podLogName}
 	}
 	fluentBit := v1alpha1.Destination{Type: v1alpha1.DestinationFluentBitSidecar}
-	loki := v1alpha1.Destination{Type: v1alpha1.DestinationLoki, Shipper: &v1alpha1.ShipperSpec{Format: v1alpha1.FormatJSONLog}}
+	jsonShipper := &v1alpha1.ShipperSpec{Format: v1alpha1.FormatJSONLog}
+	loki := v1alpha1.Destination{Type: v1alpha1.DestinationLoki, Shipper: jsonShipper}
 	for _, tt := range []struct {
 		destination v1alpha1.Destination
 		settings    map[string]string
@@ -97,9 +98,9 @@ func TestLocalRoutes(t *testing.T) {
 				tt.destination, route.RunsLocally(), settings, format, tt.settings, tt.format)
 		}
 	}
-	for _, destinationType := range []v1alpha1.DestinationType{v1alpha1.DestinationFluentBitSidecar, v1alpha1.DestinationLoki} {
-		if route, _ := For(v1alpha1.Destination{Type: destinationType}); route.RunsLocally() {
-			t.Errorf("%s runs locally, without the pod its sidecar needs", destinationType)
+	for _, shipped := range []v1alpha1.DestinationType{v1alpha1.DestinationFluentBitSidecar, v1alpha1.DestinationLoki} {
+		if route, _ := For(v1alpha1.Destination{Type: shipped}); route.RunsLocally() {
+			t.Errorf("%s runs locally, without the pod its sidecar needs", shipped)
 		}
 	}
 }
