@@ -30,21 +30,46 @@ func (s *LoggingBenchmarkSpec) RunsTotal() int32 {
 	return int32(len(s.EffectiveDestinations())*len(s.Workload.Clients)) * s.Workload.Repeats
 }
 
+// typeRecords is what the API says about the records of each destination type: the
+// format PostgreSQL writes them in and whether a sidecar ships them. What the rest of
+// logbench does with a type is in internal/destination's table.
+var typeRecords = map[DestinationType]recordsOfType{
+	// The baseline keeps CloudNativePG's default pipeline, csvlog.
+	DestinationNone:             {format: FormatCSVLog},
+	DestinationStdout:           {format: FormatCSVLog, formatField: true},
+	DestinationStderr:           {format: FormatStderr},
+	DestinationCSVLog:           {format: FormatCSVLog},
+	DestinationJSONLog:          {format: FormatJSONLog},
+	DestinationFluentBitSidecar: {ships: true},
+	DestinationLoki:             {ships: true},
+}
+
+type recordsOfType struct {
+	// format is the format PostgreSQL writes; with formatField, the default of the field.
+	format LogFormat
+	// formatField says the destination's format field chooses the format.
+	formatField bool
+	// ships says a sidecar ships the records out of the instance pod; the shipper's
+	// format chooses the format.
+	ships bool
+}
+
 // EffectiveFormat is the record format the destination carries.
 func (d Destination) EffectiveFormat() LogFormat {
-	switch d.Type {
-	case DestinationStderr:
-		return FormatStderr
-	case DestinationJSONLog:
-		return FormatJSONLog
-	case DestinationStdout:
-		if d.Format != "" {
-			return d.Format
-		}
-	case DestinationFluentBitSidecar, DestinationLoki:
+	records := typeRecords[d.Type]
+	switch {
+	case records.ships:
 		return d.EffectiveShipper().Format
+	case records.formatField && d.Format != "":
+		return d.Format
 	}
-	return FormatCSVLog
+	return records.format
+}
+
+// ChoosesFormat reports whether destinations of the type choose their records' format in
+// their format field (Stdout); the other types' names or shippers say it.
+func (t DestinationType) ChoosesFormat() bool {
+	return typeRecords[t].formatField
 }
 
 // ServerParameters returns the PostgreSQL settings every server of the destination runs
@@ -91,7 +116,7 @@ func onOff(b bool) string {
 // Ships reports whether a sidecar ships the destination's records out of the instance
 // pod (FluentBitSidecar and Loki).
 func (d Destination) Ships() bool {
-	return d.Type == DestinationFluentBitSidecar || d.Type == DestinationLoki
+	return typeRecords[d.Type].ships
 }
 
 // ShipsToLoki reports whether the destination's records go to its Loki, where they are

@@ -202,6 +202,12 @@ const (
 	DestinationLoki DestinationType = "Loki"
 )
 
+// DestinationTypes lists every destination type, in the order of the Enum marker above.
+var DestinationTypes = []DestinationType{
+	DestinationNone, DestinationStdout, DestinationStderr, DestinationCSVLog, DestinationJSONLog,
+	DestinationFluentBitSidecar, DestinationLoki,
+}
+
 // LogFormat is the PostgreSQL log format used by a Stdout destination.
 // +kubebuilder:validation:Enum=CSVLog;Stderr;JSONLog
 type LogFormat string

@@ -13,8 +13,9 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/bench"
+	"github.com/logbench/logbench/internal/destination"
 	"github.com/logbench/logbench/internal/pgbench"
-	"github.com/logbench/logbench/internal/records"
+	"github.com/logbench/logbench/internal/text"
 	"github.com/logbench/logbench/internal/workload"
 )
 
@@ -36,13 +37,17 @@ type Environment struct {
 
 // Run performs the requested execution and returns its result.
 func Run(ctx context.Context, req Request, env Environment) (v1alpha1.RepeatResult, error) {
+	route, err := destination.For(req.Destination)
+	if err != nil {
+		return v1alpha1.RepeatResult{}, err
+	}
 	conn, err := env.Connect(ctx)
 	if err != nil {
 		return v1alpha1.RepeatResult{}, fmt.Errorf("connecting to %s: %w", req.ClusterName, err)
 	}
 	defer conn.Close(ctx)
 
-	if err := applySettings(ctx, conn, env.Connect, destinationSettings(req.Destination, env.LogDirectory)); err != nil {
+	if err := applySettings(ctx, conn, env.Connect, route.PodSettings(env.LogDirectory)); err != nil {
 		return v1alpha1.RepeatResult{}, err
 	}
 	runPgbench := func(ctx context.Context, args, extraEnv []string) ([]byte, error) {
@@ -60,7 +65,7 @@ func Run(ctx context.Context, req Request, env Environment) (v1alpha1.RepeatResu
 	}
 	// A fresh tag per attempt: records of a failed earlier attempt never count.
 	tag := workload.NewTag(req.Destination.Name, req.Clients, req.Repeat, nonce)
-	dest, closeDest, err := destinationFor(ctx, req, conn, env, tag)
+	dest, closeDest, err := destinationFor(ctx, req, route, env, tag)
 	if err != nil {
 		return v1alpha1.RepeatResult{}, err
 	}
@@ -79,10 +84,11 @@ func Run(ctx context.Context, req Request, env Environment) (v1alpha1.RepeatResu
 }
 
 // destinationFor returns where the run's records are counted.
-func destinationFor(ctx context.Context, req Request, conn *pgx.Conn, env Environment, tag string) (bench.Destination, func(), error) {
+func destinationFor(ctx context.Context, req Request, route destination.Route, env Environment, tag string,
+) (bench.Destination, func(), error) {
 	noop := func() {}
-	switch req.Destination.Type {
-	case v1alpha1.DestinationNone, v1alpha1.DestinationStdout:
+	switch route.Counted {
+	case destination.ContainerLog:
 		// The baseline logs no statements, so its records would appear in CloudNativePG's
 		// default pipeline: counting there proves the baseline really logged nothing.
 		client, err := env.Kubernetes()
@@ -93,39 +99,39 @@ func destinationFor(ctx context.Context, req Request, conn *pgx.Conn, env Enviro
 		if err != nil {
 			return nil, noop, err
 		}
-		return bench.NewStreamDestination(stream, records.FormatContainerLog, tag), func() { stream.Close() }, nil
-	case v1alpha1.DestinationStderr, v1alpha1.DestinationCSVLog, v1alpha1.DestinationJSONLog:
-		return serverFiles(ctx, req, env, tag)
-	case v1alpha1.DestinationFluentBitSidecar, v1alpha1.DestinationLoki:
-		client, err := env.Kubernetes()
-		if err != nil {
-			return nil, noop, fmt.Errorf("connecting to the Kubernetes API to find the shipper's pod: %w", err)
-		}
-		// The file the shipper reads is counted too: the first stage of its pipeline.
-		written, closeFiles, err := serverFiles(ctx, req, env, tag)
-		if err != nil {
-			return nil, noop, err
-		}
-		dest, err := newShippedRun(ctx, req, client, tag, written)
-		if err != nil {
-			closeFiles()
-			return nil, noop, err
-		}
-		return dest, closeFiles, nil
+		return bench.NewStreamDestination(stream, route.PodFormat(), tag), func() { stream.Close() }, nil
+	case destination.ServerFiles:
+		return serverFiles(ctx, route, env, tag)
 	}
-	return nil, noop, fmt.Errorf("destination type %s is not supported by this agent", req.Destination.Type)
+	// destination.Shipper
+	client, err := env.Kubernetes()
+	if err != nil {
+		return nil, noop, fmt.Errorf("connecting to the Kubernetes API to find the shipper's pod: %w", err)
+	}
+	// The file the shipper reads is counted too: the first stage of its pipeline.
+	written, closeFiles, err := serverFiles(ctx, route, env, tag)
+	if err != nil {
+		return nil, noop, err
+	}
+	dest, err := newShippedRun(ctx, req, client, tag, written)
+	if err != nil {
+		closeFiles()
+		return nil, noop, err
+	}
+	return dest, closeFiles, nil
 }
 
 // serverFiles counts the run's records in the files the server writes to
 // env.LogDirectory, through a second session: the counter reads while the first one
 // stays free.
-func serverFiles(ctx context.Context, req Request, env Environment, tag string) (*bench.FileDestination, func(), error) {
+func serverFiles(ctx context.Context, route destination.Route, env Environment, tag string,
+) (*bench.FileDestination, func(), error) {
 	reader, err := env.Connect(ctx)
 	if err != nil {
 		return nil, func() {}, err
 	}
 	dir := serverDirectory{conn: reader, path: env.LogDirectory}
-	dest, err := bench.NewFileDestination(ctx, dir, bench.RaiseLogWith(reader), records.FormatFor(req.Destination), tag)
+	dest, err := bench.NewFileDestination(ctx, dir, bench.RaiseLogWith(reader), route.PodFormat(), tag)
 	if err != nil {
 		reader.Close(ctx)
 		return nil, func() {}, err
@@ -161,11 +167,7 @@ const maxErrorLength = 3000
 // WriteResult writes the result, or the error as a failed result, as JSON.
 func WriteResult(w io.Writer, result v1alpha1.RepeatResult, runErr error) error {
 	if runErr != nil {
-		msg := runErr.Error()
-		if len(msg) > maxErrorLength {
-			msg = msg[:maxErrorLength] + "…"
-		}
-		result = v1alpha1.RepeatResult{Repeat: result.Repeat, Error: msg}
+		result = v1alpha1.RepeatResult{Repeat: result.Repeat, Error: text.Truncate(runErr.Error(), maxErrorLength)}
 	}
 	return json.NewEncoder(w).Encode(result)
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/shipping"
 )
 
@@ -15,31 +14,6 @@ import (
 // volume: CloudNativePG's own FIFOs live in /controller/log and must keep one reader.
 // Shipping destinations write there too, for their sidecar to read.
 const FileLogDirectory = shipping.LogDirectory
-
-// fileLogName is log_filename for file destinations; PostgreSQL swaps the .log suffix
-// for .csv or .json in those formats.
-const fileLogName = "logbench-%Y%m%d-%H%M%S.log"
-
-// destinationSettings returns the server settings a destination needs beyond what the
-// Cluster spec carries (CloudNativePG rejects log_destination and friends there, so
-// they are set with ALTER SYSTEM). Stdout with CSVLog is CloudNativePG's default.
-func destinationSettings(d v1alpha1.Destination, logDirectory string) map[string]string {
-	if d.Ships() {
-		return shipping.ServerSettings(d)
-	}
-	logDestination := d.EffectiveFormat().LogDestination()
-	switch d.Type {
-	case v1alpha1.DestinationStdout:
-		return map[string]string{"log_destination": logDestination}
-	case v1alpha1.DestinationStderr, v1alpha1.DestinationCSVLog, v1alpha1.DestinationJSONLog:
-		return map[string]string{
-			"log_destination": logDestination,
-			"log_directory":   logDirectory,
-			"log_filename":    fileLogName,
-		}
-	}
-	return nil
-}
 
 // applySettings sets the destination's settings with ALTER SYSTEM, reloads, and waits
 // until new sessions see them. Re-applying the same values on a later run is harmless.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/bench"
+	"github.com/logbench/logbench/internal/destination"
 	"github.com/logbench/logbench/internal/localpg"
 	"github.com/logbench/logbench/internal/pgbench"
 	"github.com/logbench/logbench/internal/records"
@@ -61,23 +63,24 @@ type Outcome struct {
 // A destination whose server fails records the failure in its runs and the others go on.
 func Execute(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec, opts Options) (Outcome, error) {
 	outcome := Outcome{Runs: map[results.RunKey]v1alpha1.RepeatResult{}}
-	var runnable []v1alpha1.Destination
+	var runnable []destination.Route
 	for _, dest := range spec.EffectiveDestinations() {
-		if reason := unsupported(dest); reason != "" {
+		route, reason := localRoute(dest)
+		if reason != "" {
 			outcome.Skipped = append(outcome.Skipped, Skipped{Destination: dest.Name, Reason: reason})
 			continue
 		}
-		runnable = append(runnable, dest)
+		runnable = append(runnable, route)
 	}
 	runsPerDestination := len(spec.Workload.Clients) * int(spec.Workload.Repeats)
 	sequence := 0
-	for _, dest := range runnable {
+	for _, route := range runnable {
 		runs := func(yield func(Run) bool) {
 			for _, clients := range spec.Workload.Clients {
 				for repeat := int32(1); repeat <= spec.Workload.Repeats; repeat++ {
 					sequence++
 					run := Run{
-						Key:   results.RunKey{Destination: dest.Name, Clients: clients, Repeat: repeat},
+						Key:   results.RunKey{Destination: route.Destination.Name, Clients: clients, Repeat: repeat},
 						Index: sequence, Total: len(runnable) * runsPerDestination,
 					}
 					if !yield(run) {
@@ -86,27 +89,34 @@ func Execute(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec, opts Opti
 				}
 			}
 		}
-		if err := measureDestination(ctx, spec, dest, opts, runs, outcome.Runs); err != nil {
+		if err := measureDestination(ctx, spec, route, opts, runs, outcome.Runs); err != nil {
 			return outcome, err
 		}
 	}
 	return outcome, nil
 }
 
-// unsupported says why a destination cannot run locally, or "" when it can.
-func unsupported(d v1alpha1.Destination) string {
-	if d.Ships() {
-		return fmt.Sprintf("%s needs its %s sidecar in a CloudNativePG pod and its endpoint, which a local run does not provide",
+// localRoute returns the route of a destination on this machine, or says why it cannot
+// run here.
+func localRoute(d v1alpha1.Destination) (destination.Route, string) {
+	route, err := destination.For(d)
+	switch {
+	case err != nil:
+		return route, err.Error()
+	case !route.RunsLocally():
+		return route, fmt.Sprintf(
+			"%s needs its %s sidecar in a CloudNativePG pod and its endpoint, which a local run does not provide",
 			d.Type, d.EffectiveShipper().Kind)
 	}
-	return ""
+	return route, ""
 }
 
 // measureDestination starts the destination's server, initialises pgbench once and
 // runs each of runs, storing results in into. Only cancellation is returned as an
 // error: a server that fails turns into failed runs.
-func measureDestination(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec, dest v1alpha1.Destination,
+func measureDestination(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec, route destination.Route,
 	opts Options, runs func(func(Run) bool), into map[results.RunKey]v1alpha1.RepeatResult) error {
+	dest := route.Destination
 	failAll := func(err error) error {
 		if ctx.Err() != nil {
 			// Interrupted, not failed: the runs were never measured.
@@ -131,7 +141,7 @@ func measureDestination(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec
 	if err := os.Chmod(dir, 0o711); err != nil {
 		return failAll(err)
 	}
-	target, err := newTarget(dir, spec, dest)
+	target, err := newTarget(dir, spec, route)
 	if err != nil {
 		return failAll(err)
 	}
@@ -230,15 +240,12 @@ type target struct {
 // containerLogName is the file playing the container log of Stdout and None.
 const containerLogName = "container.log"
 
-func newTarget(dir string, spec *v1alpha1.LoggingBenchmarkSpec, dest v1alpha1.Destination) (*target, error) {
-	t := &target{settings: spec.ServerParameters(dest)}
-	switch dest.Type {
-	case v1alpha1.DestinationNone, v1alpha1.DestinationStdout:
-		// Without the logging collector the server writes stderr-format records to its
-		// standard error, which logbench appends to a file as a container runtime does.
-		t.settings["logging_collector"] = "off"
-		t.settings["log_destination"] = "stderr"
-		t.format = records.FormatStderr
+func newTarget(dir string, spec *v1alpha1.LoggingBenchmarkSpec, route destination.Route) (*target, error) {
+	t := &target{settings: spec.ServerParameters(route.Destination), format: route.LocalFormat()}
+	maps.Copy(t.settings, route.LocalSettings())
+	if route.Counted == destination.ContainerLog {
+		// logbench appends the server's standard error to a file, as a container runtime
+		// does.
 		t.logDir = filepath.Join(dir, "container")
 		if err := os.Mkdir(t.logDir, 0o700); err != nil {
 			return nil, err
@@ -248,11 +255,6 @@ func newTarget(dir string, spec *v1alpha1.LoggingBenchmarkSpec, dest v1alpha1.De
 			return nil, err
 		}
 		t.stderr = file
-	default:
-		t.settings["logging_collector"] = "on"
-		t.settings["log_destination"] = dest.EffectiveFormat().LogDestination()
-		t.settings["log_filename"] = "postgresql-%Y%m%d-%H%M%S.log"
-		t.format = records.FormatFor(dest)
 	}
 	return t, nil
 }

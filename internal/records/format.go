@@ -5,7 +5,7 @@ package records
 import (
 	"fmt"
 
-	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/text"
 )
 
 // Format is the shape of the log a counter reads.
@@ -27,7 +27,8 @@ const (
 	FormatContainerLog
 )
 
-var formatNames = map[Format]string{
+// formatNames are the formats' names, indexed by Format.
+var formatNames = []string{
 	FormatStderr:       "stderr",
 	FormatCSVLog:       "csvlog",
 	FormatJSONLog:      "jsonlog",
@@ -35,37 +36,17 @@ var formatNames = map[Format]string{
 }
 
 func (f Format) String() string {
-	if name, ok := formatNames[f]; ok {
-		return name
+	if f >= 0 && int(f) < len(formatNames) {
+		return formatNames[f]
 	}
 	return fmt.Sprintf("Format(%d)", int(f))
 }
 
-// ParseFormat returns the format named as by Format.String.
+// ParseFormat returns the format named as by Format.String, case-insensitively.
 func ParseFormat(name string) (Format, error) {
-	for f, n := range formatNames {
-		if n == name {
-			return f, nil
-		}
+	formats := make([]Format, 0, len(formatNames))
+	for f := range Format(len(formatNames)) {
+		formats = append(formats, f)
 	}
-	return 0, fmt.Errorf("unknown log format %q: use stderr, csvlog, jsonlog or containerlog", name)
-}
-
-// FormatFor is the format in which a destination's records are counted: file
-// destinations in PostgreSQL's own format, Stdout in the container log whatever
-// PostgreSQL format feeds it.
-func FormatFor(d v1alpha1.Destination) Format {
-	switch d.Type {
-	case v1alpha1.DestinationStderr:
-		return FormatStderr
-	case v1alpha1.DestinationJSONLog:
-		return FormatJSONLog
-	case v1alpha1.DestinationStdout:
-		return FormatContainerLog
-	case v1alpha1.DestinationFluentBitSidecar, v1alpha1.DestinationLoki:
-		if d.EffectiveShipper().Format == v1alpha1.FormatJSONLog {
-			return FormatJSONLog
-		}
-	}
-	return FormatCSVLog
+	return text.ParseChoice("log format", name, formats)
 }

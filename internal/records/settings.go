@@ -19,12 +19,8 @@ type Settings struct {
 // statements.
 func SettingsFor(d v1alpha1.Destination, l v1alpha1.LoggingSpec) Settings {
 	if d.Type == v1alpha1.DestinationNone {
-		return Settings{Statement: v1alpha1.StatementNone, MinDurationStatementMs: -1}
+		l = v1alpha1.LoggingSpec{Statement: v1alpha1.StatementNone}
 	}
-	minDuration := int32(-1)
-	if l.MinDurationStatement != nil {
-		minDuration = *l.MinDurationStatement
-	}
-	return Settings{Statement: l.Statement, MinDurationStatementMs: minDuration, Duration: l.Duration,
+	return Settings{Statement: l.Statement, MinDurationStatementMs: l.MinDurationStatementMs(), Duration: l.Duration,
 		Connections: l.Connections, Disconnections: l.Disconnections}
 }

@@ -64,7 +64,7 @@ func byID(doc *html.Node, id string) *html.Node {
 	return found[0]
 }
 
-func text(n *html.Node) string {
+func textContent(n *html.Node) string {
 	var b strings.Builder
 	for d := range n.Descendants() {
 		if d.Type == html.TextNode {
@@ -113,8 +113,8 @@ func legend(t *testing.T, figure *html.Node) []string {
 	for _, li := range find(figure, tag("li")) {
 		if name, ok := attr(li, "data-destination"); ok {
 			names = append(names, name)
-			if strings.TrimSpace(text(li)) != name {
-				t.Errorf("legend entry %q shows %q", name, text(li))
+			if strings.TrimSpace(textContent(li)) != name {
+				t.Errorf("legend entry %q shows %q", name, textContent(li))
 			}
 		}
 	}
@@ -214,7 +214,7 @@ func checkSelfContained(t *testing.T, doc *html.Node) {
 		}
 	}
 	for _, style := range find(doc, tag("style")) {
-		if strings.Contains(text(style), "url(") || strings.Contains(text(style), "@import") {
+		if strings.Contains(textContent(style), "url(") || strings.Contains(textContent(style), "@import") {
 			t.Error("the stylesheet fetches something")
 		}
 	}
@@ -224,7 +224,7 @@ func TestHTMLShowsFailuresAsText(t *testing.T) {
 	doc := parseHTML(t, renderPage(t, fullBenchmark()))
 	var errors []string
 	for _, pre := range find(doc, tag("pre")) {
-		errors = append(errors, text(pre))
+		errors = append(errors, textContent(pre))
 	}
 	if !slices.Contains(errors, hostileError) || !slices.Contains(errors, "cluster not ready") {
 		t.Errorf("failed repeats shown as %q, want the full messages including %q", errors, hostileError)
@@ -235,7 +235,7 @@ func TestHTMLSaysWhyRecordsWereDropped(t *testing.T) {
 	doc := parseHTML(t, renderPage(t, fullBenchmark()))
 	var notes []string
 	for _, item := range find(doc, tag("li")) {
-		notes = append(notes, text(item))
+		notes = append(notes, textContent(item))
 	}
 	want := "csvlog/4 dropped records: repeat 1: loki refused pushes of 11002 samples, retries included (rate_limited 11002)"
 	if !slices.Contains(notes, want) {
@@ -255,7 +255,7 @@ func TestHTMLShowsTheDrainOfShippingDestinations(t *testing.T) {
 	})))
 	var cells []string
 	for _, cell := range find(doc, tag("td")) {
-		cells = append(cells, text(cell))
+		cells = append(cells, textContent(cell))
 	}
 	for _, want := range []string{"fluent, 1 clients, repeat 1", "Quiet", "0.0 s: 50.0% · 1.0 s: 60.0% · 10.4 s: 70.0%", "700 (+250 late)"} {
 		if !slices.Contains(cells, want) {

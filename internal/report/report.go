@@ -15,6 +15,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/results"
+	"github.com/logbench/logbench/internal/text"
 )
 
 // Format is an output format of Render.
@@ -29,16 +30,11 @@ const (
 // Formats lists the formats Render accepts, for flag help.
 var Formats = []Format{FormatTable, FormatMarkdown, FormatHTML}
 
+func (f Format) String() string { return string(f) }
+
 // ParseFormat reads a format name, case-insensitively.
 func ParseFormat(name string) (Format, error) {
-	names := make([]string, len(Formats))
-	for i, f := range Formats {
-		if strings.EqualFold(name, string(f)) {
-			return f, nil
-		}
-		names[i] = string(f)
-	}
-	return "", fmt.Errorf("unknown report format %q: use one of %s", name, strings.Join(names, ", "))
+	return text.ParseChoice("report format", name, Formats)
 }
 
 // Render writes the report of the benchmark in the given format.
@@ -168,12 +164,8 @@ func joinInts(values []int32) string {
 
 // loggingSettings names the PostgreSQL parameters, as people tune them by those names.
 func loggingSettings(l v1alpha1.LoggingSpec) string {
-	minDuration := int32(-1)
-	if l.MinDurationStatement != nil {
-		minDuration = *l.MinDurationStatement
-	}
 	return fmt.Sprintf("log_statement=%s, log_min_duration_statement=%d, log_duration=%s, track_io_timing=%s, log_line_prefix=%q",
-		l.Statement, minDuration, onOff(l.Duration), onOff(l.TrackIOTiming), l.LinePrefix)
+		l.Statement, l.MinDurationStatementMs(), onOff(l.Duration), onOff(l.TrackIOTiming), l.LinePrefix)
 }
 
 func onOff(b bool) string {
@@ -187,7 +179,7 @@ func destinations(spec *v1alpha1.LoggingBenchmarkSpec) string {
 	var parts []string
 	for _, d := range spec.EffectiveDestinations() {
 		kind := string(d.Type)
-		if d.Type == v1alpha1.DestinationStdout {
+		if d.Type.ChoosesFormat() {
 			kind += ", " + string(d.EffectiveFormat())
 		}
 		parts = append(parts, fmt.Sprintf("%s (%s)", d.Name, kind))

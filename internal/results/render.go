@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/text"
 )
 
 // Format is an output format of Render.
@@ -25,22 +26,11 @@ const (
 // Formats lists the formats Render accepts, for flag help.
 var Formats = []Format{FormatTable, FormatJSON, FormatCSV, FormatMarkdown}
 
+func (f Format) String() string { return string(f) }
+
 // ParseFormat reads a format name, case-insensitively.
 func ParseFormat(name string) (Format, error) {
-	for _, f := range Formats {
-		if strings.EqualFold(name, string(f)) {
-			return f, nil
-		}
-	}
-	return "", unknownFormat(name)
-}
-
-func unknownFormat(name string) error {
-	names := make([]string, len(Formats))
-	for i, f := range Formats {
-		names[i] = string(f)
-	}
-	return fmt.Errorf("unknown output format %q: use one of %s", name, strings.Join(names, ", "))
+	return text.ParseChoice("output format", name, Formats)
 }
 
 // Render writes the rows in the given format.
@@ -55,7 +45,8 @@ func Render(w io.Writer, f Format, rows []v1alpha1.Result) error {
 	case FormatMarkdown:
 		return renderMarkdown(w, rows)
 	}
-	return unknownFormat(string(f))
+	_, err := ParseFormat(string(f))
+	return err
 }
 
 var humanHeader = []string{

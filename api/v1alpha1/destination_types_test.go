@@ -1,0 +1,64 @@
+package v1alpha1
+
+import (
+	"maps"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestDestinationTypesAreTheCRDsEnum reads the Enum marker the CRD is generated from, so
+// that a type added there cannot be missing from DestinationTypes, and through it from
+// the tables that say what each type means.
+func TestDestinationTypesAreTheCRDsEnum(t *testing.T) {
+	source, err := os.ReadFile("loggingbenchmark_types.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := regexp.MustCompile(`// \+kubebuilder:validation:Enum=(\S+)\ntype DestinationType string\n`)
+	match := marker.FindSubmatch(source)
+	if match == nil {
+		t.Fatal("no Enum marker right above type DestinationType")
+	}
+	var enum []DestinationType
+	for name := range strings.SplitSeq(string(match[1]), ";") {
+		enum = append(enum, DestinationType(name))
+	}
+	if !slices.Equal(DestinationTypes, enum) {
+		t.Errorf("DestinationTypes = %v, want the CRD's enum %v", DestinationTypes, enum)
+	}
+}
+
+func TestEveryDestinationTypeSaysWhatItsRecordsAre(t *testing.T) {
+	described := slices.Sorted(maps.Keys(typeRecords))
+	if want := slices.Sorted(slices.Values(DestinationTypes)); !slices.Equal(described, want) {
+		t.Errorf("typeRecords describes %v, want exactly %v", described, want)
+	}
+}
+
+func TestEffectiveFormatAndShips(t *testing.T) {
+	jsonShipper := &ShipperSpec{Format: FormatJSONLog}
+	for _, tt := range []struct {
+		destination Destination
+		format      LogFormat
+		ships       bool
+	}{
+		{Destination{Type: DestinationNone}, FormatCSVLog, false},
+		{Destination{Type: DestinationStdout}, FormatCSVLog, false},
+		{Destination{Type: DestinationStdout, Format: FormatJSONLog}, FormatJSONLog, false},
+		{Destination{Type: DestinationStderr}, FormatStderr, false},
+		{Destination{Type: DestinationCSVLog}, FormatCSVLog, false},
+		{Destination{Type: DestinationJSONLog}, FormatJSONLog, false},
+		{Destination{Type: DestinationFluentBitSidecar}, FormatCSVLog, true},
+		{Destination{Type: DestinationFluentBitSidecar, Shipper: jsonShipper}, FormatJSONLog, true},
+		{Destination{Type: DestinationLoki, Shipper: jsonShipper}, FormatJSONLog, true},
+	} {
+		d := tt.destination
+		if d.EffectiveFormat() != tt.format || d.Ships() != tt.ships {
+			t.Errorf("%s with format %q and shipper %v: format %s, ships %t; want %s, %t",
+				d.Type, d.Format, d.Shipper, d.EffectiveFormat(), d.Ships(), tt.format, tt.ships)
+		}
+	}
+}
