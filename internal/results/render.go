@@ -45,8 +45,8 @@ func Render(w io.Writer, f Format, rows []v1alpha1.Result) error {
 	case FormatMarkdown:
 		return renderMarkdown(w, rows)
 	}
-	_, err := ParseFormat(string(f))
-	return err
+	// ParseFormat gives the names Render takes; anything else is a caller's mistake.
+	return fmt.Errorf("unknown output format %q: use one of %s", f, Formats)
 }
 
 var humanHeader = []string{

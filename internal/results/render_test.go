@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -101,5 +102,15 @@ func TestParseFormat(t *testing.T) {
 	}
 	if err := Render(&bytes.Buffer{}, Format("yaml"), nil); err == nil {
 		t.Error("Render accepted an unknown format")
+	}
+}
+
+// TestRenderRefusesNamesItDoesNotKnow: only ParseFormat's results are formats, so a name
+// in another case is refused rather than rendered as nothing.
+func TestRenderRefusesNamesItDoesNotKnow(t *testing.T) {
+	for _, name := range []Format{"TABLE", "yaml"} {
+		if err := Render(io.Discard, name, nil); err == nil || !strings.Contains(err.Error(), "use one of") {
+			t.Errorf("Render(%q) error = %v, want the formats it knows", name, err)
+		}
 	}
 }
