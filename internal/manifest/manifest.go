@@ -30,11 +30,20 @@ import (
 
 // ReadFile loads the LoggingBenchmark in path.
 func ReadFile(path string) (*v1alpha1.LoggingBenchmark, error) {
+	return ReadFileWith(path, Decode)
+}
+
+// ReadFileWith loads the LoggingBenchmark in path with decode, naming the file in its
+// errors.
+func ReadFileWith(
+	path string,
+	decode func([]byte) (*v1alpha1.LoggingBenchmark, error),
+) (*v1alpha1.LoggingBenchmark, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	benchmark, err := Decode(data)
+	benchmark, err := decode(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -71,7 +80,14 @@ func Decode(data []byte) (*v1alpha1.LoggingBenchmark, error) {
 
 	errs := validation.ValidateCustomResource(nil, object, schema.validator)
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, schema.structural, object)...)
-	celErrs, _ := schema.cel.Validate(context.Background(), nil, schema.structural, object, nil, celconfig.RuntimeCELCostBudget)
+	celErrs, _ := schema.cel.Validate(
+		context.Background(),
+		nil,
+		schema.structural,
+		object,
+		nil,
+		celconfig.RuntimeCELCostBudget,
+	)
 	if errs = append(errs, celErrs...); len(errs) > 0 {
 		return nil, fmt.Errorf("invalid LoggingBenchmark: %w", errs.ToAggregate())
 	}

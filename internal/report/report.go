@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/manifest"
 	"github.com/logbench/logbench/internal/results"
 	"github.com/logbench/logbench/internal/text"
 )
@@ -54,7 +54,12 @@ func Render(w io.Writer, f Format, benchmark *v1alpha1.LoggingBenchmark) error {
 
 // renderText writes the heading, one line per fact and the results table of the
 // results package, so that the terminal, Markdown and `logbench run` tables agree.
-func renderText(w io.Writer, benchmark *v1alpha1.LoggingBenchmark, table results.Format, factLine, heading string) error {
+func renderText(
+	w io.Writer,
+	benchmark *v1alpha1.LoggingBenchmark,
+	table results.Format,
+	factLine, heading string,
+) error {
 	var b strings.Builder
 	b.WriteString(heading)
 	for _, f := range describe(benchmark) {
@@ -104,10 +109,20 @@ func describe(b *v1alpha1.LoggingBenchmark) []fact {
 		facts = append(facts, fact{"Completed", completed})
 	}
 	w := spec.Workload
-	facts = append(facts,
+	facts = append(
+		facts,
 		fact{"Workload", fmt.Sprintf("%s, %s queries, scale %d%s, clients %s, threads %s",
 			w.Builtin, w.QueryMode, w.Scale, unloggedNote(w.UnloggedTables), joinInts(w.Clients), threads(w.Threads))},
-		fact{"Runs", fmt.Sprintf("%s each, %d %s, %s of the repeats", w.Duration.Duration, w.Repeats, plural(int(w.Repeats), "repeat"), strings.ToLower(string(w.Aggregate)))},
+		fact{
+			"Runs",
+			fmt.Sprintf(
+				"%s each, %d %s, %s of the repeats",
+				w.Duration.Duration,
+				w.Repeats,
+				plural(int(w.Repeats), "repeat"),
+				strings.ToLower(string(w.Aggregate)),
+			),
+		},
 		fact{"Logging", loggingSettings(spec.Logging)},
 		fact{"Destinations", destinations(spec)},
 	)
@@ -164,8 +179,14 @@ func joinInts(values []int32) string {
 
 // loggingSettings names the PostgreSQL parameters, as people tune them by those names.
 func loggingSettings(l v1alpha1.LoggingSpec) string {
-	return fmt.Sprintf("log_statement=%s, log_min_duration_statement=%d, log_duration=%s, track_io_timing=%s, log_line_prefix=%q",
-		l.Statement, l.MinDurationStatementMs(), onOff(l.Duration), onOff(l.TrackIOTiming), l.LinePrefix)
+	return fmt.Sprintf(
+		"log_statement=%s, log_min_duration_statement=%d, log_duration=%s, track_io_timing=%s, log_line_prefix=%q",
+		l.Statement,
+		l.MinDurationStatementMs(),
+		onOff(l.Duration),
+		onOff(l.TrackIOTiming),
+		l.LinePrefix,
+	)
 }
 
 func onOff(b bool) string {
@@ -190,15 +211,7 @@ func destinations(spec *v1alpha1.LoggingBenchmarkSpec) string {
 // ReadFile loads a LoggingBenchmark with its status from a YAML or JSON file, such as
 // the output of `logbench run --local --save` or `kubectl get lbench NAME -o yaml`.
 func ReadFile(path string) (*v1alpha1.LoggingBenchmark, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	benchmark, err := Decode(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return benchmark, nil
+	return manifest.ReadFileWith(path, Decode)
 }
 
 // Decode parses one LoggingBenchmark. Unlike manifest.Decode it keeps the status and
