@@ -7,7 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/utils/ptr"
 
 	"github.com/logbench/logbench/api/v1alpha1"
 )
@@ -19,7 +18,7 @@ func TestBuildClusterMapsThePostgresSpec(t *testing.T) {
 			Postgres: v1alpha1.PostgresSpec{
 				ImageName:    "ghcr.io/cloudnative-pg/postgresql:17",
 				Instances:    1,
-				Storage:      v1alpha1.StorageSpec{Size: resource.MustParse("2Gi"), StorageClass: ptr.To("fast")},
+				Storage:      v1alpha1.StorageSpec{Size: resource.MustParse("2Gi"), StorageClass: new("fast")},
 				NodeSelector: map[string]string{"pool": "db"},
 				Tolerations:  []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}},
 				Affinity:     &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{}},

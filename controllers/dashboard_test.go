@@ -65,11 +65,11 @@ func exportEveryMetric(t *testing.T) map[string]map[string]bool {
 			Phase: v1alpha1.PhaseSucceeded,
 			Results: []v1alpha1.Result{{
 				Destination: "stderr", Type: v1alpha1.DestinationStderr, Clients: 4,
-				TPS: 1000, LatencyAvgMs: 4, OverheadPercent: ptr.To(5.0), DrainSeconds: 1,
+				TPS: 1000, LatencyAvgMs: 4, OverheadPercent: new(5.0), DrainSeconds: 1,
 				Records: v1alpha1.Records{Expected: 100, Delivered: 100, Dropped: ptr.To[int64](0)},
 			}, {
 				Destination: "slow", Type: v1alpha1.DestinationStderr, Clients: 4,
-				TPS: 1000, LatencyAvgMs: 4, OverheadPercent: ptr.To(5.0), DrainSeconds: 1,
+				TPS: 1000, LatencyAvgMs: 4, OverheadPercent: new(5.0), DrainSeconds: 1,
 				Records: v1alpha1.Records{
 					Expected:           100,
 					Delivered:          80,
@@ -143,7 +143,7 @@ func queryLabels(query string) []string {
 	var labels []string
 	for _, pattern := range labelPatterns {
 		for _, match := range pattern.FindAllStringSubmatch(query, -1) {
-			for _, label := range strings.Split(match[1], ",") {
+			for label := range strings.SplitSeq(match[1], ",") {
 				if label = strings.TrimSpace(label); label != "" {
 					labels = append(labels, label)
 				}

@@ -104,7 +104,7 @@ func finishJob(namespace, name, message string, succeeded bool) {
 			Name:      name + "-pod",
 			Labels:    map[string]string{batchv1.JobNameLabel: name},
 			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID, Controller: ptr.To(true),
+				APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID, Controller: new(true),
 			}},
 		},
 		Spec: job.Spec.Template.Spec,

@@ -63,7 +63,7 @@ func buildJob(benchmark *v1alpha1.LoggingBenchmark, run plannedRun, in jobInput)
 	labels := runLabels(benchmark.Name, run)
 	superuserSecret := in.ClusterName + "-superuser"
 
-	scratch := []corev1.VolumeMount{{Name: agentBinVolume, MountPath: agentBinDir}}
+	binMount := corev1.VolumeMount{Name: agentBinVolume, MountPath: agentBinDir}
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: benchmark.Namespace,
@@ -73,14 +73,14 @@ func buildJob(benchmark *v1alpha1.LoggingBenchmark, run plannedRun, in jobInput)
 		// No TTL: the finished Job keeps the run's result annotation until the benchmark goes.
 		Spec: batchv1.JobSpec{
 			BackoffLimit:          ptr.To[int32](jobBackoffLimit),
-			ActiveDeadlineSeconds: ptr.To(int64(deadline.Seconds())),
+			ActiveDeadlineSeconds: new(int64(deadline.Seconds())),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
 					RestartPolicy:      corev1.RestartPolicyNever,
 					ServiceAccountName: AgentServiceAccount,
 					SecurityContext: &corev1.PodSecurityContext{
-						RunAsNonRoot:   ptr.To(true),
+						RunAsNonRoot:   new(true),
 						RunAsUser:      ptr.To[int64](postgresUID),
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 					},
@@ -88,7 +88,7 @@ func buildJob(benchmark *v1alpha1.LoggingBenchmark, run plannedRun, in jobInput)
 						Name:            "install-agent",
 						Image:           in.InstallerImage,
 						Command:         []string{"/logbench", "install-agent", agentBinary},
-						VolumeMounts:    scratch,
+						VolumeMounts:    []corev1.VolumeMount{binMount},
 						SecurityContext: restrictedContainerSecurityContext(),
 					}},
 					Containers: []corev1.Container{{
@@ -104,8 +104,7 @@ func buildJob(benchmark *v1alpha1.LoggingBenchmark, run plannedRun, in jobInput)
 							secretEnv("PGUSER", superuserSecret, corev1.BasicAuthUsernameKey),
 							secretEnv("PGPASSWORD", superuserSecret, corev1.BasicAuthPasswordKey),
 						}, shipping.CredentialsEnv(run.Destination.Loki)...),
-						VolumeMounts: append(scratch,
-							corev1.VolumeMount{Name: agentTmpVolume, MountPath: "/tmp"}),
+						VolumeMounts:             []corev1.VolumeMount{binMount, {Name: agentTmpVolume, MountPath: "/tmp"}},
 						TerminationMessagePath:   agent.TerminationMessagePath,
 						TerminationMessagePolicy: corev1.TerminationMessageReadFile,
 						Resources:                spec.Workload.Resources,
@@ -134,7 +133,7 @@ func secretEnv(name, secret, key string) corev1.EnvVar {
 // restrictedContainerSecurityContext satisfies the restricted Pod Security Standard.
 func restrictedContainerSecurityContext() *corev1.SecurityContext {
 	return &corev1.SecurityContext{
-		AllowPrivilegeEscalation: ptr.To(false),
+		AllowPrivilegeEscalation: new(false),
 		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 	}
 }

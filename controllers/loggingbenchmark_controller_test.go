@@ -159,7 +159,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Eventually(func(g Gomega) []string {
 			var events corev1.EventList
 			g.Expect(k8sClient.List(ctx, &events, client.InNamespace(namespace))).To(Succeed())
-			var reasons []string
+			reasons := make([]string, 0, len(events.Items))
 			for _, event := range events.Items {
 				reasons = append(reasons, event.Reason)
 			}

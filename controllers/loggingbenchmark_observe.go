@@ -111,8 +111,9 @@ func destinationStates(
 	for _, dest := range benchmark.Status.Destinations {
 		previous[dest.Name] = dest
 	}
-	var states []v1alpha1.DestinationStatus
-	for _, dest := range benchmark.Spec.EffectiveDestinations() {
+	effective := benchmark.Spec.EffectiveDestinations()
+	states := make([]v1alpha1.DestinationStatus, 0, len(effective))
+	for _, dest := range effective {
 		state := v1alpha1.DestinationStatus{
 			Name:        dest.Name,
 			Type:        dest.Type,

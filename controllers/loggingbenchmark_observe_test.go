@@ -90,11 +90,11 @@ func FuzzResultFromTermination(f *testing.F) {
 func TestObserveCluster(t *testing.T) {
 	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	failedOver := created.Add(time.Hour)
-	cluster := func(status map[string]any) *unstructured.Unstructured {
+	cluster := func(clusterStatus map[string]any) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{
 			"metadata": map[string]any{"creationTimestamp": created.Format(time.RFC3339)},
 			"spec":     map[string]any{"instances": int64(2)},
-			"status":   status,
+			"status":   clusterStatus,
 		}}
 	}
 	notReady := []any{

@@ -31,8 +31,9 @@ func plannedRuns(spec *v1alpha1.LoggingBenchmarkSpec) []plannedRun {
 	for _, dest := range spec.EffectiveDestinations() {
 		destinations[dest.Name] = dest
 	}
-	var runs []plannedRun
-	for _, run := range results.Plan(spec) {
+	plan := results.Plan(spec)
+	runs := make([]plannedRun, 0, len(plan))
+	for _, run := range plan {
 		runs = append(runs, plannedRun{Destination: destinations[run.Destination], Clients: run.Clients, Repeat: run.Repeat})
 	}
 	return runs

@@ -4,15 +4,20 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/logbench/logbench/api/v1alpha1"
 )
 
+// The labels that name the benchmark of every logbench series.
+const (
+	metricLabelNamespace = "namespace"
+	metricLabelBenchmark = "benchmark"
+)
+
 // Metrics the operator exports on its metrics endpoint, beside controller-runtime's own.
 var (
-	resultLabels = []string{"namespace", "benchmark", "destination", "type", "clients"}
+	resultLabels = []string{metricLabelNamespace, metricLabelBenchmark, "destination", "type", "clients"}
 
 	resultTPS = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "logbench_result_tps",
@@ -54,11 +59,11 @@ var (
 	runsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "logbench_runs_total",
 		Help: "Benchmark runs (pgbench executions) this operator process saw finish, by outcome (succeeded or failed).",
-	}, []string{"namespace", "benchmark", "outcome"})
+	}, []string{metricLabelNamespace, metricLabelBenchmark, "outcome"})
 	benchmarkPhase = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "logbench_benchmark_phase",
 		Help: "1 for the current phase of a benchmark, 0 for the others.",
-	}, []string{"namespace", "benchmark", "phase"})
+	}, []string{metricLabelNamespace, metricLabelBenchmark, "phase"})
 
 	resultGauges = []*prometheus.GaugeVec{
 		resultTPS, resultLatency, resultOverhead, resultRecordsExpected,
@@ -95,11 +100,11 @@ func exportBenchmarkMetrics(benchmark *v1alpha1.LoggingBenchmark) {
 	}
 	for _, row := range benchmark.Status.Results {
 		labels := prometheus.Labels{
-			"namespace":   benchmark.Namespace,
-			"benchmark":   benchmark.Name,
-			"destination": row.Destination,
-			"type":        string(row.Type),
-			"clients":     strconv.Itoa(int(row.Clients)),
+			metricLabelNamespace: benchmark.Namespace,
+			metricLabelBenchmark: benchmark.Name,
+			"destination":        row.Destination,
+			"type":               string(row.Type),
+			"clients":            strconv.Itoa(int(row.Clients)),
 		}
 		resultTPS.With(labels).Set(row.TPS)
 		resultLatency.With(labels).Set(row.LatencyAvgMs)
@@ -117,7 +122,7 @@ func asFloat(count *int64) *float64 {
 	if count == nil {
 		return nil
 	}
-	return ptr.To(float64(*count))
+	return new(float64(*count))
 }
 
 // setOptional exports a figure a row may lack, such as the overhead without a baseline.
@@ -135,7 +140,7 @@ func countRuns(benchmark *v1alpha1.LoggingBenchmark, outcome string, runs int) {
 
 // forgetBenchmarkMetrics deletes every series of a deleted benchmark.
 func forgetBenchmarkMetrics(namespace, name string) {
-	owner := prometheus.Labels{"namespace": namespace, "benchmark": name}
+	owner := prometheus.Labels{metricLabelNamespace: namespace, metricLabelBenchmark: name}
 	for _, gauge := range resultGauges {
 		gauge.DeletePartialMatch(owner)
 	}

@@ -13,8 +13,9 @@ func TestPlannedRunsOrder(t *testing.T) {
 		Baseline:     v1alpha1.BaselineSpec{Enabled: true},
 		Workload:     v1alpha1.WorkloadSpec{Clients: []int32{4, 1}, Repeats: 2},
 	}
-	var got []string
-	for _, run := range plannedRuns(spec) {
+	planned := plannedRuns(spec)
+	got := make([]string, 0, len(planned))
+	for _, run := range planned {
 		got = append(got, jobName("b", run))
 	}
 	want := []string{

@@ -1,6 +1,9 @@
 package v1alpha1
 
-import "strconv"
+import (
+	"maps"
+	"strconv"
+)
 
 // BaselineName is the name of the destination added when spec.baseline.enabled is true
 // and no destination of type None is listed.
@@ -78,12 +81,14 @@ func (t DestinationType) ChoosesFormat() bool {
 // included: it differs between a CloudNativePG pod and a local server.
 func (s *LoggingBenchmarkSpec) ServerParameters(d Destination) map[string]string {
 	parameters := make(map[string]string, len(s.Postgres.Parameters)+7)
-	for name, value := range s.Postgres.Parameters {
-		parameters[name] = value
-	}
+	maps.Copy(parameters, s.Postgres.Parameters)
 	logging := s.Logging
 	if d.Type == DestinationNone {
-		logging = LoggingSpec{Statement: StatementNone, LinePrefix: s.Logging.LinePrefix, TrackIOTiming: s.Logging.TrackIOTiming}
+		logging = LoggingSpec{
+			Statement:     StatementNone,
+			LinePrefix:    s.Logging.LinePrefix,
+			TrackIOTiming: s.Logging.TrackIOTiming,
+		}
 	}
 	parameters["log_statement"] = string(logging.Statement)
 	parameters["log_min_duration_statement"] = strconv.Itoa(int(logging.MinDurationStatementMs()))

@@ -3,6 +3,7 @@ package v1alpha1_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,9 +35,7 @@ func newBenchmark(specYAML string) *unstructured.Unstructured {
 	for _, document := range []string{minimalSpec, specYAML} {
 		var fields map[string]any
 		Expect(yaml.Unmarshal([]byte(document), &fields)).To(Succeed(), document)
-		for name, value := range fields {
-			spec[name] = value
-		}
+		maps.Copy(spec, fields)
 	}
 	return unstructuredBenchmark(map[string]any{
 		"metadata": map[string]any{"generateName": "admission-", "namespace": testNamespace},
@@ -68,7 +67,8 @@ func flowItems(n int, format string) string {
 }
 
 var _ = Describe("LoggingBenchmark admission", func() {
-	DescribeTable("rejects an invalid spec with a message saying what to change",
+	DescribeTable(
+		"rejects an invalid spec with a message saying what to change",
 		func(specYAML, field, message string) {
 			err := k8sClient.Create(ctx, newBenchmark(specYAML))
 			Expect(err).To(HaveOccurred(), "the API server accepted the spec %s", specYAML)
@@ -99,9 +99,12 @@ var _ = Describe("LoggingBenchmark admission", func() {
 		// Shipping destinations.
 		Entry("Loki destination without loki", `destinations: [{name: loki, type: Loki}]`,
 			"spec.destinations[0]", "loki is required by Loki destinations"),
-		Entry("FluentBitSidecar with output Loki without loki",
+		Entry(
+			"FluentBitSidecar with output Loki without loki",
 			`destinations: [{name: fb, type: FluentBitSidecar, shipper: {output: Loki}}]`,
-			"spec.destinations[0]", "loki is required by Loki destinations and by FluentBitSidecar destinations with shipper.output Loki"),
+			"spec.destinations[0]",
+			"loki is required by Loki destinations and by FluentBitSidecar destinations with shipper.output Loki",
+		),
 		Entry("loki on a FluentBitSidecar with output Null",
 			`destinations: [{name: fb, type: FluentBitSidecar, loki: {url: "http://loki:3100"}}]`,
 			"spec.destinations[0]", "applies to no other destination"),
@@ -127,40 +130,73 @@ var _ = Describe("LoggingBenchmark admission", func() {
 			"spec.destinations[0].shipper.memBufLimit", "memBufLimit must be greater than 0 and at most 4Gi"),
 		Entry("memBufLimit over 4Gi", `destinations: [{name: fb, type: FluentBitSidecar, shipper: {memBufLimit: 5Gi}}]`,
 			"spec.destinations[0].shipper.memBufLimit", "memBufLimit must be greater than 0 and at most 4Gi"),
-		Entry("Fluent Bit buffer settings on the OpenTelemetry Collector",
+		Entry(
+			"Fluent Bit buffer settings on the OpenTelemetry Collector",
 			`destinations: [{name: loki, type: Loki, shipper: {kind: OpenTelemetryCollector, storageType: filesystem}, loki: {url: "http://loki:3100"}}]`,
-			"spec.destinations[0].shipper", "leave them out with kind OpenTelemetryCollector"),
+			"spec.destinations[0].shipper",
+			"leave them out with kind OpenTelemetryCollector",
+		),
 		Entry("Loki URL without a scheme", `destinations: [{name: loki, type: Loki, loki: {url: "loki:3100"}}]`,
 			"spec.destinations[0].loki.url", "url must be an http or https URL with a host"),
 		Entry("Loki URL of another scheme", `destinations: [{name: loki, type: Loki, loki: {url: "ftp://loki"}}]`,
 			"spec.destinations[0].loki.url", "url must be an http or https URL with a host"),
-		Entry("Loki URL with credentials", `destinations: [{name: loki, type: Loki, loki: {url: "https://user:secret@loki"}}]`,
-			"spec.destinations[0].loki.url", "put credentials in a Secret"),
+		Entry(
+			"Loki URL with credentials",
+			`destinations: [{name: loki, type: Loki, loki: {url: "https://user:secret@loki"}}]`,
+			"spec.destinations[0].loki.url",
+			"put credentials in a Secret",
+		),
 		Entry("Loki URL with a query", `destinations: [{name: loki, type: Loki, loki: {url: "https://loki/?token=x"}}]`,
 			"spec.destinations[0].loki.url", "url must hold no credentials, query or fragment"),
 		Entry("empty Loki URL", `destinations: [{name: loki, type: Loki, loki: {url: ""}}]`,
 			"spec.destinations[0].loki.url", "should be at least 1 chars long"),
-		Entry("Loki tenant with a pipe", `destinations: [{name: loki, type: Loki, loki: {url: "http://loki", tenantID: "a|b"}}]`,
-			"spec.destinations[0].loki.tenantID", "should match"),
-		Entry("Loki auth with both methods",
+		Entry(
+			"Loki tenant with a pipe",
+			`destinations: [{name: loki, type: Loki, loki: {url: "http://loki", tenantID: "a|b"}}]`,
+			"spec.destinations[0].loki.tenantID",
+			"should match",
+		),
+		Entry(
+			"Loki auth with both methods",
 			`destinations: [{name: loki, type: Loki, loki: {url: "http://loki", auth: {basic: {secretName: s}, bearerToken: {secretName: s}}}}]`,
-			"spec.destinations[0].loki.auth", "auth takes exactly one of basic and bearerToken"),
+			"spec.destinations[0].loki.auth",
+			"auth takes exactly one of basic and bearerToken",
+		),
 		Entry("Loki auth without a method", `destinations: [{name: loki, type: Loki, loki: {url: "http://loki", auth: {}}}]`,
 			"spec.destinations[0].loki.auth", "auth takes exactly one of basic and bearerToken"),
 		Entry("Loki auth Secret with an invalid name",
 			`destinations: [{name: loki, type: Loki, loki: {url: "http://loki", auth: {basic: {secretName: Loki_Auth}}}}]`,
 			"spec.destinations[0].loki.auth.basic.secretName", "should match"),
-		Entry("Loki auth Secret key with a slash",
+		Entry(
+			"Loki auth Secret key with a slash",
 			`destinations: [{name: loki, type: Loki, loki: {url: "http://loki", auth: {bearerToken: {secretName: s, key: a/b}}}}]`,
-			"spec.destinations[0].loki.auth.bearerToken.key", "should match"),
-		Entry("Loki label with an invalid name", `destinations: [{name: loki, type: Loki, loki: {url: "http://loki", labels: {team-a: x}}}]`,
-			"spec.destinations[0].loki.labels", "label names must be Prometheus label names"),
-		Entry("Loki label logbench sets", `destinations: [{name: loki, type: Loki, loki: {url: "http://loki", labels: {benchmark: x}}}]`,
-			"spec.destinations[0].loki.labels", "are set by logbench"),
-		Entry("Loki label value with a comma", `destinations: [{name: loki, type: Loki, loki: {url: "http://loki", labels: {team: "a,b"}}}]`,
-			"spec.destinations[0].loki.labels.team", "should match"),
-		Entry("more than 8 Loki labels", "destinations: [{name: loki, type: Loki, loki: {url: \"http://loki\", labels: {"+flowItems(9, "l%d: v")+"}}}]",
-			"spec.destinations[0].loki.labels", "must have at most 8 items"),
+			"spec.destinations[0].loki.auth.bearerToken.key",
+			"should match",
+		),
+		Entry(
+			"Loki label with an invalid name",
+			`destinations: [{name: loki, type: Loki, loki: {url: "http://loki", labels: {team-a: x}}}]`,
+			"spec.destinations[0].loki.labels",
+			"label names must be Prometheus label names",
+		),
+		Entry(
+			"Loki label logbench sets",
+			`destinations: [{name: loki, type: Loki, loki: {url: "http://loki", labels: {benchmark: x}}}]`,
+			"spec.destinations[0].loki.labels",
+			"are set by logbench",
+		),
+		Entry(
+			"Loki label value with a comma",
+			`destinations: [{name: loki, type: Loki, loki: {url: "http://loki", labels: {team: "a,b"}}}]`,
+			"spec.destinations[0].loki.labels.team",
+			"should match",
+		),
+		Entry(
+			"more than 8 Loki labels",
+			"destinations: [{name: loki, type: Loki, loki: {url: \"http://loki\", labels: {"+flowItems(9, "l%d: v")+"}}}]",
+			"spec.destinations[0].loki.labels",
+			"must have at most 8 items",
+		),
 		Entry("format on a CSVLog destination", `destinations: [{name: csvlog, type: CSVLog, format: JSONLog}]`,
 			"spec.destinations[0]", "format applies only to destinations of type Stdout"),
 		Entry("format on a Stderr destination", `destinations: [{name: stderr, type: Stderr, format: Stderr}]`,
@@ -322,35 +358,54 @@ var _ = Describe("LoggingBenchmark admission", func() {
 			"spec.cleanup", "Unsupported value"),
 	)
 
-	DescribeTable("accepts a valid spec",
+	DescribeTable(
+		"accepts a valid spec",
 		func(specYAML string) {
 			Expect(k8sClient.Create(ctx, newBenchmark(specYAML))).To(Succeed())
 		},
 		Entry("the minimal spec", ``),
-		Entry("a listed baseline named baseline", `destinations: [{name: baseline, type: None}, {name: csvlog, type: CSVLog}]`),
+		Entry(
+			"a listed baseline named baseline",
+			`destinations: [{name: baseline, type: None}, {name: csvlog, type: CSVLog}]`,
+		),
 		Entry("a destination named baseline without the automatic baseline",
 			`{baseline: {enabled: false}, destinations: [{name: baseline, type: CSVLog}]}`),
-		Entry("every Stdout format",
-			`destinations: [{name: a, type: Stdout, format: CSVLog}, {name: b, type: Stdout, format: Stderr}, {name: c, type: Stdout, format: JSONLog}]`),
+		Entry(
+			"every Stdout format",
+			`destinations: [{name: a, type: Stdout, format: CSVLog}, {name: b, type: Stdout, format: Stderr}, {name: c, type: Stdout, format: JSONLog}]`,
+		),
 		Entry("12 destinations", "destinations: ["+flowItems(12, "{name: d%d, type: JSONLog}")+"]"),
 		Entry("the bounds of the durations", `{workload: {duration: 24h}, drainTimeout: 0s}`),
 		Entry("durations in hours, minutes and seconds", `{workload: {duration: 1h2m3s}, drainTimeout: 1h}`),
-		Entry("parameters logbench leaves alone", `postgres: {parameters: {shared_buffers: 256MB, log_min_messages: warning}}`),
-		Entry("logging parameters that leave the run's records as they are",
-			`postgres: {parameters: {log_min_messages: LOG, log_error_verbosity: verbose, lc_messages: en_US.UTF-8, deadlock_timeout: 10ms, log_checkpoints: "on", log_autovacuum_min_duration: "0"}}`),
+		Entry(
+			"parameters logbench leaves alone",
+			`postgres: {parameters: {shared_buffers: 256MB, log_min_messages: warning}}`,
+		),
+		Entry(
+			"logging parameters that leave the run's records as they are",
+			`postgres: {parameters: {log_min_messages: LOG, log_error_verbosity: verbose, lc_messages: en_US.UTF-8, deadlock_timeout: 10ms, log_checkpoints: "on", log_autovacuum_min_duration: "0"}}`,
+		),
 		Entry("lc_messages C", `postgres: {parameters: {lc_messages: C.UTF-8}}`),
 		Entry("connections and disconnections logged", `logging: {connections: true, disconnections: true}`),
 		Entry("minDurationStatement off", `logging: {minDurationStatement: -1}`),
 		Entry("a volume size in bytes", `postgres: {storage: {size: 1073741824}}`),
 		Entry("a FluentBitSidecar with the shipper's defaults", `destinations: [{name: fb, type: FluentBitSidecar}]`),
-		Entry("a FluentBitSidecar with every shipper field",
-			`destinations: [{name: fb, type: FluentBitSidecar, shipper: {kind: FluentBit, image: "cr.fluentbit.io/fluent/fluent-bit:5.0.3", format: JSONLog, output: Stdout, memBufLimit: 64Mi, storageType: filesystem, resources: {limits: {cpu: 500m}}}}]`),
-		Entry("a FluentBitSidecar shipping to Loki",
-			`destinations: [{name: fb, type: FluentBitSidecar, shipper: {output: Loki}, loki: {url: "https://logs.example.com/loki"}}]`),
-		Entry("a Loki destination with every Loki field",
-			`destinations: [{name: loki, type: Loki, loki: {url: "http://loki.monitoring:3100", tenantID: "bench-1", auth: {basic: {secretName: loki-auth, usernameKey: user, passwordKey: pass}}, labels: {team: db, env: lab}}}]`),
-		Entry("a Loki destination with a bearer token shipped by the OpenTelemetry Collector",
-			`destinations: [{name: loki, type: Loki, shipper: {kind: OpenTelemetryCollector, format: JSONLog}, loki: {url: "https://loki", auth: {bearerToken: {secretName: loki-token}}}}]`),
+		Entry(
+			"a FluentBitSidecar with every shipper field",
+			`destinations: [{name: fb, type: FluentBitSidecar, shipper: {kind: FluentBit, image: "cr.fluentbit.io/fluent/fluent-bit:5.0.3", format: JSONLog, output: Stdout, memBufLimit: 64Mi, storageType: filesystem, resources: {limits: {cpu: 500m}}}}]`,
+		),
+		Entry(
+			"a FluentBitSidecar shipping to Loki",
+			`destinations: [{name: fb, type: FluentBitSidecar, shipper: {output: Loki}, loki: {url: "https://logs.example.com/loki"}}]`,
+		),
+		Entry(
+			"a Loki destination with every Loki field",
+			`destinations: [{name: loki, type: Loki, loki: {url: "http://loki.monitoring:3100", tenantID: "bench-1", auth: {basic: {secretName: loki-auth, usernameKey: user, passwordKey: pass}}, labels: {team: db, env: lab}}}]`,
+		),
+		Entry(
+			"a Loki destination with a bearer token shipped by the OpenTelemetry Collector",
+			`destinations: [{name: loki, type: Loki, shipper: {kind: OpenTelemetryCollector, format: JSONLog}, loki: {url: "https://loki", auth: {bearerToken: {secretName: loki-token}}}}]`,
+		),
 	)
 
 	It("accepts every sample of config/samples", func() {

@@ -141,7 +141,12 @@ func serverFiles(ctx context.Context, route destination.Route, env Environment, 
 
 // ensurePgbenchTables initialises the pgbench tables once per cluster: later runs find
 // them at the right scale and persistence and leave them alone.
-func ensurePgbenchTables(ctx context.Context, conn *pgx.Conn, w v1alpha1.WorkloadSpec, runPgbench bench.PgbenchRunner) error {
+func ensurePgbenchTables(
+	ctx context.Context,
+	conn *pgx.Conn,
+	w v1alpha1.WorkloadSpec,
+	runPgbench bench.PgbenchRunner,
+) error {
 	var branches int64
 	var persistence string
 	err := conn.QueryRow(ctx, `

@@ -43,7 +43,11 @@ func TestRunCountsEveryFileDestination(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { server.Stop(context.Background()) })
+		t.Cleanup(func() {
+			if err := server.Stop(context.Background()); err != nil {
+				t.Logf("stopping PostgreSQL: %v", err)
+			}
+		})
 		for _, variable := range server.Env() {
 			name, value, _ := strings.Cut(variable, "=")
 			t.Setenv(name, value)
@@ -142,7 +146,11 @@ func TestFileCountStartsAtARecordBoundaryOverSQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { server.Stop(context.Background()) })
+	t.Cleanup(func() {
+		if err := server.Stop(context.Background()); err != nil {
+			t.Logf("stopping PostgreSQL: %v", err)
+		}
+	})
 	conn, err := pgx.Connect(ctx, server.ConnString())
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,12 @@ const FileLogDirectory = shipping.LogDirectory
 
 // applySettings sets the destination's settings with ALTER SYSTEM, reloads, and waits
 // until new sessions see them. Re-applying the same values on a later run is harmless.
-func applySettings(ctx context.Context, conn *pgx.Conn, connect func(context.Context) (*pgx.Conn, error), settings map[string]string) error {
+func applySettings(
+	ctx context.Context,
+	conn *pgx.Conn,
+	connect func(context.Context) (*pgx.Conn, error),
+	settings map[string]string,
+) error {
 	if len(settings) == 0 {
 		return nil
 	}
@@ -51,7 +56,11 @@ func applySettings(ctx context.Context, conn *pgx.Conn, connect func(context.Con
 	}
 }
 
-func settingsApplied(ctx context.Context, connect func(context.Context) (*pgx.Conn, error), settings map[string]string) (bool, error) {
+func settingsApplied(
+	ctx context.Context,
+	connect func(context.Context) (*pgx.Conn, error),
+	settings map[string]string,
+) (bool, error) {
 	conn, err := connect(ctx)
 	if err != nil {
 		return false, err

@@ -35,7 +35,13 @@ type shippedRun struct {
 
 // newShippedRun finds the sidecar in the cluster's primary pod and starts counting a run
 // tagged tag there.
-func newShippedRun(ctx context.Context, req Request, client kubernetes.Interface, tag string, written bench.Destination) (*shippedRun, error) {
+func newShippedRun(
+	ctx context.Context,
+	req Request,
+	client kubernetes.Interface,
+	tag string,
+	written bench.Destination,
+) (*shippedRun, error) {
 	pod, err := primaryPod(ctx, client, req.Namespace, req.ClusterName)
 	if err != nil {
 		return nil, err
@@ -66,8 +72,13 @@ func newShippedRun(ctx context.Context, req Request, client kubernetes.Interface
 // records of an earlier run or failed attempt (the grep filter passes every tag of the
 // destination) do not count as this run's; settleTimeout bounds that wait. loki is nil when the
 // shipper does not send to Loki.
-func startShippedRun(ctx context.Context, shipper shipping.ShipperScraper, loki *shipping.LokiClient, selector, tag string,
-	settleTimeout time.Duration, clock bench.Clock,
+func startShippedRun(
+	ctx context.Context,
+	shipper shipping.ShipperScraper,
+	loki *shipping.LokiClient,
+	selector, tag string,
+	settleTimeout time.Duration,
+	clock bench.Clock,
 ) (*shippedRun, error) {
 	before, err := shipper.Read(ctx)
 	if err != nil {

@@ -100,7 +100,10 @@ func TestShippedRunCountsTheIncreaseOfTheSidecarsSentRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	if run.before.Total().Sent != 500 {
-		t.Errorf("baseline %d sent records, want 500: the earlier attempt's records had not all arrived", run.before.Total().Sent)
+		t.Errorf(
+			"baseline %d sent records, want 500: the earlier attempt's records had not all arrived",
+			run.before.Total().Sent,
+		)
 	}
 
 	fluentBit.send(2000, 300)
@@ -153,14 +156,19 @@ func newFakeLoki(t *testing.T, metrics bool) *fakeLoki {
 	l.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		if user, password, _ := r.BasicAuth(); user != "bench" || password != "secret" || r.Header.Get("X-Scope-OrgID") != "team" {
+		if user, password, _ := r.BasicAuth(); user != "bench" || password != "secret" ||
+			r.Header.Get("X-Scope-OrgID") != "team" {
 			l.unauthorisedQueries++
 		}
 		switch {
 		case r.URL.Path == "/loki/api/v1/query":
 			l.queries = append(l.queries, r.URL.Query().Get("query"))
 			l.count = min(l.count+l.step, l.limit)
-			fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1767322800,"%d"]}]}}`, l.count)
+			fmt.Fprintf(
+				w,
+				`{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1767322800,"%d"]}]}}`,
+				l.count,
+			)
 		case r.URL.Path == "/metrics" && l.metrics:
 			fmt.Fprintf(w, "loki_discarded_samples_total{reason=\"rate_limited\",tenant=\"team\"} %d\n", l.rateLimited)
 		default:
@@ -198,7 +206,15 @@ func TestShippedRunCountsTheRunsRecordsInLokiAndExplainsItsRefusals(t *testing.T
 			loki := newFakeLoki(t, tc.metrics)
 			loki.receive(0, 0, 25) // refusals of earlier runs
 			clock := newClock()
-			run, err := startShippedRun(context.Background(), fluentBit.scraper(), loki.client(), selector, "lb_loki_c1_r1_abc", time.Minute, clock)
+			run, err := startShippedRun(
+				context.Background(),
+				fluentBit.scraper(),
+				loki.client(),
+				selector,
+				"lb_loki_c1_r1_abc",
+				time.Minute,
+				clock,
+			)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -212,7 +228,8 @@ func TestShippedRunCountsTheRunsRecordsInLokiAndExplainsItsRefusals(t *testing.T
 			}
 			loki.mu.Lock()
 			defer loki.mu.Unlock()
-			if len(loki.queries) == 0 || !strings.HasPrefix(loki.queries[0], "sum(count_over_time("+selector+` |= "lb_loki_c1_r1_abc" [`) {
+			if len(loki.queries) == 0 ||
+				!strings.HasPrefix(loki.queries[0], "sum(count_over_time("+selector+` |= "lb_loki_c1_r1_abc" [`) {
 				t.Errorf("queries %q, want counts of the run's tag among the destination's streams", loki.queries)
 			}
 			if loki.unauthorisedQueries > 0 {
@@ -259,10 +276,18 @@ func TestPauseSamplerCountsThePausedReadings(t *testing.T) {
 	for name, paused := range map[string]int{"paused": 1, "reading": 0} {
 		t.Run(name, func(t *testing.T) {
 			server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				fmt.Fprintf(w, "# TYPE fluentbit_input_ingestion_paused gauge\nfluentbit_input_ingestion_paused{name=\"postgresql\"} %d\n", paused)
+				fmt.Fprintf(
+					w,
+					"# TYPE fluentbit_input_ingestion_paused gauge\nfluentbit_input_ingestion_paused{name=\"postgresql\"} %d\n",
+					paused,
+				)
 			}))
 			defer server.Close()
-			sampler := samplePauses(context.Background(), shipping.ShipperScraper{URL: server.URL, Kind: v1alpha1.ShipperFluentBit}, 10*time.Millisecond)
+			sampler := samplePauses(
+				context.Background(),
+				shipping.ShipperScraper{URL: server.URL, Kind: v1alpha1.ShipperFluentBit},
+				10*time.Millisecond,
+			)
 			time.Sleep(200 * time.Millisecond)
 			seconds := sampler.pausedSeconds()
 			if paused == 1 && (seconds <= 0 || seconds > 0.2) {

@@ -67,7 +67,11 @@ func primaryPod(ctx context.Context, client kubernetes.Interface, namespace, clu
 
 // followPrimaryLog streams the postgres container log of the cluster's primary from
 // shortly before now, as a log collector on the node would read it.
-func followPrimaryLog(ctx context.Context, client kubernetes.Interface, namespace, cluster string) (io.ReadCloser, error) {
+func followPrimaryLog(
+	ctx context.Context,
+	client kubernetes.Interface,
+	namespace, cluster string,
+) (io.ReadCloser, error) {
 	pod, err := primaryPod(ctx, client, namespace, cluster)
 	if err != nil {
 		return nil, err

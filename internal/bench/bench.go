@@ -57,7 +57,12 @@ type Execution struct {
 // Run executes pgbench and waits for the destination to drain. A returned error means
 // no measurement was made; a measurement whose accounting is inconsistent is returned
 // with its Records.AccountingError set.
-func Run(ctx context.Context, exec Execution, runPgbench PgbenchRunner, dest Destination) (v1alpha1.RepeatResult, error) {
+func Run(
+	ctx context.Context,
+	exec Execution,
+	runPgbench PgbenchRunner,
+	dest Destination,
+) (v1alpha1.RepeatResult, error) {
 	script, err := workload.ForBuiltin(exec.Workload.Builtin, exec.Tag)
 	if err != nil {
 		return v1alpha1.RepeatResult{}, err
@@ -96,7 +101,13 @@ func Run(ctx context.Context, exec Execution, runPgbench PgbenchRunner, dest Des
 		Statements:   measured.Statements,
 	}, records.SettingsFor(exec.Destination, exec.Logging))
 
-	drained, err := Drain(ctx, dest, expectation, Wait{Ended: ended, Deadline: ended.Add(exec.DrainTimeout), Quiet: QuietPeriod(exec.Destination)}, clock)
+	drained, err := Drain(
+		ctx,
+		dest,
+		expectation,
+		Wait{Ended: ended, Deadline: ended.Add(exec.DrainTimeout), Quiet: QuietPeriod(exec.Destination)},
+		clock,
+	)
 	if err != nil {
 		return v1alpha1.RepeatResult{}, fmt.Errorf("counting delivered records: %w", err)
 	}

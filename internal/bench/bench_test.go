@@ -62,9 +62,14 @@ func TestRunAccountsForTheRecordsOfOneExecution(t *testing.T) {
 			}
 			dest := tc.destination
 			result, err := Run(context.Background(), Execution{
-				Destination:  v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog},
-				Logging:      v1alpha1.LoggingSpec{Statement: v1alpha1.StatementAll},
-				Workload:     v1alpha1.WorkloadSpec{Builtin: v1alpha1.WorkloadSelectOnly, QueryMode: v1alpha1.QueryPrepared, Scale: 1, Duration: metav1.Duration{Duration: time.Second}},
+				Destination: v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog},
+				Logging:     v1alpha1.LoggingSpec{Statement: v1alpha1.StatementAll},
+				Workload: v1alpha1.WorkloadSpec{
+					Builtin:   v1alpha1.WorkloadSelectOnly,
+					QueryMode: v1alpha1.QueryPrepared,
+					Scale:     1,
+					Duration:  metav1.Duration{Duration: time.Second},
+				},
 				Clients:      1,
 				Repeat:       2,
 				DrainTimeout: 10 * time.Second,
@@ -74,14 +79,16 @@ func TestRunAccountsForTheRecordsOfOneExecution(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(strings.Join(gotEnv, " "), "PGAPPNAME=lb_csv_c1_r2_000000000000") || !slices.Contains(gotArgs, "-n") {
+			if !strings.Contains(strings.Join(gotEnv, " "), "PGAPPNAME=lb_csv_c1_r2_000000000000") ||
+				!slices.Contains(gotArgs, "-n") {
 				t.Errorf("pgbench ran with args %v env %v: want the tag as application name and -n", gotArgs, gotEnv)
 			}
 			if result.Repeat != 2 || result.TPS != 1000 || result.Transactions != 1000 || result.LatencyStdDevMs != 0.1 {
 				t.Errorf("result %+v does not carry pgbench's figures", result)
 			}
 			records := result.Records
-			if records.Expected != 1000 || records.Delivered != tc.destination.total || records.Dropped == nil || *records.Dropped != tc.wantDropped {
+			if records.Expected != 1000 || records.Delivered != tc.destination.total || records.Dropped == nil ||
+				*records.Dropped != tc.wantDropped {
 				t.Errorf("records %+v, want 1000 expected, %d delivered, %d dropped", records, tc.destination.total, tc.wantDropped)
 			}
 			if result.DrainSeconds <= 0 {
@@ -97,7 +104,11 @@ type explainingDestination struct {
 	accounted []int64
 }
 
-func (d *explainingDestination) Account(_ context.Context, want records.Expectation, delivered int64) (v1alpha1.Records, error) {
+func (d *explainingDestination) Account(
+	_ context.Context,
+	want records.Expectation,
+	delivered int64,
+) (v1alpha1.Records, error) {
 	d.accounted = append(d.accounted, want.Records, delivered)
 	return v1alpha1.Records{Expected: want.Records, Delivered: delivered, DropReason: "explained"}, nil
 }
@@ -124,7 +135,11 @@ func TestRunLetsTheDestinationAccountForItsRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !slices.Equal(dest.accounted, []int64{1000, 1000}) || result.Records.DropReason != "explained" {
-		t.Errorf("accounted %v, records %+v: want the destination's own account of 1000 expected and delivered", dest.accounted, result.Records)
+		t.Errorf(
+			"accounted %v, records %+v: want the destination's own account of 1000 expected and delivered",
+			dest.accounted,
+			result.Records,
+		)
 	}
 }
 
@@ -136,7 +151,8 @@ func TestDrainStopsAtTheDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if elapsed := time.Since(began); elapsed > 2*time.Second || drained.Delivered == 0 || drained.End != v1alpha1.DrainTimeout {
+	if elapsed := time.Since(began); elapsed > 2*time.Second || drained.Delivered == 0 ||
+		drained.End != v1alpha1.DrainTimeout {
 		t.Errorf("drain returned %+v after %v: want a partial count at the 500ms deadline", drained, elapsed)
 	}
 }
@@ -174,7 +190,7 @@ func (d *timeline) Delivered(context.Context) (int64, error) {
 func TestDrainWaitsForRecordsOnTheirWay(t *testing.T) {
 	file := v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}
 	loki := v1alpha1.Destination{Name: "loki", Type: v1alpha1.DestinationLoki}
-	var rising []arrival
+	rising := make([]arrival, 0, 100)
 	for second := range 100 {
 		rising = append(rising, arrival{time.Duration(second) * time.Second, int64(second + 1)})
 	}
@@ -220,7 +236,8 @@ func TestDrainWaitsForRecordsOnTheirWay(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if drain := drained.LastArrival.Sub(ended); drained.Delivered != tc.wantDelivered || drained.End != tc.wantEnd || drain != tc.wantDrain {
+			if drain := drained.LastArrival.Sub(ended); drained.Delivered != tc.wantDelivered || drained.End != tc.wantEnd ||
+				drain != tc.wantDrain {
 				t.Errorf("drain saw %d records, ended %s, last arrival after %s; want %d, %s, %s",
 					drained.Delivered, drained.End, drain, tc.wantDelivered, tc.wantEnd, tc.wantDrain)
 			}
@@ -246,8 +263,14 @@ func TestDrainOfRecordsAlreadyDeliveredEndsWithTheFirstCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if drain := drained.LastArrival.Sub(ended); drained.Delivered != 10 || drain != 300*time.Millisecond || drained.End != v1alpha1.DrainComplete {
-		t.Errorf("drain = %d records, last at %v after pgbench ended, %s: want 10 complete after the first count's 300ms", drained.Delivered, drain, drained.End)
+	if drain := drained.LastArrival.Sub(ended); drained.Delivered != 10 || drain != 300*time.Millisecond ||
+		drained.End != v1alpha1.DrainComplete {
+		t.Errorf(
+			"drain = %d records, last at %v after pgbench ended, %s: want 10 complete after the first count's 300ms",
+			drained.Delivered,
+			drain,
+			drained.End,
+		)
 	}
 }
 
@@ -265,7 +288,11 @@ func (d *lateDestination) Delivered(context.Context) (int64, error) {
 	return d.drained, nil
 }
 
-func (d *lateDestination) Account(_ context.Context, want records.Expectation, delivered int64) (v1alpha1.Records, error) {
+func (d *lateDestination) Account(
+	_ context.Context,
+	want records.Expectation,
+	delivered int64,
+) (v1alpha1.Records, error) {
 	d.accounted = true
 	accounted := records.Reconcile(want, delivered, 0)
 	accounted.DropReason = "300 records needed retries"
@@ -344,7 +371,10 @@ func stderrLine(app, message string) string {
 
 // stderrMarker is how PostgreSQL writes RAISE LOG's record in the stderr format.
 func stderrMarker(text string) string {
-	return stderrLine("agent", text) + "2026-11-23 10:00:00.000 UTC [1] postgres@postgres agent CONTEXT:  PL/pgSQL function inline_code_block line 1 at RAISE\n"
+	return stderrLine(
+		"agent",
+		text,
+	) + "2026-11-23 10:00:00.000 UTC [1] postgres@postgres agent CONTEXT:  PL/pgSQL function inline_code_block line 1 at RAISE\n"
 }
 
 func csvRecord(app, message string) string {
@@ -363,7 +393,13 @@ func TestFileDestinationCountsOnlyWhatFollows(t *testing.T) {
 	line := func(app string) string { return stderrLine(app, "statement: SELECT 1") }
 	collector.write(line(tag) + line("other"))
 
-	dest, err := NewFileDestination(context.Background(), LocalDirectory(collector.dir), collector.mark, records.FormatStderr, tag)
+	dest, err := NewFileDestination(
+		context.Background(),
+		LocalDirectory(collector.dir),
+		collector.mark,
+		records.FormatStderr,
+		tag,
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,7 +428,13 @@ func TestFileDestinationStartsAtARecordBoundary(t *testing.T) {
 	collector.write(csvRecord("other", "statement: SELECT 1") + multiLine[:cut])
 	collector.unfinished = multiLine[cut:]
 
-	dest, err := NewFileDestination(context.Background(), LocalDirectory(collector.dir), collector.mark, records.FormatCSVLog, tag)
+	dest, err := NewFileDestination(
+		context.Background(),
+		LocalDirectory(collector.dir),
+		collector.mark,
+		records.FormatCSVLog,
+		tag,
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,7 +469,13 @@ func TestFileDestinationFindsAMarkerSplitBetweenReads(t *testing.T) {
 	collector := newFakeCollector(t, csvMarker)
 	const tag = "lb_d_c1_r1_000000000000"
 	collector.write(csvRecord(tag, "statement: before the run"))
-	dest, err := NewFileDestination(context.Background(), splitDirectory{LocalDirectory(collector.dir)}, collector.mark, records.FormatCSVLog, tag)
+	dest, err := NewFileDestination(
+		context.Background(),
+		splitDirectory{LocalDirectory(collector.dir)},
+		collector.mark,
+		records.FormatCSVLog,
+		tag,
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -464,11 +512,11 @@ func TestStreamDestinationFailsWhenTheStreamEnds(t *testing.T) {
 	reader, writer := io.Pipe()
 	dest := NewStreamDestination(reader, records.FormatJSONLog, tag)
 	// delivered waits for the background count to reach records or to fail.
-	delivered := func(records int64) (int64, error) {
+	delivered := func(want int64) (int64, error) {
 		deadline := time.Now().Add(5 * time.Second)
 		for {
 			got, err := dest.Delivered(context.Background())
-			if got >= records || err != nil || time.Now().After(deadline) {
+			if got >= want || err != nil || time.Now().After(deadline) {
 				return got, err
 			}
 			time.Sleep(10 * time.Millisecond)

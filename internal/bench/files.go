@@ -92,7 +92,13 @@ const markerTimeout = 30 * time.Second
 // NewFileDestination notes the files of dir, has the server write a marker record with
 // mark and waits until the marker is in a file of dir. The run must start after it
 // returns: the server writes records in the order it gets them.
-func NewFileDestination(ctx context.Context, dir LogDirectory, mark LogMarker, format records.Format, tag string) (*FileDestination, error) {
+func NewFileDestination(
+	ctx context.Context,
+	dir LogDirectory,
+	mark LogMarker,
+	format records.Format,
+	tag string,
+) (*FileDestination, error) {
 	existing, err := dir.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing log files: %w", err)
@@ -101,7 +107,13 @@ func NewFileDestination(ctx context.Context, dir LogDirectory, mark LogMarker, f
 	if err != nil {
 		return nil, err
 	}
-	d := &FileDestination{dir: dir, format: format, tag: tag, files: map[string]*tailedFile{}, marker: []byte(markerPrefix + id)}
+	d := &FileDestination{
+		dir:    dir,
+		format: format,
+		tag:    tag,
+		files:  map[string]*tailedFile{},
+		marker: []byte(markerPrefix + id),
+	}
 	for _, f := range existing {
 		d.files[f.Name] = d.newTailedFile(f.Size)
 	}

@@ -67,6 +67,9 @@ func For(d v1alpha1.Destination) (Route, error) {
 	return Route{Destination: d, Behaviour: behaviour}, nil
 }
 
+// logDestinationSetting is the server setting that names the formats PostgreSQL writes.
+const logDestinationSetting = "log_destination"
+
 // Log file names, log_filename: PostgreSQL swaps the .log suffix for .csv or .json in
 // those formats.
 const (
@@ -85,12 +88,12 @@ func (r Route) PodSettings(logDirectory string) map[string]string {
 			return nil
 		}
 		// CloudNativePG's pipeline carries any format; csvlog is its default.
-		return map[string]string{"log_destination": r.logDestination()}
+		return map[string]string{logDestinationSetting: r.logDestination()}
 	case ServerFiles:
 		return map[string]string{
-			"log_destination": r.logDestination(),
-			"log_directory":   logDirectory,
-			"log_filename":    podLogName,
+			logDestinationSetting: r.logDestination(),
+			"log_directory":       logDirectory,
+			"log_filename":        podLogName,
 		}
 	}
 	return shipping.ServerSettings(r.Destination)
@@ -107,12 +110,12 @@ func (r Route) LocalSettings() map[string]string {
 	if r.Counted == ContainerLog {
 		// Without the logging collector the server writes stderr-format records to its
 		// standard error.
-		return map[string]string{"logging_collector": "off", "log_destination": "stderr"}
+		return map[string]string{"logging_collector": "off", logDestinationSetting: "stderr"}
 	}
 	return map[string]string{
-		"logging_collector": "on",
-		"log_destination":   r.logDestination(),
-		"log_filename":      localLogName,
+		"logging_collector":   "on",
+		logDestinationSetting: r.logDestination(),
+		"log_filename":        localLogName,
 	}
 }
 

@@ -60,7 +60,7 @@ func TestQuickSample(t *testing.T) {
 	seen := map[v1alpha1.DestinationType]bool{}
 	for _, row := range rows {
 		seen[row.Type] = true
-		name := row.Destination + "/" + string(rune('0'+row.Clients))
+		name := results.RowName(row)
 		for _, repeat := range row.Repeats {
 			if repeat.Error != "" {
 				t.Errorf("%s failed: %s", name, repeat.Error)
@@ -109,8 +109,14 @@ spec:
 		t.Fatal(err)
 	}
 	want := []Skipped{
-		{Destination: "fluent", Reason: "FluentBitSidecar needs its FluentBit sidecar in a CloudNativePG pod and its endpoint, which a local run does not provide"},
-		{Destination: "loki", Reason: "Loki needs its OpenTelemetryCollector sidecar in a CloudNativePG pod and its endpoint, which a local run does not provide"},
+		{
+			Destination: "fluent",
+			Reason:      "FluentBitSidecar needs its FluentBit sidecar in a CloudNativePG pod and its endpoint, which a local run does not provide",
+		},
+		{
+			Destination: "loki",
+			Reason:      "Loki needs its OpenTelemetryCollector sidecar in a CloudNativePG pod and its endpoint, which a local run does not provide",
+		},
 	}
 	if len(outcome.Runs) != 0 || !slices.Equal(outcome.Skipped, want) {
 		t.Fatalf("outcome %+v, want nothing run and %+v skipped", outcome, want)

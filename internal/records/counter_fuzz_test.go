@@ -49,7 +49,7 @@ func FuzzCounterJSONLog(f *testing.F) {
 			return
 		}
 		var want int64
-		for _, line := range bytes.Split(input, []byte("\n")) {
+		for line := range bytes.SplitSeq(input, []byte("\n")) {
 			if bytes.Contains(line, []byte(tag)) {
 				want++
 			}
@@ -61,7 +61,10 @@ func FuzzCounterJSONLog(f *testing.F) {
 }
 
 func FuzzCounterContainerLog(f *testing.F) {
-	addSeeds(f, containerLogFrom(f, readTestdata(f, "pg15-stderr.log"), readTestdata(f, "pg15.csv"), readTestdata(f, "pg15.json")))
+	addSeeds(
+		f,
+		containerLogFrom(f, readTestdata(f, "pg15-stderr.log"), readTestdata(f, "pg15.csv"), readTestdata(f, "pg15.json")),
+	)
 	f.Fuzz(func(t *testing.T, input []byte, tag string, chunk uint8) {
 		fuzzCounter(t, FormatContainerLog, tag, input, chunk)
 	})

@@ -105,14 +105,14 @@ func stderrKind(line, tab []byte, complete bool) lineKind {
 	if bytes.HasPrefix(line, tab) {
 		return continuesRecord
 	}
-	end := bytes.Index(line, labelSeparator)
-	if end < 0 {
+	before, _, ok := bytes.Cut(line, labelSeparator)
+	if !ok {
 		if complete {
 			return startsRecord
 		}
 		return kindUnknown
 	}
-	label := line[:end]
+	label := before
 	start := len(label)
 	for start > 0 && label[start-1] >= 'A' && label[start-1] <= 'Z' {
 		start--

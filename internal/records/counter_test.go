@@ -237,13 +237,39 @@ func containerLogFrom(t testing.TB, stderrLog, csvLog, jsonLog []byte) []byte {
 			for j, field := range row {
 				record[csvlogFields[j]] = field
 			}
-			emit(zapLine{Level: "info", TS: "2026-11-23T10:43:03Z", Logger: "postgres", Msg: "record", LoggingPod: "lb-1", Record: record})
+			emit(
+				zapLine{
+					Level:      "info",
+					TS:         "2026-11-23T10:43:03Z",
+					Logger:     "postgres",
+					Msg:        "record",
+					LoggingPod: "lb-1",
+					Record:     record,
+				},
+			)
 		}
 		if i < len(stderrLines) && len(stderrLines[i]) > 0 {
 			line := string(bytes.TrimSuffix(stderrLines[i], []byte("\n")))
-			emit(zapLine{Level: "info", TS: "2026-11-23T10:43:03Z", Logger: "postgres", Msg: line, LoggingPod: "lb-1", Source: "/controller/log/postgres"})
+			emit(
+				zapLine{
+					Level:      "info",
+					TS:         "2026-11-23T10:43:03Z",
+					Logger:     "postgres",
+					Msg:        line,
+					LoggingPod: "lb-1",
+					Source:     "/controller/log/postgres",
+				},
+			)
 		}
-		emit(zapLine{Level: "info", TS: "2026-11-23T10:43:03Z", Logger: "instance-manager", Msg: "lbtag-bench lbtag-simple pgbench_accounts nosuchtable", LoggingPod: "lb-1"})
+		emit(
+			zapLine{
+				Level:      "info",
+				TS:         "2026-11-23T10:43:03Z",
+				Logger:     "instance-manager",
+				Msg:        "lbtag-bench lbtag-simple pgbench_accounts nosuchtable",
+				LoggingPod: "lb-1",
+			},
+		)
 		if i < len(jsonLines) {
 			out.Write(jsonLines[i])
 		}

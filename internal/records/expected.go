@@ -69,21 +69,38 @@ func Expected(exec Execution, s Settings) Expectation {
 	case s.MinDurationStatementMs > 0:
 		// Only messages slower than the threshold are logged: anywhere from none to all.
 		e.Max = e.Records + durationRecords
-		reasons = append(reasons, fmt.Sprintf("log_min_duration_statement=%d ms logs only statements slower than that", s.MinDurationStatementMs))
+		reasons = append(
+			reasons,
+			fmt.Sprintf("log_min_duration_statement=%d ms logs only statements slower than that", s.MinDurationStatementMs),
+		)
 	default:
 		e.Max = e.Records
 	}
 	if allDurations && messages.perSession > 0 && exec.Transactions < int64(exec.Clients) {
 		// A session that ran no transaction may not have prepared the statements.
 		e.Records -= int64(exec.Clients) * statements * messages.perSession
-		reasons = append(reasons, fmt.Sprintf("fewer transactions (%d) than clients (%d): some sessions may not have prepared their statements", exec.Transactions, exec.Clients))
+		reasons = append(
+			reasons,
+			fmt.Sprintf(
+				"fewer transactions (%d) than clients (%d): some sessions may not have prepared their statements",
+				exec.Transactions,
+				exec.Clients,
+			),
+		)
 	}
 	if failedTries := exec.Failed + retries(exec.Statements); failedTries > 0 {
 		// A failed try logs its statements up to the failure, an ERROR record and
 		// pgbench's ROLLBACK; the successful transactions are counted above.
 		perStatement := 1 + messages.perExecution
 		e.Max += failedTries * ((statements+1)*perStatement + 1)
-		reasons = append(reasons, fmt.Sprintf("pgbench reported %d failed transactions and %d retries, whose records depend on where each try failed", exec.Failed, failedTries-exec.Failed))
+		reasons = append(
+			reasons,
+			fmt.Sprintf(
+				"pgbench reported %d failed transactions and %d retries, whose records depend on where each try failed",
+				exec.Failed,
+				failedTries-exec.Failed,
+			),
+		)
 	}
 	if len(reasons) > 0 {
 		e.Estimate = true
@@ -180,7 +197,8 @@ func Reconcile(e Expectation, delivered, late int64) v1alpha1.Records {
 	}
 	if arrived > e.upper() {
 		r.AccountingError = fmt.Sprintf("%d records arrived but the server can have emitted at most %d for this run: "+
-			"the destination counted records that are not the run's, or the expectation misses a kind of record", arrived, e.upper())
+			"the destination counted records that are not the run's, or the expectation misses a kind of record",
+			arrived, e.upper())
 	}
 	return r
 }

@@ -77,7 +77,11 @@ func TestExpectedMatchesServer(t *testing.T) {
 		{name: "min0-terse", logging: logging(v1alpha1.StatementNone, 0, false),
 			parameters: map[string]string{"log_error_verbosity": "terse", "log_min_messages": "error"}},
 	}
-	builtins := []v1alpha1.BuiltinWorkload{v1alpha1.WorkloadSelectOnly, v1alpha1.WorkloadTPCBLike, v1alpha1.WorkloadSimpleUpdate}
+	builtins := []v1alpha1.BuiltinWorkload{
+		v1alpha1.WorkloadSelectOnly,
+		v1alpha1.WorkloadTPCBLike,
+		v1alpha1.WorkloadSimpleUpdate,
+	}
 	modes := []v1alpha1.QueryMode{v1alpha1.QuerySimple, v1alpha1.QueryExtended, v1alpha1.QueryPrepared}
 
 	localpgtest.Run(t, func(t *testing.T, inst localpg.Installation) {
@@ -88,7 +92,10 @@ func TestExpectedMatchesServer(t *testing.T) {
 			if sc.baseline {
 				destination.Type = v1alpha1.DestinationNone
 			}
-			spec := v1alpha1.LoggingBenchmarkSpec{Logging: sc.logging, Postgres: v1alpha1.PostgresSpec{Parameters: sc.parameters}}
+			spec := v1alpha1.LoggingBenchmarkSpec{
+				Logging:  sc.logging,
+				Postgres: v1alpha1.PostgresSpec{Parameters: sc.parameters},
+			}
 			// Server-wide, as the operator and the local runner set them: log_connections
 			// set for a session only would apply after its "connection authorized" record.
 			setServerParameters(t, server, spec.ServerParameters(destination))
@@ -145,7 +152,11 @@ func startLoggingServer(t *testing.T, inst localpg.Installation) *localpg.Server
 	if err != nil {
 		t.Fatalf("starting PostgreSQL: %v", err)
 	}
-	t.Cleanup(func() { server.Stop(context.Background()) })
+	t.Cleanup(func() {
+		if err := server.Stop(context.Background()); err != nil {
+			t.Logf("stopping PostgreSQL: %v", err)
+		}
+	})
 	if output, err := pgbenchCommand(inst.Binary("pgbench"), server, nil, pgbench.InitArgs(1, true)).CombinedOutput(); err != nil {
 		t.Fatalf("pgbench -i: %v\n%s", err, output)
 	}
@@ -217,7 +228,14 @@ func pgbenchCommand(path string, server *localpg.Server, env []string, args []st
 }
 
 // runTagged runs the tagged builtin under the server's current settings.
-func runTagged(t *testing.T, server *localpg.Server, pgbenchPath string, builtin v1alpha1.BuiltinWorkload, mode v1alpha1.QueryMode, tag string) (Execution, []byte) {
+func runTagged(
+	t *testing.T,
+	server *localpg.Server,
+	pgbenchPath string,
+	builtin v1alpha1.BuiltinWorkload,
+	mode v1alpha1.QueryMode,
+	tag string,
+) (Execution, []byte) {
 	t.Helper()
 	script, err := workload.ForBuiltin(builtin, tag)
 	if err != nil {
@@ -239,7 +257,12 @@ func runTagged(t *testing.T, server *localpg.Server, pgbenchPath string, builtin
 		t.Fatalf("%v\n%s", err, output)
 	}
 	if result.Transactions != clients*groundTruthTransactions {
-		t.Fatalf("pgbench processed %d transactions, want %d\n%s", result.Transactions, clients*groundTruthTransactions, output)
+		t.Fatalf(
+			"pgbench processed %d transactions, want %d\n%s",
+			result.Transactions,
+			clients*groundTruthTransactions,
+			output,
+		)
 	}
 	return Execution{Script: script, QueryMode: mode, Clients: clients, Transactions: result.Transactions,
 		Failed: result.Failed, Statements: result.Statements}, output

@@ -27,7 +27,9 @@ func findChromium(t *testing.T) string {
 	if os.Getenv(skipBrowserEnv) == "1" {
 		t.Skip("chromium not found and " + skipBrowserEnv + "=1")
 	}
-	t.Fatal("chromium not found: install it (Debian: apt-get install -y chromium) or set " + skipBrowserEnv + "=1 to skip the browser test")
+	t.Fatal(
+		"chromium not found: install it (Debian: apt-get install -y chromium) or set " + skipBrowserEnv + "=1 to skip the browser test",
+	)
 	return ""
 }
 
@@ -87,7 +89,12 @@ func TestChromiumDrawsTheCharts(t *testing.T) {
 	for _, s := range seriesOf(b) {
 		want := parseHexColor(t, s.Color)
 		if pixels[want] < 50 {
-			t.Errorf("destination %s: %d pixels of its colour %s in the screenshot, want its markers and bars", s.Name, pixels[want], s.Color)
+			t.Errorf(
+				"destination %s: %d pixels of its colour %s in the screenshot, want its markers and bars",
+				s.Name,
+				pixels[want],
+				s.Color,
+			)
 		}
 	}
 }

@@ -50,7 +50,10 @@ func seriesOf(b *v1alpha1.LoggingBenchmark) []series {
 			return
 		}
 		index[name] = len(all)
-		all = append(all, series{Name: name, Type: t, Baseline: t == v1alpha1.DestinationNone, rows: map[int32]v1alpha1.Result{}})
+		all = append(
+			all,
+			series{Name: name, Type: t, Baseline: t == v1alpha1.DestinationNone, rows: map[int32]v1alpha1.Result{}},
+		)
 	}
 	for _, d := range b.Spec.EffectiveDestinations() {
 		add(d.Name, d.Type)
@@ -128,6 +131,12 @@ func (p *plot) clientAxis(counts []int32) (centres []px, band float64) {
 	p.XLabel = "clients"
 	return centres, band
 }
+
+// Legend marks and bar classes the page's styles know.
+const (
+	markBox      = "box"
+	droppedClass = "dropped"
+)
 
 // legendEntry is one key of a chart's legend; Mark is "line" or "box".
 type legendEntry struct {
@@ -258,7 +267,7 @@ type overheadChart struct {
 // as an empty chart would suggest zero overhead.
 func newOverheadChart(all []series, counts []int32) (overheadChart, bool) {
 	logged := slices.DeleteFunc(slices.Clone(all), func(s series) bool { return s.Baseline })
-	chart := overheadChart{plot: newPlot(400, 80), Legend: legendOf(logged, "box")}
+	chart := overheadChart{plot: newPlot(400, 80), Legend: legendOf(logged, markBox)}
 	var lo, hi float64
 	found := false
 	for _, s := range logged {
@@ -298,7 +307,11 @@ func newOverheadChart(all []series, counts []int32) (overheadChart, bool) {
 		}
 	}
 	if len(chart.Missing) > 0 {
-		chart.Notes = append(chart.Notes, "× marks a destination and client count without an overhead: the run or the baseline's run at that client count has no result.")
+		chart.Notes = append(
+			chart.Notes,
+			"× marks a destination and client count without an overhead: the run or the baseline's run at that "+
+				"client count has no result.",
+		)
 	}
 	return chart, true
 }
@@ -342,10 +355,10 @@ func newRecordsChart(all []series, counts []int32) (recordsChart, bool) {
 	if len(rows) == 0 {
 		return chart, false
 	}
-	chart.Legend = append(legendOf(logged, "box"),
-		legendEntry{Name: "expected", Color: expectedColor, Mark: "box"},
-		legendEntry{Name: "expected (estimate)", Color: expectedColor, Mark: "box", Dashed: true},
-		legendEntry{Name: "dropped", Color: droppedColor, Mark: "box"})
+	chart.Legend = append(legendOf(logged, markBox),
+		legendEntry{Name: "expected", Color: expectedColor, Mark: markBox},
+		legendEntry{Name: "expected (estimate)", Color: expectedColor, Mark: markBox, Dashed: true},
+		legendEntry{Name: "dropped", Color: droppedColor, Mark: markBox})
 	// The labels beside the bars take the room right of the plot.
 	chart.Right -= 250
 	domain, ticks := niceDomain(0, float64(most), 8)
@@ -361,7 +374,10 @@ func newRecordsChart(all []series, counts []int32) (recordsChart, bool) {
 	zero := x.at(0)
 	for i, row := range rows {
 		rowTop := px(top + rowHeight*float64(i) + 4)
-		r := recordsRow{Label: fmt.Sprintf("%s · %d %s", row.Destination, row.Clients, plural(int(row.Clients), "client")), LabelY: rowTop + barHeight + 4}
+		r := recordsRow{
+			Label:  fmt.Sprintf("%s · %d %s", row.Destination, row.Clients, plural(int(row.Clients), "client")),
+			LabelY: rowTop + barHeight + 4,
+		}
 		if len(results.Successful(row.Repeats)) == 0 {
 			r.Failed, r.FailedX, r.FailedY = "every repeat failed: no records counted", zero+6, r.LabelY
 			chart.Rows = append(chart.Rows, r)
@@ -380,13 +396,16 @@ func newRecordsChart(all []series, counts []int32) (recordsChart, bool) {
 		if rec.AccountingError != "" {
 			r.Delivered.Label += " !"
 			r.Delivered.Title += ": " + rec.AccountingError
-			chart.Notes = append(chart.Notes, fmt.Sprintf("! %s at %d clients: %s", row.Destination, row.Clients, rec.AccountingError))
+			chart.Notes = append(
+				chart.Notes,
+				fmt.Sprintf("! %s at %d clients: %s", row.Destination, row.Clients, rec.AccountingError),
+			)
 		}
 		if dropped, _ := results.DroppedCell(rec, groupedInt); rec.KnownDropped() > 0 {
 			// Late records sit between the delivered and the dropped ones, undrawn.
 			arrived := x.at(float64(rec.Delivered + rec.ArrivedLate))
 			bar := bar{X: arrived, Y: r.Delivered.Y, Width: x.at(float64(rec.KnownDropped())) - zero,
-				Height: barHeight, Color: droppedColor, Class: "dropped", Title: dropped + " dropped"}
+				Height: barHeight, Color: droppedColor, Class: droppedClass, Title: dropped + " dropped"}
 			r.Dropped = &bar
 			r.Delivered.Label += ", " + dropped + " dropped"
 		}

@@ -168,7 +168,10 @@ func TestHTMLStructure(t *testing.T) {
 func checkTPSLines(t *testing.T, b *v1alpha1.LoggingBenchmark, figure *html.Node) {
 	t.Helper()
 	for _, s := range seriesOf(b) {
-		groups := find(figure, func(n *html.Node) bool { v, _ := attr(n, "data-destination"); return n.Data == "g" && v == s.Name })
+		groups := find(
+			figure,
+			func(n *html.Node) bool { v, _ := attr(n, "data-destination"); return n.Data == "g" && v == s.Name },
+		)
 		if len(groups) != 1 {
 			t.Errorf("destination %s has %d series in the TPS chart, want 1", s.Name, len(groups))
 			continue
@@ -222,8 +225,9 @@ func checkSelfContained(t *testing.T, doc *html.Node) {
 
 func TestHTMLShowsFailuresAsText(t *testing.T) {
 	doc := parseHTML(t, renderPage(t, fullBenchmark()))
-	var errors []string
-	for _, pre := range find(doc, tag("pre")) {
+	found := find(doc, tag("pre"))
+	errors := make([]string, 0, len(found))
+	for _, pre := range found {
 		errors = append(errors, textContent(pre))
 	}
 	if !slices.Contains(errors, hostileError) || !slices.Contains(errors, "cluster not ready") {
@@ -233,8 +237,9 @@ func TestHTMLShowsFailuresAsText(t *testing.T) {
 
 func TestHTMLSaysWhyRecordsWereDropped(t *testing.T) {
 	doc := parseHTML(t, renderPage(t, fullBenchmark()))
-	var notes []string
-	for _, item := range find(doc, tag("li")) {
+	found := find(doc, tag("li"))
+	notes := make([]string, 0, len(found))
+	for _, item := range found {
 		notes = append(notes, textContent(item))
 	}
 	want := "csvlog/4 dropped records: repeat 1: loki refused pushes of 11002 samples, retries included (rate_limited 11002)"
@@ -249,12 +254,20 @@ func TestHTMLShowsTheDrainOfShippingDestinations(t *testing.T) {
 	late, dropped := int64(250), int64(50)
 	shipped.Records.ArrivedLate, shipped.Records.Dropped = late, &dropped
 	shipped.DrainEnd = v1alpha1.DrainQuiet
-	shipped.DrainCurve = []v1alpha1.DrainPoint{{AfterSeconds: 0, Delivered: 500}, {AfterSeconds: 1, Delivered: 600}, {AfterSeconds: 10.4, Delivered: 700}}
-	doc := parseHTML(t, renderPage(t, benchmark([]v1alpha1.Destination{fluent}, true, []int32{1}, map[run]v1alpha1.RepeatResult{
-		{"baseline", 1, 1}: repeat(2000, 0, 0), {"fluent", 1, 1}: shipped,
-	})))
-	var cells []string
-	for _, cell := range find(doc, tag("td")) {
+	shipped.DrainCurve = []v1alpha1.DrainPoint{
+		{AfterSeconds: 0, Delivered: 500},
+		{AfterSeconds: 1, Delivered: 600},
+		{AfterSeconds: 10.4, Delivered: 700},
+	}
+	doc := parseHTML(
+		t,
+		renderPage(t, benchmark([]v1alpha1.Destination{fluent}, true, []int32{1}, map[run]v1alpha1.RepeatResult{
+			{"baseline", 1, 1}: repeat(2000, 0, 0), {"fluent", 1, 1}: shipped,
+		})),
+	)
+	found := find(doc, tag("td"))
+	cells := make([]string, 0, len(found))
+	for _, cell := range found {
 		cells = append(cells, textContent(cell))
 	}
 	for _, want := range []string{"fluent, 1 clients, repeat 1", "Quiet", "0.0 s: 50.0% · 1.0 s: 60.0% · 10.4 s: 70.0%", "700 (+250 late)"} {
@@ -276,7 +289,8 @@ func TestHTMLRefusesFiguresThatAreNotMeasurements(t *testing.T) {
 			b := fullBenchmark()
 			corrupt(&b.Status.Results[3])
 			err := Render(&bytes.Buffer{}, FormatHTML, b)
-			if err == nil || !strings.Contains(err.Error(), "not a measurement") && !strings.Contains(err.Error(), "not measurements") {
+			if err == nil ||
+				!strings.Contains(err.Error(), "not a measurement") && !strings.Contains(err.Error(), "not measurements") {
 				t.Fatalf("Render error = %v, want a refusal", err)
 			}
 		})

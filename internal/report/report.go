@@ -197,8 +197,9 @@ func onOff(b bool) string {
 }
 
 func destinations(spec *v1alpha1.LoggingBenchmarkSpec) string {
-	var parts []string
-	for _, d := range spec.EffectiveDestinations() {
+	effective := spec.EffectiveDestinations()
+	parts := make([]string, 0, len(effective))
+	for _, d := range effective {
 		kind := string(d.Type)
 		if d.Type.ChoosesFormat() {
 			kind += ", " + string(d.EffectiveFormat())

@@ -166,7 +166,12 @@ func Successful(repeats []v1alpha1.RepeatResult) []v1alpha1.RepeatResult {
 	return ok
 }
 
-func aggregateRow(dest v1alpha1.Destination, clients int32, repeats []v1alpha1.RepeatResult, how v1alpha1.Aggregate) v1alpha1.Result {
+func aggregateRow(
+	dest v1alpha1.Destination,
+	clients int32,
+	repeats []v1alpha1.RepeatResult,
+	how v1alpha1.Aggregate,
+) v1alpha1.Result {
 	row := v1alpha1.Result{
 		Destination: dest.Name,
 		Type:        dest.Type,

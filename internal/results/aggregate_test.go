@@ -10,7 +10,7 @@ import (
 	"github.com/logbench/logbench/api/v1alpha1"
 )
 
-func ptr[T any](v T) *T { return &v }
+//go:fix inline
 
 func testSpec(how v1alpha1.Aggregate, clients ...int32) *v1alpha1.LoggingBenchmarkSpec {
 	return &v1alpha1.LoggingBenchmarkSpec{
@@ -27,7 +27,7 @@ func testSpec(how v1alpha1.Aggregate, clients ...int32) *v1alpha1.LoggingBenchma
 func exact(tps float64, expected, delivered int64) v1alpha1.RepeatResult {
 	return v1alpha1.RepeatResult{
 		TPS: tps, LatencyAvgMs: 1000 / tps, LatencyStdDevMs: 1, DrainSeconds: tps / 1000,
-		Records: v1alpha1.Records{Expected: expected, Delivered: delivered, Dropped: ptr(expected - delivered)},
+		Records: v1alpha1.Records{Expected: expected, Delivered: delivered, Dropped: new(expected - delivered)},
 	}
 }
 
@@ -68,7 +68,7 @@ func TestAggregate(t *testing.T) {
 				{"csv", 2, 1}:      exact(100, 0, 0),
 			},
 			check: func(t *testing.T, rows []v1alpha1.Result) {
-				var got []string
+				got := make([]string, 0, len(rows))
 				for _, r := range rows {
 					got = append(got, fmt.Sprintf("%s/%d", r.Destination, r.Clients))
 				}
@@ -158,7 +158,10 @@ func TestAggregate(t *testing.T) {
 			spec: testSpec(v1alpha1.AggregateMedian, 1),
 			runs: map[RunKey]v1alpha1.RepeatResult{
 				{"csv", 1, 1}: exact(100, 10, 10),
-				{"csv", 1, 2}: {TPS: 100, Records: v1alpha1.Records{Expected: 10, Delivered: 12, AccountingError: "delivered 12 > expected 10"}},
+				{"csv", 1, 2}: {
+					TPS:     100,
+					Records: v1alpha1.Records{Expected: 10, Delivered: 12, AccountingError: "delivered 12 > expected 10"},
+				},
 				{"csv", 1, 3}: {TPS: 100, Records: v1alpha1.Records{Expected: 10, Delivered: 5, ExpectedIsEstimate: true}},
 			},
 			check: func(t *testing.T, rows []v1alpha1.Result) {
@@ -175,7 +178,10 @@ func TestAggregate(t *testing.T) {
 			name: "each repeat's drop reason is kept with its repeat",
 			spec: testSpec(v1alpha1.AggregateMedian, 1),
 			runs: map[RunKey]v1alpha1.RepeatResult{
-				{"csv", 1, 1}: withDropReason(exact(100, 10, 5), "loki refused pushes of 5 samples, retries included (rate_limited 5); 5 records needed retries"),
+				{"csv", 1, 1}: withDropReason(
+					exact(100, 10, 5),
+					"loki refused pushes of 5 samples, retries included (rate_limited 5); 5 records needed retries",
+				),
 				{"csv", 1, 2}: exact(100, 10, 10),
 				{"csv", 1, 3}: withDropReason(exact(100, 10, 8), "the shipper dropped 2 records (errors or retries exhausted)"),
 			},
@@ -191,12 +197,12 @@ func TestAggregate(t *testing.T) {
 			name: "stages add up over repeats, and the sums name the losing stage",
 			spec: testSpec(v1alpha1.AggregateMedian, 1),
 			runs: map[RunKey]v1alpha1.RepeatResult{
-				{"csv", 1, 1}: withStages(exact(100, 10, 10), 10, 10, 10, ptr(int64(10))),
-				{"csv", 1, 2}: withStages(exact(100, 10, 6), 10, 10, 10, ptr(int64(6))),
-				{"csv", 1, 3}: withStages(exact(100, 10, 10), 10, 10, 10, ptr(int64(10))),
+				{"csv", 1, 1}: withStages(exact(100, 10, 10), 10, 10, 10, new(int64(10))),
+				{"csv", 1, 2}: withStages(exact(100, 10, 6), 10, 10, 10, new(int64(6))),
+				{"csv", 1, 3}: withStages(exact(100, 10, 10), 10, 10, 10, new(int64(10))),
 			},
 			check: func(t *testing.T, rows []v1alpha1.Result) {
-				want := v1alpha1.RecordStages{Written: 30, Read: 30, Sent: 30, Stored: ptr(int64(26)), LostAt: "stored"}
+				want := v1alpha1.RecordStages{Written: 30, Read: 30, Sent: 30, Stored: new(int64(26)), LostAt: "stored"}
 				if got := rows[0].Records.Stages; got == nil || got.Written != want.Written || got.Read != want.Read ||
 					got.Sent != want.Sent || *got.Stored != *want.Stored || got.LostAt != want.LostAt {
 					t.Errorf("stages %+v, want %+v", got, want)
@@ -221,7 +227,15 @@ func TestAggregate(t *testing.T) {
 			spec: testSpec(v1alpha1.AggregateMedian, 1),
 			runs: map[RunKey]v1alpha1.RepeatResult{
 				{"csv", 1, 1}: exact(100, 10, 5),
-				{"csv", 1, 2}: {TPS: 100, Records: v1alpha1.Records{Expected: 10, Delivered: 13, Dropped: ptr(int64(-3)), AccountingError: "13 delivered, at most 10"}},
+				{"csv", 1, 2}: {
+					TPS: 100,
+					Records: v1alpha1.Records{
+						Expected:        10,
+						Delivered:       13,
+						Dropped:         new(int64(-3)),
+						AccountingError: "13 delivered, at most 10",
+					},
+				},
 			},
 			check: func(t *testing.T, rows []v1alpha1.Result) {
 				rec := rows[0].Records
@@ -237,13 +251,26 @@ func TestAggregate(t *testing.T) {
 			name: "late records and drops below a lower bound are summed",
 			spec: testSpec(v1alpha1.AggregateMedian, 1),
 			runs: map[RunKey]v1alpha1.RepeatResult{
-				{"csv", 1, 1}: {TPS: 100, Records: v1alpha1.Records{Expected: 10, Delivered: 6, ArrivedLate: 2, Dropped: ptr(int64(2))}},
-				{"csv", 1, 2}: {TPS: 100, Records: v1alpha1.Records{Expected: 10, Delivered: 7, ArrivedLate: 1, DroppedAtLeast: ptr(int64(2)), ExpectedIsEstimate: true}},
+				{"csv", 1, 1}: {
+					TPS:     100,
+					Records: v1alpha1.Records{Expected: 10, Delivered: 6, ArrivedLate: 2, Dropped: new(int64(2))},
+				},
+				{"csv", 1, 2}: {
+					TPS: 100,
+					Records: v1alpha1.Records{
+						Expected:           10,
+						Delivered:          7,
+						ArrivedLate:        1,
+						DroppedAtLeast:     new(int64(2)),
+						ExpectedIsEstimate: true,
+					},
+				},
 				{"csv", 1, 3}: {TPS: 100, Records: v1alpha1.Records{Expected: 10, Delivered: 12, ExpectedIsEstimate: true}},
 			},
 			check: func(t *testing.T, rows []v1alpha1.Result) {
 				rec := rows[0].Records
-				if rec.Dropped != nil || rec.DroppedAtLeast == nil || *rec.DroppedAtLeast != 4 || rec.ArrivedLate != 3 || rec.Delivered != 25 {
+				if rec.Dropped != nil || rec.DroppedAtLeast == nil || *rec.DroppedAtLeast != 4 || rec.ArrivedLate != 3 ||
+					rec.Delivered != 25 {
 					t.Errorf("records = %+v, want 25 delivered, 3 late, at least 4 dropped", rec)
 				}
 			},
@@ -315,7 +342,13 @@ func TestAggregate(t *testing.T) {
 func TestSummarize(t *testing.T) {
 	succeeded := []v1alpha1.RepeatResult{{Repeat: 1}}
 	row := func(destination string, overhead *float64, records v1alpha1.Records) v1alpha1.Result {
-		return v1alpha1.Result{Destination: destination, Clients: 1, OverheadPercent: overhead, Records: records, Repeats: succeeded}
+		return v1alpha1.Result{
+			Destination:     destination,
+			Clients:         1,
+			OverheadPercent: overhead,
+			Records:         records,
+			Repeats:         succeeded,
+		}
 	}
 	tests := []struct {
 		name string
@@ -326,8 +359,8 @@ func TestSummarize(t *testing.T) {
 		{
 			name: "worst overhead and exact drops",
 			rows: []v1alpha1.Result{
-				row("a", ptr(12.34), v1alpha1.Records{Dropped: ptr(int64(5))}),
-				row("b", ptr(42.06), v1alpha1.Records{Dropped: ptr(int64(7))}),
+				row("a", new(12.34), v1alpha1.Records{Dropped: new(int64(5))}),
+				row("b", new(42.06), v1alpha1.Records{Dropped: new(int64(7))}),
 				{Destination: "failed", Clients: 1, Repeats: []v1alpha1.RepeatResult{failed("boom")}},
 			},
 			want: v1alpha1.Summary{WorstOverhead: "42.1%", DroppedRecords: 12, Dropped: "12"},
@@ -337,11 +370,11 @@ func TestSummarize(t *testing.T) {
 			// bound and the row whose counts are wrong went unseen.
 			name: "exact, lower-bound and unknown drops apart",
 			rows: []v1alpha1.Result{
-				row("csv", ptr(10.0), v1alpha1.Records{Dropped: ptr(int64(0))}),
-				row("loki", ptr(20.0), v1alpha1.Records{Dropped: ptr(int64(120))}),
-				row("slow", ptr(3.0), v1alpha1.Records{ExpectedIsEstimate: true, DroppedAtLeast: ptr(int64(40))}),
-				row("reached", ptr(4.0), v1alpha1.Records{ExpectedIsEstimate: true}),
-				row("wrong", ptr(5.0), v1alpha1.Records{AccountingError: "repeat 1: 13 records arrived"}),
+				row("csv", new(10.0), v1alpha1.Records{Dropped: new(int64(0))}),
+				row("loki", new(20.0), v1alpha1.Records{Dropped: new(int64(120))}),
+				row("slow", new(3.0), v1alpha1.Records{ExpectedIsEstimate: true, DroppedAtLeast: new(int64(40))}),
+				row("reached", new(4.0), v1alpha1.Records{ExpectedIsEstimate: true}),
+				row("wrong", new(5.0), v1alpha1.Records{AccountingError: "repeat 1: 13 records arrived"}),
 			},
 			want: v1alpha1.Summary{WorstOverhead: "20.0%", DroppedRecords: 120, DroppedAtLeast: 40,
 				DropsUnknown: []string{"reached/1", "wrong/1"}, Dropped: "120 + ≥40, 2 rows unknown"},
@@ -353,7 +386,7 @@ func TestSummarize(t *testing.T) {
 		},
 		{
 			name: "negative worst is shown as is",
-			rows: []v1alpha1.Result{{OverheadPercent: ptr(-1.25)}},
+			rows: []v1alpha1.Result{{OverheadPercent: new(-1.25)}},
 			want: v1alpha1.Summary{WorstOverhead: "-1.2%"},
 		},
 	}

@@ -65,7 +65,12 @@ const (
 // repeat has no figures at all: zeros would read as measurements.
 func humanCells(row v1alpha1.Result) []string {
 	ok := len(Successful(row.Repeats))
-	cells := []string{row.Destination, string(row.Type), strconv.Itoa(int(row.Clients)), fmt.Sprintf("%d/%d", ok, len(row.Repeats))}
+	cells := []string{
+		row.Destination,
+		string(row.Type),
+		strconv.Itoa(int(row.Clients)),
+		fmt.Sprintf("%d/%d", ok, len(row.Repeats)),
+	}
 	if ok == 0 {
 		for range humanHeader[len(cells):] {
 			cells = append(cells, missing)
@@ -142,8 +147,11 @@ func footnotes(rows []v1alpha1.Result) []string {
 	}
 	var notes []string
 	if estimates {
-		notes = append(notes, estimateMarker+" expected is an estimate (log_min_duration_statement above 0 or failed transactions), "+
-			"a lower bound: dropped is at least ("+lowerBoundMarker+") the records missing below it, unknown when none are")
+		notes = append(
+			notes,
+			estimateMarker+" expected is an estimate (log_min_duration_statement above 0 or failed transactions), "+
+				"a lower bound: dropped is at least ("+lowerBoundMarker+") the records missing below it, unknown when none are",
+		)
 	}
 	notes = append(notes, accounting...)
 	notes = append(notes, late...)
@@ -158,7 +166,11 @@ func DropNote(row v1alpha1.Result) string {
 
 // LateNote says how many of a row's records arrived after the drain ended.
 func LateNote(row v1alpha1.Result) string {
-	return fmt.Sprintf("%s: %d records arrived after the drain ended (late, not dropped, not delivered)", RowName(row), row.Records.ArrivedLate)
+	return fmt.Sprintf(
+		"%s: %d records arrived after the drain ended (late, not dropped, not delivered)",
+		RowName(row),
+		row.Records.ArrivedLate,
+	)
 }
 
 // StagesNote counts a shipping row's records at each stage of its pipeline and names

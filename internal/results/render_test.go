@@ -18,9 +18,11 @@ func goldenRows() []v1alpha1.Result {
 	spec := testSpec(v1alpha1.AggregateMedian, 1, 4)
 	spec.Destinations = append(spec.Destinations, v1alpha1.Destination{Name: "json", Type: v1alpha1.DestinationJSONLog})
 	estimate := exact(9100, 91000, 90000)
-	estimate.Records.Dropped, estimate.Records.DroppedAtLeast, estimate.Records.ExpectedIsEstimate = nil, ptr(int64(1000)), true
+	estimate.Records.Dropped, estimate.Records.DroppedAtLeast, estimate.Records.ExpectedIsEstimate = nil, new(
+		int64(1000),
+	), true
 	late := exact(14000, 140002, 139990)
-	late.Records.ArrivedLate, late.Records.Dropped = 12, ptr(int64(0))
+	late.Records.ArrivedLate, late.Records.Dropped = 12, new(int64(0))
 	overcount := exact(15000, 150000, 150010)
 	overcount.Records.Dropped, overcount.Records.AccountingError = nil, "delivered 150010 records but expected 150000"
 	return Aggregate(spec, map[RunKey]v1alpha1.RepeatResult{
@@ -28,15 +30,21 @@ func goldenRows() []v1alpha1.Result {
 		{"baseline", 1, 2}: exact(27100, 0, 0),
 		{"baseline", 4, 1}: exact(49200, 0, 0),
 		{"baseline", 4, 2}: exact(48800, 0, 0),
-		{"csv", 1, 1}:      withPause(withStages(exact(16100, 161002, 161002), 161002, 161002, 161002, ptr(int64(161002))), 2.5),
-		{"csv", 1, 2}:      withDropReason(withStages(exact(15900, 159002, 158990), 159002, 159002, 158990, ptr(int64(158990))), "the shipper dropped 12 records (errors or retries exhausted)"),
-		{"csv", 4, 1}:      exact(17100, 171002, 171002),
-		{"csv", 4, 2}:      failed("pgbench: exit status 1\nconnection to server failed"),
-		{"stdout", 1, 1}:   estimate,
-		{"stdout", 1, 2}:   overcount,
-		{"stdout", 4, 1}:   failed("cluster not ready"),
-		{"stdout", 4, 2}:   failed("cluster not ready"),
-		{"json", 1, 1}:     late,
+		{"csv", 1, 1}: withPause(
+			withStages(exact(16100, 161002, 161002), 161002, 161002, 161002, new(int64(161002))),
+			2.5,
+		),
+		{"csv", 1, 2}: withDropReason(
+			withStages(exact(15900, 159002, 158990), 159002, 159002, 158990, new(int64(158990))),
+			"the shipper dropped 12 records (errors or retries exhausted)",
+		),
+		{"csv", 4, 1}:    exact(17100, 171002, 171002),
+		{"csv", 4, 2}:    failed("pgbench: exit status 1\nconnection to server failed"),
+		{"stdout", 1, 1}: estimate,
+		{"stdout", 1, 2}: overcount,
+		{"stdout", 4, 1}: failed("cluster not ready"),
+		{"stdout", 4, 2}: failed("cluster not ready"),
+		{"json", 1, 1}:   late,
 	})
 }
 

@@ -27,24 +27,40 @@ func goldenTargets() map[string]Target {
 			Labels:   map[string]v1alpha1.LabelValue{"team": "db", "env": "lab"},
 		}
 	}
-	basic := &v1alpha1.LokiAuth{Basic: &v1alpha1.BasicAuthSecret{SecretName: "loki-auth", UsernameKey: "username", PasswordKey: "password"}}
+	basic := &v1alpha1.LokiAuth{
+		Basic: &v1alpha1.BasicAuthSecret{SecretName: "loki-auth", UsernameKey: "username", PasswordKey: "password"},
+	}
 	bearer := &v1alpha1.LokiAuth{BearerToken: &v1alpha1.SecretKeyRef{SecretName: "loki-token", Key: "token"}}
 	target := func(d v1alpha1.Destination) Target {
 		return Target{Namespace: "bench-ns", Benchmark: "shipping", Destination: d}
 	}
 	return map[string]Target{
 		"fluentbit-null": target(v1alpha1.Destination{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar}),
-		"fluentbit-stdout-jsonlog-filesystem": target(v1alpha1.Destination{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar,
-			Shipper: &v1alpha1.ShipperSpec{Format: v1alpha1.FormatJSONLog, Output: v1alpha1.OutputStdout, StorageType: v1alpha1.StorageFilesystem,
-				MemBufLimit: &memBufLimit, Image: "registry.example.com/fluent-bit:custom",
-				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}}}}),
+		"fluentbit-stdout-jsonlog-filesystem": target(
+			v1alpha1.Destination{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar,
+				Shipper: &v1alpha1.ShipperSpec{
+					Format:      v1alpha1.FormatJSONLog,
+					Output:      v1alpha1.OutputStdout,
+					StorageType: v1alpha1.StorageFilesystem,
+					MemBufLimit: &memBufLimit,
+					Image:       "registry.example.com/fluent-bit:custom",
+					Resources: corev1.ResourceRequirements{
+						Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")},
+					},
+				}},
+		),
 		"fluentbit-loki-basic": target(v1alpha1.Destination{Name: "loki", Type: v1alpha1.DestinationLoki, Loki: loki(basic)}),
 		"fluentbit-loki-plain": target(v1alpha1.Destination{Name: "loki", Type: v1alpha1.DestinationFluentBitSidecar,
-			Shipper: &v1alpha1.ShipperSpec{Output: v1alpha1.OutputLoki}, Loki: &v1alpha1.LokiSpec{URL: "http://loki.monitoring:3100"}}),
+			Shipper: &v1alpha1.ShipperSpec{
+				Output: v1alpha1.OutputLoki,
+			}, Loki: &v1alpha1.LokiSpec{URL: "http://loki.monitoring:3100"}}),
 		"otelcol-loki-bearer": target(v1alpha1.Destination{Name: "otel", Type: v1alpha1.DestinationLoki,
 			Shipper: &v1alpha1.ShipperSpec{Kind: v1alpha1.ShipperOpenTelemetryCollector}, Loki: loki(bearer)}),
 		"otelcol-loki-basic-jsonlog": target(v1alpha1.Destination{Name: "otel", Type: v1alpha1.DestinationLoki,
-			Shipper: &v1alpha1.ShipperSpec{Kind: v1alpha1.ShipperOpenTelemetryCollector, Format: v1alpha1.FormatJSONLog}, Loki: loki(basic)}),
+			Shipper: &v1alpha1.ShipperSpec{
+				Kind:   v1alpha1.ShipperOpenTelemetryCollector,
+				Format: v1alpha1.FormatJSONLog,
+			}, Loki: loki(basic)}),
 	}
 }
 

@@ -36,10 +36,16 @@ func Account(want records.Expectation, delivered int64, shipped OutputCounters, 
 		}
 		// Loki counts a record again each time a retried push is refused: this says why,
 		// not how many were lost.
-		reasons = append(reasons, fmt.Sprintf("loki refused pushes of %d samples, retries included (%s)", refused, strings.Join(byReason, ", ")))
+		reasons = append(
+			reasons,
+			fmt.Sprintf("loki refused pushes of %d samples, retries included (%s)", refused, strings.Join(byReason, ", ")),
+		)
 	}
 	if shipped.Dropped > 0 {
-		reasons = append(reasons, fmt.Sprintf("the shipper dropped %d records (errors or retries exhausted)", shipped.Dropped))
+		reasons = append(
+			reasons,
+			fmt.Sprintf("the shipper dropped %d records (errors or retries exhausted)", shipped.Dropped),
+		)
 	}
 	if shipped.Retried > 0 {
 		reasons = append(reasons, fmt.Sprintf("%d records needed retries", shipped.Retried))
@@ -48,7 +54,11 @@ func Account(want records.Expectation, delivered int64, shipped OutputCounters, 
 		reasons = append(reasons, unreadReason(*stages))
 	}
 	if len(reasons) == 0 {
-		reasons = append(reasons, "neither the shipper nor Loki reports a loss: the records were lost before the shipper read them, or are still in its buffer")
+		reasons = append(
+			reasons,
+			"neither the shipper nor Loki reports a loss: the records were lost before the shipper read them, "+
+				"or are still in its buffer",
+		)
 	}
 	result.DropReason = strings.Join(reasons, "; ")
 	return result
@@ -60,7 +70,8 @@ func unreadReason(stages v1alpha1.RecordStages) string {
 	unread := stages.Written - stages.Read
 	if stages.InputPausedSeconds > 0 {
 		return fmt.Sprintf("%d records were still unread in the file when the drain ended: the shipper's input paused "+
-			"on its buffer limit for about %.1f s (delayed; lost only if the file goes before it reads them)", unread, stages.InputPausedSeconds)
+			"on its buffer limit for about %.1f s (delayed; lost only if the file goes before it reads them)",
+			unread, stages.InputPausedSeconds)
 	}
 	return fmt.Sprintf("%d records in the file were not read by the shipper", unread)
 }

@@ -61,7 +61,7 @@ func (fluentBit) Config(t Target) ([]byte, error) {
 		"scheduler.cap": 5,
 	}
 	tail := map[string]any{
-		"name":  "tail",
+		"name":  "tail", //nolint:goconst // Fluent Bit's configuration keys, spelled as its documentation does
 		"alias": fluentBitInput,
 		"tag":   fluentBitInput,
 		"path":  t.logFile(),
@@ -83,7 +83,7 @@ func (fluentBit) Config(t Target) ([]byte, error) {
 		tail["multiline.parser"] = csvlogParser
 		config["multiline_parsers"] = []any{map[string]any{
 			"name":          csvlogParser,
-			"type":          "regex",
+			"type":          "regex", //nolint:goconst // a parser type and a key of Fluent Bit's configuration
 			"flush_timeout": 1000,
 			"rules":         csvlogRules(),
 		}}
@@ -196,8 +196,9 @@ func fluentBitStreamLabels(t Target) []label {
 }
 
 func (fluentBit) LokiSelector(t Target) string {
-	var matchers []string
-	for _, l := range fluentBitStreamLabels(t) {
+	labels := fluentBitStreamLabels(t)
+	matchers := make([]string, 0, len(labels))
+	for _, l := range labels {
 		matchers = append(matchers, fmt.Sprintf("%s=%q", l.name, l.value))
 	}
 	return "{" + strings.Join(matchers, ", ") + "}"

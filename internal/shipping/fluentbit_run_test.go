@@ -140,7 +140,10 @@ func startFluentBitRun(t *testing.T, target Target) fluentBitRun {
 		t.Fatal(err)
 	}
 	testenv.StartProcess(t, binary, "-c", path)
-	scraper := ShipperScraper{URL: fmt.Sprintf("http://127.0.0.1:%d%s", port, fluentBitMetricsPath), Kind: v1alpha1.ShipperFluentBit}
+	scraper := ShipperScraper{
+		URL:  fmt.Sprintf("http://127.0.0.1:%d%s", port, fluentBitMetricsPath),
+		Kind: v1alpha1.ShipperFluentBit,
+	}
 	testenv.WaitFor(t, "Fluent Bit's metrics endpoint", 30*time.Second, func() error {
 		_, err := scraper.Read(context.Background())
 		return err

@@ -157,7 +157,11 @@ func parseCountResponse(body []byte) (int64, error) {
 		return 0, fmt.Errorf("loki's answer is not a query result: %w", err)
 	}
 	if answer.Status != "success" || answer.Data.ResultType != "vector" {
-		return 0, fmt.Errorf("loki's answer has status %q and result type %q, want success and vector", answer.Status, answer.Data.ResultType)
+		return 0, fmt.Errorf(
+			"loki's answer has status %q and result type %q, want success and vector",
+			answer.Status,
+			answer.Data.ResultType,
+		)
 	}
 	var total int64
 	for _, sample := range answer.Data.Result {

@@ -34,7 +34,8 @@ func TestCountRecordsSendsTheQueryAndReadsTheCount(t *testing.T) {
 			server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				query := r.URL.Query()
 				want := `sum(count_over_time({job="logbench"} |= "lb_loki_c1_r1_abc" [390s]))`
-				if r.URL.Path != "/prefix/loki/api/v1/query" || query.Get("query") != want || query.Get("time") != fmt.Sprint(at.UnixNano()) {
+				if r.URL.Path != "/prefix/loki/api/v1/query" || query.Get("query") != want ||
+					query.Get("time") != fmt.Sprint(at.UnixNano()) {
 					t.Errorf("request %s %v, want the query %s at %d", r.URL.Path, query, want, at.UnixNano())
 				}
 				if r.Header.Get("X-Scope-OrgID") != tc.client.TenantID || r.Header.Get("Authorization") != tc.authorization {
@@ -152,11 +153,28 @@ func TestRunCounterDrains(t *testing.T) {
 				fmt.Fprint(w, countAnswer(count))
 			}))
 			defer server.Close()
-			counter := RunCounter{Client: &LokiClient{URL: server.URL}, Selector: "{}", Tag: "t", Started: ended.Add(-time.Minute), Clock: clock}
+			counter := RunCounter{
+				Client:   &LokiClient{URL: server.URL},
+				Selector: "{}",
+				Tag:      "t",
+				Started:  ended.Add(-time.Minute),
+				Clock:    clock,
+			}
 			wait := bench.Wait{Ended: ended, Deadline: ended.Add(tc.timeout), Quiet: bench.QuietPeriod(loki)}
 			drained, err := bench.Drain(context.Background(), counter, records.Expectation{Records: tc.expected}, wait, clock)
-			if drain := drained.LastArrival.Sub(ended); err != nil || drained.Delivered != tc.wantCount || drained.End != tc.wantEnd || drain != tc.wantDrain {
-				t.Fatalf("count %d, %s, drain %s, %v; want %d, %s after %s", drained.Delivered, drained.End, drain, err, tc.wantCount, tc.wantEnd, tc.wantDrain)
+			if drain := drained.LastArrival.Sub(ended); err != nil || drained.Delivered != tc.wantCount ||
+				drained.End != tc.wantEnd ||
+				drain != tc.wantDrain {
+				t.Fatalf(
+					"count %d, %s, drain %s, %v; want %d, %s after %s",
+					drained.Delivered,
+					drained.End,
+					drain,
+					err,
+					tc.wantCount,
+					tc.wantEnd,
+					tc.wantDrain,
+				)
 			}
 		})
 	}

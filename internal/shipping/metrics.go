@@ -145,9 +145,15 @@ func (m ShipperMetrics) Total() OutputCounters {
 // one run, since runs of a destination follow one another. A counter that went down
 // means the shipper restarted in between, and the difference is no count at all.
 func (m ShipperMetrics) Since(before ShipperMetrics) (ShipperMetrics, error) {
-	restarted := fmt.Errorf("the shipper's counters went down during the run: it restarted, and its counts of the run are lost")
-	diff := ShipperMetrics{Read: m.Read - before.Read, Filtered: m.Filtered - before.Filtered, InputsPaused: m.InputsPaused,
-		Outputs: map[string]OutputCounters{}}
+	restarted := fmt.Errorf(
+		"the shipper's counters went down during the run: it restarted, and its counts of the run are lost",
+	)
+	diff := ShipperMetrics{
+		Read:         m.Read - before.Read,
+		Filtered:     m.Filtered - before.Filtered,
+		InputsPaused: m.InputsPaused,
+		Outputs:      map[string]OutputCounters{},
+	}
 	if diff.Read < 0 || diff.Filtered < 0 {
 		return ShipperMetrics{}, restarted
 	}

@@ -92,7 +92,10 @@ func TestParseShipperMetricsRejectsWhatIsNoCount(t *testing.T) {
 
 func TestSinceIsTheRunsShare(t *testing.T) {
 	before := ShipperMetrics{Read: 100, Outputs: map[string]OutputCounters{"shipped": {Sent: 90, Dropped: 5, Retried: 1}}}
-	after := ShipperMetrics{Read: 1100, Outputs: map[string]OutputCounters{"shipped": {Sent: 1000, Dropped: 55, Retried: 1}}}
+	after := ShipperMetrics{
+		Read:    1100,
+		Outputs: map[string]OutputCounters{"shipped": {Sent: 1000, Dropped: 55, Retried: 1}},
+	}
 	run, err := after.Since(before)
 	if err != nil {
 		t.Fatal(err)
@@ -134,34 +137,35 @@ func TestAccount(t *testing.T) {
 		reason         string
 		accounting     bool
 	}{
-		"everything delivered": {exact, 10000, OutputCounters{Sent: 10000}, nil, nil, int64Ptr(0), nil, "", false},
+		"everything delivered": {exact, 10000, OutputCounters{Sent: 10000}, nil, nil, new(int64(0)), nil, "", false},
 		"Loki refused records": {exact, 8766, OutputCounters{Sent: 10000, Retried: 2000}, map[string]int64{"rate_limited": 1234}, nil,
-			int64Ptr(1234), nil, "loki refused pushes of 1234 samples, retries included (rate_limited 1234); 2000 records needed retries", false},
+			new(int64(1234)), nil, "loki refused pushes of 1234 samples, retries included (rate_limited 1234); 2000 records needed retries", false},
 		"the shipper dropped records": {exact, 9000, OutputCounters{Sent: 9000, Dropped: 1000}, nil, nil,
-			int64Ptr(1000), nil, "the shipper dropped 1000 records (errors or retries exhausted)", false},
+			new(int64(1000)), nil, "the shipper dropped 1000 records (errors or retries exhausted)", false},
 		"no one reports the loss": {exact, 9999, OutputCounters{Sent: 9999}, map[string]int64{"rate_limited": 0}, nil,
-			int64Ptr(1), nil, "neither the shipper nor Loki reports a loss: the records were lost before the shipper read them, or are still in its buffer", false},
-		"more delivered than expected":       {exact, 10002, OutputCounters{Sent: 10002}, nil, nil, int64Ptr(-2), nil, "", true},
+			new(int64(1)), nil, "neither the shipper nor Loki reports a loss: the records were lost before the shipper read them, or are still in its buffer", false},
+		"more delivered than expected":       {exact, 10002, OutputCounters{Sent: 10002}, nil, nil, new(int64(-2)), nil, "", true},
 		"an estimate reached has no dropped": {estimate, 15, OutputCounters{Sent: 15, Retried: 3}, nil, nil, nil, nil, "", false},
 		// Fewer records than the estimate's lower bound: at least the shortfall was lost,
 		// and the shipper says where.
 		"short of an estimate's lower bound": {estimate, 5, OutputCounters{Sent: 5, Dropped: 5}, nil, nil,
-			nil, int64Ptr(5), "the shipper dropped 5 records (errors or retries exhausted)", false},
+			nil, new(int64(5)), "the shipper dropped 5 records (errors or retries exhausted)", false},
 		// Records still in the file behind a paused input are delayed, and said to be.
 		"unread behind a paused input": {exact, 4000, OutputCounters{Sent: 4000}, nil,
-			&v1alpha1.RecordStages{Written: 10000, Read: 4000, Sent: 4000, Stored: int64Ptr(4000), LostAt: "read", InputPausedSeconds: 12.5},
-			int64Ptr(6000), nil, "6000 records were still unread in the file when the drain ended: the shipper's input paused " +
+			&v1alpha1.RecordStages{Written: 10000, Read: 4000, Sent: 4000, Stored: new(int64(4000)), LostAt: "read", InputPausedSeconds: 12.5},
+			new(int64(6000)), nil, "6000 records were still unread in the file when the drain ended: the shipper's input paused " +
 				"on its buffer limit for about 12.5 s (delayed; lost only if the file goes before it reads them)", false},
 		"unread by an input that never paused": {exact, 9000, OutputCounters{Sent: 9000}, nil,
 			&v1alpha1.RecordStages{Written: 10000, Read: 9000, Sent: 9000, LostAt: "read"},
-			int64Ptr(1000), nil, "1000 records in the file were not read by the shipper", false},
+			new(int64(1000)), nil, "1000 records in the file were not read by the shipper", false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			got := Account(tc.want, tc.delivered, tc.shipped, tc.refused, tc.stages)
 			if (got.Dropped == nil) != (tc.dropped == nil) || got.Dropped != nil && *got.Dropped != *tc.dropped {
 				t.Errorf("dropped %v, want %v", deref(got.Dropped), deref(tc.dropped))
 			}
-			if (got.DroppedAtLeast == nil) != (tc.droppedAtLeast == nil) || got.DroppedAtLeast != nil && *got.DroppedAtLeast != *tc.droppedAtLeast {
+			if (got.DroppedAtLeast == nil) != (tc.droppedAtLeast == nil) ||
+				got.DroppedAtLeast != nil && *got.DroppedAtLeast != *tc.droppedAtLeast {
 				t.Errorf("dropped at least %v, want %v", deref(got.DroppedAtLeast), deref(tc.droppedAtLeast))
 			}
 			if got.DropReason != tc.reason {
@@ -174,7 +178,7 @@ func TestAccount(t *testing.T) {
 	}
 }
 
-func int64Ptr(n int64) *int64 { return &n }
+//go:fix inline
 
 func deref(n *int64) any {
 	if n == nil {
@@ -217,7 +221,8 @@ func TestStagesNameWhereRecordsWentMissing(t *testing.T) {
 			if got.LostAt != tc.lostAt {
 				t.Errorf("lost at %q, want %q (%+v)", got.LostAt, tc.lostAt, got)
 			}
-			if got.Written != tc.written || got.Read != tc.shipped.Kept() || got.Sent != tc.shipped.Total().Sent || got.Stored != tc.stored {
+			if got.Written != tc.written || got.Read != tc.shipped.Kept() || got.Sent != tc.shipped.Total().Sent ||
+				got.Stored != tc.stored {
 				t.Errorf("stages %+v do not carry the counts", got)
 			}
 		})
@@ -225,7 +230,11 @@ func TestStagesNameWhereRecordsWentMissing(t *testing.T) {
 }
 
 func TestPendingIsWhatTheOutputsHaveNotSettled(t *testing.T) {
-	metrics := ShipperMetrics{Read: 1200, Filtered: 200, Outputs: map[string]OutputCounters{"shipped": {Sent: 900, Dropped: 60, Retried: 500}}}
+	metrics := ShipperMetrics{
+		Read:     1200,
+		Filtered: 200,
+		Outputs:  map[string]OutputCounters{"shipped": {Sent: 900, Dropped: 60, Retried: 500}},
+	}
 	if got := metrics.Pending(); got != 40 {
 		t.Errorf("pending %d, want 1000 kept - 900 sent - 60 dropped = 40", got)
 	}

@@ -125,14 +125,17 @@ func (otelCollector) LokiSelector(t Target) string {
 	return fmt.Sprintf(`{service_namespace=%q, service_name=%q}`, t.Namespace, collectorServiceName(t))
 }
 
+// exporterLabel names the exporter of the collector's exporter counters.
+const exporterLabel = "exporter"
+
 // collectorCounters are the collector's own log record counters; since the collector
 // exports them through the OpenTelemetry SDK, counters carry a _total suffix, which older
 // collectors left out, so names are matched without it.
 var collectorCounters = map[string]counterRule{
 	"otelcol_receiver_accepted_log_records":       {"receiver", toRead},
-	"otelcol_exporter_sent_log_records":           {"exporter", sent},
-	"otelcol_exporter_send_failed_log_records":    {"exporter", dropped},
-	"otelcol_exporter_enqueue_failed_log_records": {"exporter", dropped},
+	"otelcol_exporter_sent_log_records":           {exporterLabel, sent},
+	"otelcol_exporter_send_failed_log_records":    {exporterLabel, dropped},
+	"otelcol_exporter_enqueue_failed_log_records": {exporterLabel, dropped},
 }
 
 // ParseMetrics reads the collector's Prometheus /metrics page.

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/logbench/logbench/api/v1alpha1"
 )
@@ -30,6 +29,9 @@ const (
 	// the pod.
 	bufferMountPath = "/logbench-shipper"
 )
+
+// jsonPatchAdd is RFC 6902's add operation.
+const jsonPatchAdd = "add"
 
 type patchOperation struct {
 	Op    string `json:"op"`
@@ -62,22 +64,30 @@ func PodPatch(t Target, configMap string) (string, error) {
 		// whose 0600 log files the shipper must read; the rest matches CloudNativePG's
 		// restricted postgres container.
 		SecurityContext: &corev1.SecurityContext{
-			AllowPrivilegeEscalation: ptr.To(false),
+			AllowPrivilegeEscalation: new(false),
 			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-			Privileged:               ptr.To(false),
-			ReadOnlyRootFilesystem:   ptr.To(true),
-			RunAsNonRoot:             ptr.To(true),
+			Privileged:               new(false),
+			ReadOnlyRootFilesystem:   new(true),
+			RunAsNonRoot:             new(true),
 			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 		},
 	}
 	patch := []patchOperation{
-		{Op: "add", Path: "/spec/volumes/-", Value: corev1.Volume{Name: configVolume, VolumeSource: corev1.VolumeSource{
-			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: configMap}},
-		}}},
-		{Op: "add", Path: "/spec/volumes/-", Value: corev1.Volume{Name: bufferVolume, VolumeSource: corev1.VolumeSource{
-			EmptyDir: &corev1.EmptyDirVolumeSource{},
-		}}},
-		{Op: "add", Path: "/spec/containers/-", Value: container},
+		{
+			Op:   jsonPatchAdd,
+			Path: "/spec/volumes/-",
+			Value: corev1.Volume{Name: configVolume, VolumeSource: corev1.VolumeSource{
+				ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: configMap}},
+			}},
+		},
+		{
+			Op:   jsonPatchAdd,
+			Path: "/spec/volumes/-",
+			Value: corev1.Volume{Name: bufferVolume, VolumeSource: corev1.VolumeSource{
+				EmptyDir: &corev1.EmptyDirVolumeSource{},
+			}},
+		},
+		{Op: jsonPatchAdd, Path: "/spec/containers/-", Value: container},
 	}
 	encoded, err := json.Marshal(patch)
 	return string(encoded), err

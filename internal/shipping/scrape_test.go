@@ -24,12 +24,16 @@ func TestScraperReadsTheShippersPortAndPage(t *testing.T) {
 			collectorPage, OutputCounters{Sent: 800, Dropped: 100}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			target := Target{Destination: v1alpha1.Destination{Type: v1alpha1.DestinationLoki, Shipper: &v1alpha1.ShipperSpec{Kind: tc.kind}}}
+			target := Target{
+				Destination: v1alpha1.Destination{Type: v1alpha1.DestinationLoki, Shipper: &v1alpha1.ShipperSpec{Kind: tc.kind}},
+			}
 			scraper := target.Scraper(tc.podIP, nil)
 			if scraper.URL != tc.wantURL {
 				t.Errorf("URL %s, want %s", scraper.URL, tc.wantURL)
 			}
-			server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, tc.page) }))
+			server := httptest.NewServer(
+				http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, tc.page) }),
+			)
 			defer server.Close()
 			scraper.URL = server.URL
 			metrics, err := scraper.Read(context.Background())
@@ -59,7 +63,10 @@ loki_discarded_samples_total{reason="rate_limited",tenant="other"} 7
 
 func TestNewLokiClientTakesTheCredentialsFromTheEnvironment(t *testing.T) {
 	env := map[string]string{envLokiUsername: "user", envLokiPassword: "pass", envLokiBearerToken: "token"}
-	client := NewLokiClient(v1alpha1.LokiSpec{URL: "http://loki:3100", TenantID: "t"}, func(name string) string { return env[name] })
+	client := NewLokiClient(
+		v1alpha1.LokiSpec{URL: "http://loki:3100", TenantID: "t"},
+		func(name string) string { return env[name] },
+	)
 	if *client != (LokiClient{URL: "http://loki:3100", TenantID: "t", Username: "user", Password: "pass", BearerToken: "token"}) {
 		t.Errorf("client %+v", *client)
 	}

@@ -28,7 +28,7 @@ func TestEveryShipperKindHasAShipper(t *testing.T) {
 // admits, those of the Enum marker of ShipperKind, from which the CRD is generated.
 func TestShipperKindsAreTheAPIsEnum(t *testing.T) {
 	enum := enumMarker(t, "../../api/v1alpha1/loggingbenchmark_types.go", "ShipperKind")
-	var listed []string
+	listed := make([]string, 0, len(v1alpha1.ShipperKinds))
 	for _, kind := range v1alpha1.ShipperKinds {
 		listed = append(listed, string(kind))
 	}
