@@ -123,11 +123,13 @@ func TestLocalStatusReportsAccountingErrors(t *testing.T) {
 	now := metav1.Now()
 	setLocalStatus(benchmark, rows, now, now, 1)
 	degraded := meta.FindStatusCondition(benchmark.Status.Conditions, controllers.ConditionDegraded)
-	if degraded == nil || degraded.Status != metav1.ConditionTrue || degraded.Reason != controllers.ReasonAccountingError ||
-		!strings.Contains(degraded.Message, "csv/1") {
+	if degraded == nil || degraded.Status != metav1.ConditionTrue ||
+		degraded.Reason != controllers.ReasonAccountingError || !strings.Contains(degraded.Message, "csv/1") {
 		t.Errorf("Degraded = %+v, want True for the accounting error of csv/1", degraded)
 	}
-	if benchmark.Status.Phase != v1alpha1.PhaseSucceeded || !meta.IsStatusConditionTrue(benchmark.Status.Conditions, controllers.ConditionReady) {
-		t.Errorf("phase %s, conditions %+v: want Succeeded and Ready, the runs did run", benchmark.Status.Phase, benchmark.Status.Conditions)
+	ready := meta.IsStatusConditionTrue(benchmark.Status.Conditions, controllers.ConditionReady)
+	if benchmark.Status.Phase != v1alpha1.PhaseSucceeded || !ready {
+		t.Errorf("phase %s, conditions %+v: want Succeeded and Ready, the runs did run",
+			benchmark.Status.Phase, benchmark.Status.Conditions)
 	}
 }
