@@ -21,7 +21,8 @@ func TestNiceDomain(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			domain, ticks := niceDomain(tt.lo, tt.hi, 5)
-			if trimmedFloat(domain[0]) != trimmedFloat(tt.wantDomain[0]) || trimmedFloat(domain[1]) != trimmedFloat(tt.wantDomain[1]) {
+			if trimmedFloat(domain[0]) != trimmedFloat(tt.wantDomain[0]) ||
+				trimmedFloat(domain[1]) != trimmedFloat(tt.wantDomain[1]) {
 				t.Errorf("domain = %v, want %v", domain, tt.wantDomain)
 			}
 			rounded := make([]string, len(ticks))
