@@ -73,7 +73,7 @@ verify-generated: manifests helm-sync generate ## Fail when the generated code, 
 	fi
 
 .PHONY: lint
-lint: golangci-lint ## Run golangci-lint.
+lint: golangci-lint ## Run golangci-lint (.golangci.yml), the e2e and shipping build tags included.
 	$(GOLANGCI_LINT) run
 
 .PHONY: lint-fix

@@ -53,8 +53,8 @@ func newAgentCommand() *cobra.Command {
 			return agent.WriteResult(cmd.OutOrStdout(), result, nil)
 		},
 	}
-	cmd.Flags().
-		StringVar(&resultPath, "result-file", resultPath, "where to write the JSON result (the pod's termination message)")
+	cmd.Flags().StringVar(&resultPath, "result-file", resultPath,
+		"where to write the JSON result (the pod's termination message)")
 	return cmd
 }
 

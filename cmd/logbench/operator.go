@@ -41,9 +41,8 @@ func newOperatorCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if agentImage == "" {
-				return errors.New(
-					"the agent image is unknown: set --agent-image or " + agentImageEnv + " to the image of this operator",
-				)
+				return errors.New("the agent image is unknown: set --agent-image or " + agentImageEnv +
+					" to the image of this operator")
 			}
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOptions)))
 			scheme := runtime.NewScheme()
@@ -88,18 +87,10 @@ func newOperatorCommand() *cobra.Command {
 	flags.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address the metrics endpoint binds to; 0 disables it")
 	flags.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address the health probe endpoint binds to")
 	flags.BoolVar(&leaderElect, "leader-elect", false, "elect a leader, so that only one of several replicas reconciles")
-	flags.StringVar(
-		&agentImage,
-		"agent-image",
-		os.Getenv(agentImageEnv),
-		"image holding the logbench binary the agent Jobs run (default $"+agentImageEnv+")",
-	)
-	flags.DurationVar(
-		&clusterReadyTimeout,
-		"cluster-ready-timeout",
-		10*time.Minute,
-		"how long a destination's cluster may take to become ready before the destination fails",
-	)
+	flags.StringVar(&agentImage, "agent-image", os.Getenv(agentImageEnv),
+		"image holding the logbench binary the agent Jobs run (default $"+agentImageEnv+")")
+	flags.DurationVar(&clusterReadyTimeout, "cluster-ready-timeout", 10*time.Minute,
+		"how long a destination's cluster may take to become ready before the destination fails")
 	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	zapOptions.BindFlags(zapFlags)
 	flags.AddGoFlagSet(zapFlags)

@@ -73,29 +73,15 @@ then run "kubectl logbench report NAME".`,
 		},
 	}
 	flags := cmd.Flags()
-	flags.StringVarP(
-		&opts.file,
-		"file",
-		"f",
-		"",
-		"read the LoggingBenchmark from this YAML or JSON file instead of the cluster",
-	)
+	flags.StringVarP(&opts.file, "file", "f", "",
+		"read the LoggingBenchmark from this YAML or JSON file instead of the cluster")
 	flags.StringVarP(&opts.output, "output", "o", opts.output, "report format: table, markdown or html")
 	flags.StringVar(&opts.outputFile, "output-file", "", "write the report to this file instead of standard output")
-	flags.StringVar(
-		&opts.kubeconfig,
-		"kubeconfig",
-		"",
-		"path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)",
-	)
+	flags.StringVar(&opts.kubeconfig, "kubeconfig", "",
+		"path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
 	flags.StringVar(&opts.context, "context", "", "kubeconfig context to use (default: the current context)")
-	flags.StringVarP(
-		&opts.namespace,
-		"namespace",
-		"n",
-		"",
-		"namespace of the LoggingBenchmark (default: the context's namespace)",
-	)
+	flags.StringVarP(&opts.namespace, "namespace", "n", "",
+		"namespace of the LoggingBenchmark (default: the context's namespace)")
 	return cmd
 }
 
@@ -131,9 +117,9 @@ func writeReportFile(path string, format report.Format, benchmark *v1alpha1.Logg
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
+	defer func() { _ = os.Remove(tmp.Name()) }() // fails, as it should, once the rename moved it
 	if err := report.Render(tmp, format, benchmark); err != nil {
-		tmp.Close()
+		_ = tmp.Close() // the rendering's error is the one to report
 		return err
 	}
 	if err := tmp.Close(); err != nil {
@@ -174,11 +160,8 @@ func getBenchmark(ctx context.Context, opts reportOptions, name string) (*v1alph
 			return nil, errors.New("the cluster does not know LoggingBenchmarks: install the logbench CRDs and operator first")
 		}
 		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf(
-				"LoggingBenchmark %s not found in namespace %s (kubectl get lbench -A lists them; -n selects the namespace)",
-				name,
-				namespace,
-			)
+			return nil, fmt.Errorf("LoggingBenchmark %s not found in namespace %s "+
+				"(kubectl get lbench -A lists them; -n selects the namespace)", name, namespace)
 		}
 		return nil, fmt.Errorf("reading LoggingBenchmark %s/%s: %w", namespace, name, err)
 	}

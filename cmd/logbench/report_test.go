@@ -18,8 +18,11 @@ spec:
 status:
   phase: Succeeded
   results:
-  - {destination: baseline, type: None, clients: 1, tps: 100, records: {expected: 0, delivered: 0}, repeats: [{repeat: 1, tps: 100, records: {expected: 0, delivered: 0}}]}
-  - {destination: csvlog, type: CSVLog, clients: 1, tps: 80, overheadPercent: 20, records: {expected: 800, delivered: 800, dropped: 0}, repeats: [{repeat: 1, tps: 80, records: {expected: 800, delivered: 800}}]}
+  - {destination: baseline, type: None, clients: 1, tps: 100, records: {expected: 0, delivered: 0},
+    repeats: [{repeat: 1, tps: 100, records: {expected: 0, delivered: 0}}]}
+  - {destination: csvlog, type: CSVLog, clients: 1, tps: 80, overheadPercent: 20,
+    records: {expected: 800, delivered: 800, dropped: 0},
+    repeats: [{repeat: 1, tps: 80, records: {expected: 800, delivered: 800}}]}
 `
 
 func TestReport(t *testing.T) {
@@ -39,9 +42,15 @@ func TestReport(t *testing.T) {
 		"html to a file": {args: []string{"report", "-f", saved, "-o", "html", "--output-file", page}},
 		"name and file":  {args: []string{"report", "x", "-f", saved}, message: "not both"},
 		"nothing":        {args: []string{"report"}, message: "give the NAME"},
-		"unknown format": {args: []string{"report", "-f", saved, "-o", "pdf"}, message: `unknown report format "pdf"`},
 		"missing file":   {args: []string{"report", "-f", filepath.Join(dir, "absent.yaml")}, message: "no such file"},
-		"no cluster":     {args: []string{"report", "x", "--kubeconfig", filepath.Join(dir, "absent")}, message: "give -f FILE"},
+		"no cluster": {
+			args:    []string{"report", "x", "--kubeconfig", filepath.Join(dir, "absent")},
+			message: "give -f FILE",
+		},
+		"unknown format": {
+			args:    []string{"report", "-f", saved, "-o", "pdf"},
+			message: `unknown report format "pdf"`,
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			root := newRootCommand()

@@ -75,6 +75,12 @@ var writers = map[string]func(*countingWriter, record){
 
 const logTime = "2006-01-02 15:04:05.000 MST"
 
+// The sessions' user and database, as pgbench on a fresh cluster has them.
+const (
+	userName     = "postgres"
+	databaseName = "postgres"
+)
+
 func (r record) prefix() string {
 	return fmt.Sprintf("%s [%d] postgres@postgres %s ", r.time.Format(logTime), r.pid, r.app)
 }
@@ -102,8 +108,9 @@ func csvQuote(s string) string {
 
 func writeCSV(w *countingWriter, r record) {
 	session := fmt.Sprintf("6741a0c0.%x", r.pid)
-	w.WriteString(fmt.Sprintf("%s,\"postgres\",\"postgres\",%d,\"[local]\",%s,%d,\"SELECT\",2026-11-23 10:00:00 UTC,3/%d,0,LOG,00000,%s,%s,,,,,,,,%s,\"client backend\",,0\n",
-		r.time.Format(logTime), r.pid, session, r.line, r.line, csvQuote(r.message), csvQuote(r.detail), csvQuote(r.app)))
+	w.WriteString(fmt.Sprintf("%s,%s,%s,%d,\"[local]\",%s,%d,\"SELECT\",2026-11-23 10:00:00 UTC,3/%d,0,LOG,00000,"+
+		"%s,%s,,,,,,,,%s,\"client backend\",,0\n", r.time.Format(logTime), csvQuote(userName), csvQuote(databaseName),
+		r.pid, session, r.line, r.line, csvQuote(r.message), csvQuote(r.detail), csvQuote(r.app)))
 }
 
 func jsonLine(w *countingWriter, v any) {
@@ -134,7 +141,7 @@ type jsonlogRecord struct {
 
 func jsonRecord(r record) jsonlogRecord {
 	return jsonlogRecord{
-		Timestamp: r.time.Format(logTime), User: "postgres", DBName: "postgres", PID: r.pid,
+		Timestamp: r.time.Format(logTime), User: userName, DBName: databaseName, PID: r.pid,
 		RemoteHost: "[local]", SessionID: fmt.Sprintf("6741a0c0.%x", r.pid), LineNum: r.line,
 		PS: "SELECT", SessionStart: "2026-11-23 10:00:00 UTC", VXID: fmt.Sprintf("3/%d", r.line),
 		ErrorSeverity: "LOG", Message: r.message, Detail: r.detail, ApplicationName: r.app,
@@ -159,11 +166,12 @@ func writeJSON(w *countingWriter, r record) { jsonLine(w, jsonRecord(r)) }
 func writeContainer(w *countingWriter, r record) {
 	ts := r.time.Format(time.RFC3339Nano)
 	jsonLine(w, zapLine{Level: "info", TS: ts, Logger: "postgres", Msg: "record", LoggingPod: "lb-1",
-		Record: map[string]string{"log_time": r.time.Format(logTime), "user_name": "postgres", "database_name": "postgres",
+		Record: map[string]string{"log_time": r.time.Format(logTime), "user_name": userName, "database_name": databaseName,
 			"process_id": strconv.Itoa(r.pid), "connection_from": "[local]", "session_line_num": strconv.Itoa(r.line),
 			"command_tag": "SELECT", "error_severity": "LOG", "sql_state_code": "00000", "message": r.message,
 			"detail": r.detail, "application_name": r.app, "backend_type": "client backend", "query_id": "0"}})
 	if r.line%500 == 0 {
-		jsonLine(w, zapLine{Level: "info", TS: ts, Logger: "instance-manager", Msg: "Checking for free disk space", LoggingPod: "lb-1"})
+		jsonLine(w, zapLine{Level: "info", TS: ts, Logger: "instance-manager", Msg: "Checking for free disk space",
+			LoggingPod: "lb-1"})
 	}
 }

@@ -25,6 +25,7 @@ func Assert(t *testing.T, path string, got []byte) {
 		t.Fatalf("%v (run go test with -update to create it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (rerun with -update if the change is intended):\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
+		t.Errorf("output differs from %s (rerun with -update if the change is intended):\n"+
+			"--- got ---\n%s\n--- want ---\n%s", path, got, want)
 	}
 }

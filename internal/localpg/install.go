@@ -57,8 +57,10 @@ func FindInstallation() (Installation, error) {
 			rejected = append(rejected, err.Error())
 		}
 	}
-	msg := fmt.Sprintf("no PostgreSQL server installation found (initdb, postgres and pgbench in one directory; PostgreSQL %d to %d are supported): "+
-		"install it with `sudo apt-get install postgresql` on Debian/Ubuntu or `brew install postgresql` on macOS", MinVersion, MaxVersion)
+	msg := fmt.Sprintf("no PostgreSQL server installation found "+
+		"(initdb, postgres and pgbench in one directory; PostgreSQL %d to %d are supported): "+
+		"install it with `sudo apt-get install postgresql` on Debian/Ubuntu or `brew install postgresql` on macOS",
+		MinVersion, MaxVersion)
 	if len(rejected) > 0 {
 		msg += "; rejected: " + strings.Join(rejected, "; ")
 	}
@@ -73,7 +75,8 @@ func InstallationAt(dir string) (Installation, error) {
 		inst, err = inspect(filepath.Join(dir, "bin"))
 	}
 	if errors.Is(err, errIncomplete) {
-		return Installation{}, fmt.Errorf("neither %s nor its bin directory holds PostgreSQL's %s", dir, strings.Join(serverBinaries, ", "))
+		return Installation{}, fmt.Errorf("neither %s nor its bin directory holds PostgreSQL's %s",
+			dir, strings.Join(serverBinaries, ", "))
 	}
 	return inst, err
 }

@@ -107,8 +107,9 @@ func serverOwner() (*syscall.Credential, error) {
 	}
 	u, err := user.Lookup("postgres")
 	if err != nil {
-		return nil, fmt.Errorf("logbench runs as root, and PostgreSQL refuses to run as root, so the local server runs as the OS user \"postgres\", "+
-			"which cannot be found (%w): install the postgresql package, which creates it, or run logbench as an ordinary user", err)
+		return nil, fmt.Errorf("logbench runs as root, and PostgreSQL refuses to run as root, "+
+			"so the local server runs as the OS user \"postgres\", which cannot be found (%w): "+
+			"install the postgresql package, which creates it, or run logbench as an ordinary user", err)
 	}
 	uid, err := strconv.ParseUint(u.Uid, 10, 32)
 	if err != nil {

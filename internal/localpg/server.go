@@ -119,7 +119,8 @@ func (s *Server) start(ctx context.Context, cfg Config, owner *syscall.Credentia
 	if err := s.initdb(cfg.Installation, owner); err != nil {
 		return err
 	}
-	if err := appendFile(filepath.Join(s.dataDir, "postgresql.conf"), "\n# Set by logbench.\n"+confLines(settings)); err != nil {
+	conf := filepath.Join(s.dataDir, "postgresql.conf")
+	if err := appendFile(conf, "\n# Set by logbench.\n"+confLines(settings)); err != nil {
 		return fmt.Errorf("writing postgresql.conf: %w", err)
 	}
 	for attempt := 1; ; attempt++ {
@@ -168,7 +169,8 @@ func (s *Server) startPostgres(ctx context.Context, cfg Config, owner *syscall.C
 		if strings.Contains(s.output.lastLines(errorLines), "Address already in use") {
 			return errPortTaken
 		}
-		return errors.Join(fmt.Errorf("%w%s\nlast server output:\n%s", err, s.logDirHint(), s.output.lastLines(errorLines)), stopErr)
+		startErr := fmt.Errorf("%w%s\nlast server output:\n%s", err, s.logDirHint(), s.output.lastLines(errorLines))
+		return errors.Join(startErr, stopErr)
 	}
 	return nil
 }
@@ -216,7 +218,8 @@ func ownerHint(owner *syscall.Credential) string {
 	if owner == nil {
 		return ""
 	}
-	return fmt.Sprintf(" (it ran as the OS user postgres, uid %d, because logbench runs as root: every parent directory of the server's directory must be searchable by that user)", owner.Uid)
+	return fmt.Sprintf(" (it ran as the OS user postgres, uid %d, because logbench runs as root: "+
+		"every parent directory of the server's directory must be searchable by that user)", owner.Uid)
 }
 
 // Env returns libpq environment variables that connect to the server.
@@ -231,7 +234,8 @@ func (s *Server) Env() []string {
 
 // ConnString returns a connection URL for the server.
 func (s *Server) ConnString() string {
-	return fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", superuser, net.JoinHostPort(loopback, strconv.Itoa(s.port)), database)
+	host := net.JoinHostPort(loopback, strconv.Itoa(s.port))
+	return fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", superuser, host, database)
 }
 
 // LogDir is the absolute directory the logging collector writes to, or "" when the
@@ -262,8 +266,11 @@ func freePort() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("finding a free port on %s: %w", loopback, err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	port := l.Addr().(*net.TCPAddr).Port
+	if err := l.Close(); err != nil {
+		return 0, fmt.Errorf("releasing the free port %d: %w", port, err)
+	}
+	return port, nil
 }
 
 // isOn reads a PostgreSQL boolean as the server does (on, true, yes, 1 and unique

@@ -28,7 +28,11 @@ func parentDir(t *testing.T) string {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Logf("removing %s: %v", dir, err)
+		}
+	})
 	return dir
 }
 
@@ -47,7 +51,11 @@ func startServer(t *testing.T, cfg Config) *Server {
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
-	t.Cleanup(func() { s.Stop(context.Background()) })
+	t.Cleanup(func() {
+		if err := s.Stop(context.Background()); err != nil {
+			t.Logf("stopping the server: %v", err)
+		}
+	})
 	return s
 }
 
@@ -58,7 +66,11 @@ func connect(t *testing.T, s *Server) *pgx.Conn {
 	if err != nil {
 		t.Fatalf("connecting to %s: %v", s.ConnString(), err)
 	}
-	t.Cleanup(func() { conn.Close(ctx) })
+	t.Cleanup(func() {
+		if err := conn.Close(ctx); err != nil {
+			t.Logf("closing the connection: %v", err)
+		}
+	})
 	return conn
 }
 
@@ -126,7 +138,9 @@ func TestStartAppliesSettingsAndCapturesStderr(t *testing.T) {
 	if _, err := conn.Exec(context.Background(), "SELECT 'stderr-marker'"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the statement on stderr", func() bool { return strings.Contains(stderr.String(), "statement: SELECT 'stderr-marker'") })
+	eventually(t, "the statement on stderr", func() bool {
+		return strings.Contains(stderr.String(), "statement: SELECT 'stderr-marker'")
+	})
 }
 
 func TestStartWithLoggingCollector(t *testing.T) {
@@ -188,8 +202,16 @@ func TestStartFailures(t *testing.T) {
 		settings map[string]string
 		wantErr  string
 	}{
-		{name: "invalid value", settings: map[string]string{"shared_buffers": "lots"}, wantErr: `invalid value for parameter "shared_buffers"`},
-		{name: "unknown parameter", settings: map[string]string{"log_everything": "on"}, wantErr: `unrecognized configuration parameter "log_everything"`},
+		{
+			name:     "invalid value",
+			settings: map[string]string{"shared_buffers": "lots"},
+			wantErr:  `invalid value for parameter "shared_buffers"`,
+		},
+		{
+			name:     "unknown parameter",
+			settings: map[string]string{"log_everything": "on"},
+			wantErr:  `unrecognized configuration parameter "log_everything"`,
+		},
 		{name: "reserved setting", settings: map[string]string{"port": "5432"}, wantErr: "chosen by logbench"},
 	}
 	for _, tt := range tests {
@@ -197,7 +219,7 @@ func TestStartFailures(t *testing.T) {
 			cfg := testConfig(t, tt.settings)
 			s, err := Start(context.Background(), cfg)
 			if err == nil {
-				s.Stop(context.Background())
+				_ = s.Stop(context.Background()) // the test fails either way
 				t.Fatal("Start succeeded")
 			}
 			if !strings.Contains(err.Error(), tt.wantErr) {
@@ -227,7 +249,9 @@ func TestHelperServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.Stdout.WriteString(strconv.Itoa(s.process.cmd.Process.Pid) + "\n")
+	if _, err := os.Stdout.WriteString(strconv.Itoa(s.process.cmd.Process.Pid) + "\n"); err != nil {
+		t.Fatal(err)
+	}
 	select {}
 }
 
@@ -246,17 +270,19 @@ func TestServerDiesWithLogbench(t *testing.T) {
 	n, _ := stdout.Read(line[:])
 	pid, err := strconv.Atoi(strings.TrimSpace(string(line[:n])))
 	if err != nil {
-		helper.Process.Kill()
+		_ = helper.Process.Kill() // the test fails either way
 		t.Fatalf("helper did not report the server's pid: %q", line[:n])
 	}
 	// A server that survives would hold the test's directory; never leave it running.
 	t.Cleanup(func() {
 		if t.Failed() {
-			syscall.Kill(pid, syscall.SIGKILL)
+			_ = syscall.Kill(pid, syscall.SIGKILL) // best effort: the server may be gone
 		}
 	})
-	helper.Process.Kill()
-	helper.Wait()
+	if err := helper.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = helper.Wait() // reports the kill, which is the point
 	eventually(t, "the server to exit after logbench was killed", func() bool {
 		return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 	})

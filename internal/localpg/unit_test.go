@@ -53,7 +53,11 @@ func TestValidateSettings(t *testing.T) {
 		{name: "none"},
 		{name: "ordinary", settings: map[string]string{"log_statement": "all", "auto_explain.log_min_duration": "0"}},
 		{name: "reserved", settings: map[string]string{"Port": "5432"}, wantErr: `"Port" is chosen by logbench`},
-		{name: "bad name", settings: map[string]string{"log statement": "all"}, wantErr: "not a valid PostgreSQL parameter name"},
+		{
+			name:     "bad name",
+			settings: map[string]string{"log statement": "all"},
+			wantErr:  "not a valid PostgreSQL parameter name",
+		},
 		{name: "multi-line value", settings: map[string]string{"log_line_prefix": "a\nport = 1"}, wantErr: "single line"},
 	}
 	for _, tt := range tests {
@@ -81,13 +85,17 @@ func TestConfLines(t *testing.T) {
 func TestTailBuffer(t *testing.T) {
 	tail := &tailBuffer{limit: 10}
 	for _, s := range []string{"line one\n", "line two\n", "line three\n"} {
-		tail.Write([]byte(s))
+		if _, err := tail.Write([]byte(s)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if got := tail.lastLines(5); got != "ine three" {
 		t.Errorf("lastLines = %q, want the last 10 bytes' lines", got)
 	}
 	tail = &tailBuffer{limit: 100}
-	tail.Write([]byte("a\nb\nc\n"))
+	if _, err := tail.Write([]byte("a\nb\nc\n")); err != nil {
+		t.Fatal(err)
+	}
 	if got := tail.lastLines(2); got != "b\nc" {
 		t.Errorf("lastLines(2) = %q", got)
 	}

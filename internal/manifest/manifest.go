@@ -60,7 +60,7 @@ func Decode(data []byte) (*v1alpha1.LoggingBenchmark, error) {
 	if err != nil {
 		return nil, fmt.Errorf("not YAML or JSON: %w", err)
 	}
-	var object map[string]interface{}
+	var object map[string]any
 	if err := utiljson.Unmarshal(asJSON, &object); err != nil {
 		return nil, fmt.Errorf("not a single YAML or JSON object: %w", err)
 	}
@@ -80,14 +80,8 @@ func Decode(data []byte) (*v1alpha1.LoggingBenchmark, error) {
 
 	errs := validation.ValidateCustomResource(nil, object, schema.validator)
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, schema.structural, object)...)
-	celErrs, _ := schema.cel.Validate(
-		context.Background(),
-		nil,
-		schema.structural,
-		object,
-		nil,
-		celconfig.RuntimeCELCostBudget,
-	)
+	celErrs, _ := schema.cel.Validate(context.Background(), nil, schema.structural, object, nil,
+		celconfig.RuntimeCELCostBudget)
 	if errs = append(errs, celErrs...); len(errs) > 0 {
 		return nil, fmt.Errorf("invalid LoggingBenchmark: %w", errs.ToAggregate())
 	}
@@ -125,7 +119,9 @@ var loadSchema = sync.OnceValues(func() (compiledSchema, error) {
 		return compiledSchema{}, errors.New("embedded CRD has no schema for " + v1alpha1.GroupVersion.Version)
 	}
 	var internal apiextensionsinternal.JSONSchemaProps
-	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(version.Schema.OpenAPIV3Schema, &internal, nil); err != nil {
+	err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(
+		version.Schema.OpenAPIV3Schema, &internal, nil)
+	if err != nil {
 		return compiledSchema{}, err
 	}
 	structural, err := structuralschema.NewStructural(&internal)

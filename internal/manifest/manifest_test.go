@@ -28,12 +28,25 @@ func TestDecodeAppliesCRDDefaults(t *testing.T) {
 
 func TestDecodeRejectsWhatTheAPIServerRejects(t *testing.T) {
 	for name, tc := range map[string]struct{ doc, message string }{
-		"wrong kind":         {strings.Replace(header, "LoggingBenchmark", "Cluster", 1) + "spec: {}\n", "expected apiVersion"},
-		"unknown field":      {header + "spec:\n  destinatons: []\n", "unknown field(s): spec.destinatons"},
-		"enum":               {header + "spec:\n  destinations:\n  - name: a\n    type: Syslog\n", "Unsupported value: \"Syslog\""},
-		"CEL rule":           {header + "spec:\n  postgres:\n    parameters:\n      log_destination: csvlog\n", "spec.destinations"},
-		"Loki without loki":  {header + "spec:\n  destinations:\n  - name: loki\n    type: Loki\n", "loki is required by Loki destinations"},
-		"duplicate names":    {header + "spec:\n  destinations:\n  - name: a\n    type: CSVLog\n  - name: a\n    type: Stderr\n", "Duplicate value"},
+		"wrong kind": {strings.Replace(header, "LoggingBenchmark", "Cluster", 1) + "spec: {}\n", "expected apiVersion"},
+		//nolint:misspell // the misspelt field is the point
+		"unknown field": {header + "spec:\n  destinatons: []\n", "unknown field(s): spec.destinatons"},
+		"enum": {
+			header + "spec:\n  destinations:\n  - name: a\n    type: Syslog\n",
+			"Unsupported value: \"Syslog\"",
+		},
+		"CEL rule": {
+			header + "spec:\n  postgres:\n    parameters:\n      log_destination: csvlog\n",
+			"spec.destinations",
+		},
+		"Loki without loki": {
+			header + "spec:\n  destinations:\n  - name: loki\n    type: Loki\n",
+			"loki is required by Loki destinations",
+		},
+		"duplicate names": {
+			header + "spec:\n  destinations:\n  - name: a\n    type: CSVLog\n  - name: a\n    type: Stderr\n",
+			"Duplicate value",
+		},
 		"not an object":      {"- a\n- b\n", "not a single YAML or JSON object"},
 		"bounds of duration": {header + "spec:\n  workload:\n    duration: 100ms\n", "duration"},
 	} {
@@ -69,7 +82,8 @@ func TestDecodeAppliesTheShippingDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	destinations := benchmark.Spec.Destinations
-	if shipper := destinations[0].Shipper; shipper.Kind != v1alpha1.ShipperFluentBit || shipper.Format != v1alpha1.FormatCSVLog {
+	shipper := destinations[0].Shipper
+	if shipper.Kind != v1alpha1.ShipperFluentBit || shipper.Format != v1alpha1.FormatCSVLog {
 		t.Errorf("shipper %+v, want kind FluentBit and format CSVLog", shipper)
 	}
 	if basic := destinations[1].Loki.Auth.Basic; basic.UsernameKey != "username" || basic.PasswordKey != "password" {

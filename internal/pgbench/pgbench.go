@@ -5,8 +5,10 @@ package pgbench
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -166,18 +168,14 @@ func Parse(output []byte) (Result, error) {
 		return Result{}, fmt.Errorf("reading pgbench output: %w", err)
 	}
 	if !sawProcessed || !sawTPS {
-		return Result{}, fmt.Errorf("pgbench output has no final report (transactions processed and tps): the run did not complete")
+		return Result{}, errors.New(
+			"pgbench output has no final report (transactions processed and tps): the run did not complete")
 	}
 	return result, nil
 }
 
 func isTPSWithoutConnections(kind string) bool {
-	for _, k := range tpsWithoutConnections {
-		if kind == k {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(tpsWithoutConnections, kind)
 }
 
 // columnsOf returns the numeric columns announced by a -r header: latency (13, 14),

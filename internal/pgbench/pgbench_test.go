@@ -19,17 +19,39 @@ func TestRunArgs(t *testing.T) {
 	}{
 		{
 			name: "duration",
-			opts: Options{ScriptFile: "/s/t.pgbench", Clients: 4, Threads: 2, Duration: 30 * time.Second, QueryMode: v1alpha1.QueryPrepared, Scale: 10},
+			opts: Options{
+				ScriptFile: "/s/t.pgbench",
+				Clients:    4,
+				Threads:    2,
+				Duration:   30 * time.Second,
+				QueryMode:  v1alpha1.QueryPrepared,
+				Scale:      10,
+			},
 			want: "-n -f /s/t.pgbench -D scale=10 -M prepared -c 4 -j 2 -r -T 30 -P 3630",
 		},
 		{
 			name: "fractional duration rounds up",
-			opts: Options{ScriptFile: "t", Clients: 1, Threads: 1, Duration: 1500 * time.Millisecond, QueryMode: v1alpha1.QuerySimple, Scale: 1},
+			opts: Options{
+				ScriptFile: "t",
+				Clients:    1,
+				Threads:    1,
+				Duration:   1500 * time.Millisecond,
+				QueryMode:  v1alpha1.QuerySimple,
+				Scale:      1,
+			},
 			want: "-n -f t -D scale=1 -M simple -c 1 -j 1 -r -T 2 -P 3602",
 		},
 		{
 			name: "transactions win over duration",
-			opts: Options{ScriptFile: "t", Clients: 2, Threads: 1, Duration: time.Minute, Transactions: 500, QueryMode: v1alpha1.QueryExtended, Scale: 3},
+			opts: Options{
+				ScriptFile:   "t",
+				Clients:      2,
+				Threads:      1,
+				Duration:     time.Minute,
+				Transactions: 500,
+				QueryMode:    v1alpha1.QueryExtended,
+				Scale:        3,
+			},
 			want: "-n -f t -D scale=3 -M extended -c 2 -j 1 -r -t 500 -P 86400",
 		},
 	}
@@ -79,7 +101,10 @@ func TestParse(t *testing.T) {
 			file:       "pg14-from-source.out",
 			want:       Result{Transactions: 4000, TPS: 12461.012345, LatencyAvgMs: 0.321, LatencyStdDevMs: 0.058},
 			statements: 2, statement: 1,
-			wantStat: StatementStat{LatencyMs: 0.301, SQL: "SELECT abalance FROM pgbench_accounts WHERE aid = :aid /* lb_pg14_c4_r2_abcdef */;"},
+			wantStat: StatementStat{
+				LatencyMs: 0.301,
+				SQL:       "SELECT abalance FROM pgbench_accounts WHERE aid = :aid /* lb_pg14_c4_r2_abcdef */;",
+			},
 		},
 		{
 			file:       "pg15-tpcb-prepared-duration.out",
@@ -97,31 +122,66 @@ func TestParse(t *testing.T) {
 			file:       "pg15-conflicts-failures.out",
 			want:       Result{Transactions: 61, Failed: 139, TPS: 1277.620693, LatencyAvgMs: 0.766, LatencyStdDevMs: 0.536},
 			statements: 3, statement: 1,
-			wantStat: StatementStat{LatencyMs: 0.142, Failures: 139, SQL: "UPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1;"},
+			wantStat: StatementStat{
+				LatencyMs: 0.142,
+				Failures:  139,
+				SQL:       "UPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1;",
+			},
 		},
 		{
-			file:       "pg15-conflicts-retries-progress.out",
-			want:       Result{Transactions: 2496, Failed: 1973, Retried: 2469, TPS: 1252.635377, LatencyAvgMs: 1.087, LatencyStdDevMs: 1.312},
+			file: "pg15-conflicts-retries-progress.out",
+			want: Result{
+				Transactions:    2496,
+				Failed:          1973,
+				Retried:         2469,
+				TPS:             1252.635377,
+				LatencyAvgMs:    1.087,
+				LatencyStdDevMs: 1.312,
+			},
 			statements: 3, statement: 1,
-			wantStat: StatementStat{LatencyMs: 0.160, Failures: 1973, Retries: 4673, SQL: "UPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1;"},
+			wantStat: StatementStat{
+				LatencyMs: 0.160,
+				Failures:  1973,
+				Retries:   4673,
+				SQL:       "UPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1;",
+			},
 		},
 		{
 			file:       "pg16-from-source.out",
 			want:       Result{Transactions: 301122, TPS: 10037.412, LatencyAvgMs: 0.100, LatencyStdDevMs: 0.021},
 			statements: 2, statement: 1,
-			wantStat: StatementStat{LatencyMs: 0.097, SQL: "SELECT abalance FROM pgbench_accounts WHERE aid = :aid /* lb_pg16_c1_r1_abcdef */;"},
+			wantStat: StatementStat{
+				LatencyMs: 0.097,
+				SQL:       "SELECT abalance FROM pgbench_accounts WHERE aid = :aid /* lb_pg16_c1_r1_abcdef */;",
+			},
 		},
 		{
-			file:       "pg17-from-source.out",
-			want:       Result{Transactions: 120480, Failed: 12, Retried: 431, TPS: 2007.99812, LatencyAvgMs: 3.982, LatencyStdDevMs: 2.107},
+			file: "pg17-from-source.out",
+			want: Result{
+				Transactions:    120480,
+				Failed:          12,
+				Retried:         431,
+				TPS:             2007.99812,
+				LatencyAvgMs:    3.982,
+				LatencyStdDevMs: 2.107,
+			},
 			statements: 9, statement: 5,
-			wantStat: StatementStat{LatencyMs: 0.412, Failures: 12, Retries: 467, SQL: "UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid /* lb_pg17_c8_r3_abcdef */;"},
+			wantStat: StatementStat{
+				LatencyMs: 0.412,
+				Failures:  12,
+				Retries:   467,
+				SQL:       "UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid /* lb_pg17_c8_r3_abcdef */;",
+			},
 		},
 		{
 			file:       "pg18-from-source.out",
 			want:       Result{Transactions: 998, Failed: 2, TPS: 24390.243902, LatencyAvgMs: 0.081, LatencyStdDevMs: 0.019},
 			statements: 2, statement: 1,
-			wantStat: StatementStat{LatencyMs: 0.078, Failures: 2, SQL: "SELECT abalance FROM pgbench_accounts WHERE aid = :aid /* lb_pg18_c2_r1_abcdef */;"},
+			wantStat: StatementStat{
+				LatencyMs: 0.078,
+				Failures:  2,
+				SQL:       "SELECT abalance FROM pgbench_accounts WHERE aid = :aid /* lb_pg18_c2_r1_abcdef */;",
+			},
 		},
 	}
 	for _, tt := range tests {
@@ -154,12 +214,17 @@ func TestParseRejects(t *testing.T) {
 		output string
 	}{
 		{"empty", ""},
-		{"connection failure", "pgbench: error: connection to server on socket \"/tmp/.s.PGSQL.5432\" failed: No such file or directory\n"},
+		{"connection failure", "pgbench: error: connection to server on socket \"/tmp/.s.PGSQL.5432\" failed: " +
+			"No such file or directory\n"},
 		{"no tps line", "number of transactions actually processed: 10\nlatency average = 1.000 ms\n"},
-		{"only the tps with connections", "number of transactions actually processed: 10\ntps = 5.0 (including connections establishing)\n"},
-		{"negative count", "number of transactions actually processed: -1\ntps = 5.0 (without initial connection time)\n"},
-		{"garbled latency", "number of transactions actually processed: 1\nlatency average = fast\ntps = 5.0 (without initial connection time)\n"},
-		{"infinite tps", "number of transactions actually processed: 1\ntps = +Inf (without initial connection time)\n"},
+		{"only the tps with connections", "number of transactions actually processed: 10\n" +
+			"tps = 5.0 (including connections establishing)\n"},
+		{"negative count", "number of transactions actually processed: -1\n" +
+			"tps = 5.0 (without initial connection time)\n"},
+		{"garbled latency", "number of transactions actually processed: 1\nlatency average = fast\n" +
+			"tps = 5.0 (without initial connection time)\n"},
+		{"infinite tps", "number of transactions actually processed: 1\n" +
+			"tps = +Inf (without initial connection time)\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

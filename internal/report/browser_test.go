@@ -27,9 +27,8 @@ func findChromium(t *testing.T) string {
 	if os.Getenv(skipBrowserEnv) == "1" {
 		t.Skip("chromium not found and " + skipBrowserEnv + "=1")
 	}
-	t.Fatal(
-		"chromium not found: install it (Debian: apt-get install -y chromium) or set " + skipBrowserEnv + "=1 to skip the browser test",
-	)
+	t.Fatal("chromium not found: install it (Debian: apt-get install -y chromium) or set " +
+		skipBrowserEnv + "=1 to skip the browser test")
 	return ""
 }
 
@@ -57,7 +56,7 @@ func screenshot(t *testing.T, page []byte, width, height int) image.Image {
 	if err != nil {
 		t.Fatalf("chromium wrote no screenshot: %v", err)
 	}
-	defer file.Close()
+	defer func() { _ = file.Close() }() // read only: closing loses nothing
 	img, err := png.Decode(file)
 	if err != nil {
 		t.Fatalf("the screenshot is not a PNG: %v", err)
@@ -89,12 +88,8 @@ func TestChromiumDrawsTheCharts(t *testing.T) {
 	for _, s := range seriesOf(b) {
 		want := parseHexColor(t, s.Color)
 		if pixels[want] < 50 {
-			t.Errorf(
-				"destination %s: %d pixels of its colour %s in the screenshot, want its markers and bars",
-				s.Name,
-				pixels[want],
-				s.Color,
-			)
+			t.Errorf("destination %s: %d pixels of its colour %s in the screenshot, want its markers and bars",
+				s.Name, pixels[want], s.Color)
 		}
 	}
 }

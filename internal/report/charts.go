@@ -24,6 +24,14 @@ const (
 	expectedColor = "#C8C8C8"
 	droppedColor  = "#D62728"
 	chartWidth    = 1040
+	// droppedClass is the page's CSS class of dropped records, in the table and the charts.
+	droppedClass = "dropped"
+)
+
+// The marks of a legend's keys, which page.html.tmpl draws.
+const (
+	markLine = "line"
+	markBox  = "box"
 )
 
 // series is one destination as the charts show it.
@@ -50,10 +58,9 @@ func seriesOf(b *v1alpha1.LoggingBenchmark) []series {
 			return
 		}
 		index[name] = len(all)
-		all = append(
-			all,
-			series{Name: name, Type: t, Baseline: t == v1alpha1.DestinationNone, rows: map[int32]v1alpha1.Result{}},
-		)
+		all = append(all, series{
+			Name: name, Type: t, Baseline: t == v1alpha1.DestinationNone, rows: map[int32]v1alpha1.Result{},
+		})
 	}
 	for _, d := range b.Spec.EffectiveDestinations() {
 		add(d.Name, d.Type)
@@ -132,13 +139,7 @@ func (p *plot) clientAxis(counts []int32) (centres []px, band float64) {
 	return centres, band
 }
 
-// Legend marks and bar classes the page's styles know.
-const (
-	markBox      = "box"
-	droppedClass = "dropped"
-)
-
-// legendEntry is one key of a chart's legend; Mark is "line" or "box".
+// legendEntry is one key of a chart's legend; Mark is markLine or markBox.
 type legendEntry struct {
 	Name, Color, Mark string
 	Dashed            bool
@@ -183,7 +184,7 @@ type tpsChart struct {
 // one standard deviation across repeats and every repeat as a small dot. Lines are
 // nudged apart horizontally so that equal values stay visible.
 func newTPSChart(all []series, counts []int32) tpsChart {
-	chart := tpsChart{plot: newPlot(440, 80), Legend: legendOf(all, "line")}
+	chart := tpsChart{plot: newPlot(440, 80), Legend: legendOf(all, markLine)}
 	var top float64
 	for _, s := range all {
 		for _, c := range counts {
@@ -307,11 +308,8 @@ func newOverheadChart(all []series, counts []int32) (overheadChart, bool) {
 		}
 	}
 	if len(chart.Missing) > 0 {
-		chart.Notes = append(
-			chart.Notes,
-			"× marks a destination and client count without an overhead: the run or the baseline's run at that "+
-				"client count has no result.",
-		)
+		chart.Notes = append(chart.Notes, "× marks a destination and client count without an overhead: "+
+			"the run or the baseline's run at that client count has no result.")
 	}
 	return chart, true
 }
@@ -374,10 +372,8 @@ func newRecordsChart(all []series, counts []int32) (recordsChart, bool) {
 	zero := x.at(0)
 	for i, row := range rows {
 		rowTop := px(top + rowHeight*float64(i) + 4)
-		r := recordsRow{
-			Label:  fmt.Sprintf("%s · %d %s", row.Destination, row.Clients, plural(int(row.Clients), "client")),
-			LabelY: rowTop + barHeight + 4,
-		}
+		label := fmt.Sprintf("%s · %d %s", row.Destination, row.Clients, plural(int(row.Clients), "client"))
+		r := recordsRow{Label: label, LabelY: rowTop + barHeight + 4}
 		if len(results.Successful(row.Repeats)) == 0 {
 			r.Failed, r.FailedX, r.FailedY = "every repeat failed: no records counted", zero+6, r.LabelY
 			chart.Rows = append(chart.Rows, r)
@@ -396,10 +392,8 @@ func newRecordsChart(all []series, counts []int32) (recordsChart, bool) {
 		if rec.AccountingError != "" {
 			r.Delivered.Label += " !"
 			r.Delivered.Title += ": " + rec.AccountingError
-			chart.Notes = append(
-				chart.Notes,
-				fmt.Sprintf("! %s at %d clients: %s", row.Destination, row.Clients, rec.AccountingError),
-			)
+			chart.Notes = append(chart.Notes,
+				fmt.Sprintf("! %s at %d clients: %s", row.Destination, row.Clients, rec.AccountingError))
 		}
 		if dropped, _ := results.DroppedCell(rec, groupedInt); rec.KnownDropped() > 0 {
 			// Late records sit between the delivered and the dropped ones, undrawn.

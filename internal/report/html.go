@@ -79,10 +79,8 @@ func renderHTML(w io.Writer, b *v1alpha1.LoggingBenchmark) error {
 				p.Drains = append(p.Drains, newDrainCurve(row, r))
 			}
 			if r.Error != "" {
-				p.Failures = append(
-					p.Failures,
-					failure{Run: fmt.Sprintf("%s, %d clients, repeat %d", row.Destination, row.Clients, r.Repeat), Error: r.Error},
-				)
+				which := fmt.Sprintf("%s, %d clients, repeat %d", row.Destination, row.Clients, r.Repeat)
+				p.Failures = append(p.Failures, failure{Run: which, Error: r.Error})
 			}
 		}
 	}
@@ -110,11 +108,8 @@ func checkChartable(rows []v1alpha1.Result) error {
 			figures[fmt.Sprintf("repeats[%d].tps", r.Repeat)] = r.TPS
 		}
 		if row.Records.Expected < 0 || row.Records.Delivered < 0 {
-			return fmt.Errorf(
-				"result %s/%d: negative record counts are not measurements; the status has been altered or corrupted",
-				row.Destination,
-				row.Clients,
-			)
+			return fmt.Errorf("result %s/%d: negative record counts are not measurements; "+
+				"the status has been altered or corrupted", row.Destination, row.Clients)
 		}
 		for field, v := range figures {
 			if !(math.Abs(v) < implausible) {

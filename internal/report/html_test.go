@@ -168,10 +168,10 @@ func TestHTMLStructure(t *testing.T) {
 func checkTPSLines(t *testing.T, b *v1alpha1.LoggingBenchmark, figure *html.Node) {
 	t.Helper()
 	for _, s := range seriesOf(b) {
-		groups := find(
-			figure,
-			func(n *html.Node) bool { v, _ := attr(n, "data-destination"); return n.Data == "g" && v == s.Name },
-		)
+		groups := find(figure, func(n *html.Node) bool {
+			v, _ := attr(n, "data-destination")
+			return n.Data == "g" && v == s.Name
+		})
 		if len(groups) != 1 {
 			t.Errorf("destination %s has %d series in the TPS chart, want 1", s.Name, len(groups))
 			continue
@@ -225,9 +225,9 @@ func checkSelfContained(t *testing.T, doc *html.Node) {
 
 func TestHTMLShowsFailuresAsText(t *testing.T) {
 	doc := parseHTML(t, renderPage(t, fullBenchmark()))
-	found := find(doc, tag("pre"))
-	errors := make([]string, 0, len(found))
-	for _, pre := range found {
+	pres := find(doc, tag("pre"))
+	errors := make([]string, 0, len(pres))
+	for _, pre := range pres {
 		errors = append(errors, textContent(pre))
 	}
 	if !slices.Contains(errors, hostileError) || !slices.Contains(errors, "cluster not ready") {
@@ -237,12 +237,13 @@ func TestHTMLShowsFailuresAsText(t *testing.T) {
 
 func TestHTMLSaysWhyRecordsWereDropped(t *testing.T) {
 	doc := parseHTML(t, renderPage(t, fullBenchmark()))
-	found := find(doc, tag("li"))
-	notes := make([]string, 0, len(found))
-	for _, item := range found {
+	items := find(doc, tag("li"))
+	notes := make([]string, 0, len(items))
+	for _, item := range items {
 		notes = append(notes, textContent(item))
 	}
-	want := "csvlog/4 dropped records: repeat 1: loki refused pushes of 11002 samples, retries included (rate_limited 11002)"
+	want := "csvlog/4 dropped records: repeat 1: " +
+		"loki refused pushes of 11002 samples, retries included (rate_limited 11002)"
 	if !slices.Contains(notes, want) {
 		t.Errorf("notes %q, want %q", notes, want)
 	}
@@ -255,22 +256,20 @@ func TestHTMLShowsTheDrainOfShippingDestinations(t *testing.T) {
 	shipped.Records.ArrivedLate, shipped.Records.Dropped = late, &dropped
 	shipped.DrainEnd = v1alpha1.DrainQuiet
 	shipped.DrainCurve = []v1alpha1.DrainPoint{
-		{AfterSeconds: 0, Delivered: 500},
-		{AfterSeconds: 1, Delivered: 600},
-		{AfterSeconds: 10.4, Delivered: 700},
+		{AfterSeconds: 0, Delivered: 500}, {AfterSeconds: 1, Delivered: 600}, {AfterSeconds: 10.4, Delivered: 700},
 	}
-	doc := parseHTML(
-		t,
-		renderPage(t, benchmark([]v1alpha1.Destination{fluent}, true, []int32{1}, map[run]v1alpha1.RepeatResult{
-			{"baseline", 1, 1}: repeat(2000, 0, 0), {"fluent", 1, 1}: shipped,
-		})),
-	)
-	found := find(doc, tag("td"))
-	cells := make([]string, 0, len(found))
-	for _, cell := range found {
+	runs := map[run]v1alpha1.RepeatResult{
+		{"baseline", 1, 1}: repeat(2000, 0, 0), {"fluent", 1, 1}: shipped,
+	}
+	doc := parseHTML(t, renderPage(t, benchmark([]v1alpha1.Destination{fluent}, true, []int32{1}, runs)))
+	tds := find(doc, tag("td"))
+	cells := make([]string, 0, len(tds))
+	for _, cell := range tds {
 		cells = append(cells, textContent(cell))
 	}
-	for _, want := range []string{"fluent, 1 clients, repeat 1", "Quiet", "0.0 s: 50.0% · 1.0 s: 60.0% · 10.4 s: 70.0%", "700 (+250 late)"} {
+	for _, want := range []string{
+		"fluent, 1 clients, repeat 1", "Quiet", "0.0 s: 50.0% · 1.0 s: 60.0% · 10.4 s: 70.0%", "700 (+250 late)",
+	} {
 		if !slices.Contains(cells, want) {
 			t.Errorf("cells %q, want %q", cells, want)
 		}
@@ -289,8 +288,9 @@ func TestHTMLRefusesFiguresThatAreNotMeasurements(t *testing.T) {
 			b := fullBenchmark()
 			corrupt(&b.Status.Results[3])
 			err := Render(&bytes.Buffer{}, FormatHTML, b)
-			if err == nil ||
-				!strings.Contains(err.Error(), "not a measurement") && !strings.Contains(err.Error(), "not measurements") {
+			refused := err != nil &&
+				(strings.Contains(err.Error(), "not a measurement") || strings.Contains(err.Error(), "not measurements"))
+			if !refused {
 				t.Fatalf("Render error = %v, want a refusal", err)
 			}
 		})

@@ -42,10 +42,7 @@ func estimated(r v1alpha1.RepeatResult) v1alpha1.RepeatResult {
 // benchmark builds a finished benchmark whose status comes from results.Aggregate, as
 // the operator's and the local runner's do.
 func benchmark(
-	destinations []v1alpha1.Destination,
-	baseline bool,
-	clients []int32,
-	runs map[run]v1alpha1.RepeatResult,
+	destinations []v1alpha1.Destination, baseline bool, clients []int32, runs map[run]v1alpha1.RepeatResult,
 ) *v1alpha1.LoggingBenchmark {
 	started := metav1.NewTime(time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC))
 	completed := metav1.NewTime(started.Add(17*time.Minute + 4*time.Second))
@@ -57,9 +54,7 @@ func benchmark(
 			Destinations: destinations,
 			Baseline:     v1alpha1.BaselineSpec{Enabled: baseline},
 			Logging: v1alpha1.LoggingSpec{
-				Statement:            v1alpha1.StatementAll,
-				MinDurationStatement: &minDuration,
-				LinePrefix:           "%m [%p] %a ",
+				Statement: v1alpha1.StatementAll, MinDurationStatement: &minDuration, LinePrefix: "%m [%p] %a ",
 			},
 			Workload: v1alpha1.WorkloadSpec{
 				Builtin: v1alpha1.WorkloadSelectOnly, QueryMode: v1alpha1.QueryPrepared, Scale: 10,
@@ -97,31 +92,28 @@ func fullBenchmark() *v1alpha1.LoggingBenchmark {
 	dropping.Records.DropReason = "loki refused pushes of 11002 samples, retries included (rate_limited 11002)"
 	overcount := repeat(15000, 150000, 150010)
 	overcount.Records.Dropped, overcount.Records.AccountingError = nil, "delivered 150010 records but expected 150000"
-	return benchmark(
-		[]v1alpha1.Destination{csvlog, stdout, jsonlog},
-		true,
-		[]int32{1, 4, 16},
-		map[run]v1alpha1.RepeatResult{
-			{"baseline", 1, 1}: repeat(
-				27300,
-				0,
-				0,
-			), {"baseline", 1, 2}: repeat(27100, 0, 0), {"baseline", 1, 3}: repeat(26500, 0, 0),
-			{"baseline", 4, 1}: repeat(
-				49200,
-				0,
-				0,
-			), {"baseline", 4, 2}: repeat(48800, 0, 0), {"baseline", 4, 3}: repeat(50100, 0, 0),
-			{"baseline", 16, 1}: repeat(61000, 0, 0),
-			{"csvlog", 1, 1}:    repeat(16100, 161002, 161002), {"csvlog", 1, 2}: repeat(15900, 159002, 158990),
-			{"csvlog", 4, 1}: dropping, {"csvlog", 4, 2}: failedRepeat(hostileError),
-			{"csvlog", 16, 1}: repeat(18000, 180000, 180000),
-			{"stdout", 1, 1}:  estimated(repeat(9100, 91000, 90000)), {"stdout", 1, 2}: overcount,
-			{"stdout", 4, 1}: failedRepeat("cluster not ready"), {"stdout", 4, 2}: failedRepeat("cluster not ready"),
-			{"jsonlog", 1, 1}: repeat(14000, 140002, 140002), {"jsonlog", 4, 1}: repeat(26000, 0, 0),
-			{"jsonlog", 16, 1}: repeat(62000, 620000, 620000),
-		},
-	)
+	runs := map[run]v1alpha1.RepeatResult{
+		{"baseline", 1, 1}:  repeat(27300, 0, 0),
+		{"baseline", 1, 2}:  repeat(27100, 0, 0),
+		{"baseline", 1, 3}:  repeat(26500, 0, 0),
+		{"baseline", 4, 1}:  repeat(49200, 0, 0),
+		{"baseline", 4, 2}:  repeat(48800, 0, 0),
+		{"baseline", 4, 3}:  repeat(50100, 0, 0),
+		{"baseline", 16, 1}: repeat(61000, 0, 0),
+		{"csvlog", 1, 1}:    repeat(16100, 161002, 161002),
+		{"csvlog", 1, 2}:    repeat(15900, 159002, 158990),
+		{"csvlog", 4, 1}:    dropping,
+		{"csvlog", 4, 2}:    failedRepeat(hostileError),
+		{"csvlog", 16, 1}:   repeat(18000, 180000, 180000),
+		{"stdout", 1, 1}:    estimated(repeat(9100, 91000, 90000)),
+		{"stdout", 1, 2}:    overcount,
+		{"stdout", 4, 1}:    failedRepeat("cluster not ready"),
+		{"stdout", 4, 2}:    failedRepeat("cluster not ready"),
+		{"jsonlog", 1, 1}:   repeat(14000, 140002, 140002),
+		{"jsonlog", 4, 1}:   repeat(26000, 0, 0),
+		{"jsonlog", 16, 1}:  repeat(62000, 620000, 620000),
+	}
+	return benchmark([]v1alpha1.Destination{csvlog, stdout, jsonlog}, true, []int32{1, 4, 16}, runs)
 }
 
 // edgeCases are benchmarks the charts must draw without dividing by zero.
@@ -132,11 +124,9 @@ func edgeCases() map[string]*v1alpha1.LoggingBenchmark {
 			{"csvlog", 1, 1}: repeat(100, 1000, 1000), {"jsonlog", 8, 1}: repeat(300, 3000, 2000),
 		}),
 		"single client count": benchmark([]v1alpha1.Destination{csvlog}, true, []int32{4}, map[run]v1alpha1.RepeatResult{
-			{"baseline", 4, 1}: repeat(
-				500,
-				0,
-				0,
-			), {"csvlog", 4, 1}: repeat(400, 4000, 4000), {"csvlog", 4, 2}: repeat(420, 4200, 4200),
+			{"baseline", 4, 1}: repeat(500, 0, 0),
+			{"csvlog", 4, 1}:   repeat(400, 4000, 4000),
+			{"csvlog", 4, 2}:   repeat(420, 4200, 4200),
 		}),
 		"zero values": benchmark([]v1alpha1.Destination{csvlog}, true, []int32{1}, map[run]v1alpha1.RepeatResult{
 			{"baseline", 1, 1}: {}, {"csvlog", 1, 1}: {Records: v1alpha1.Records{Dropped: new(int64)}},
@@ -220,14 +210,10 @@ func TestDecode(t *testing.T) {
 		wantErr string
 	}{
 		{name: "saved YAML", data: string(saved)},
-		{
-			name: "JSON",
-			data: `{"apiVersion":"bench.logbench.io/v1alpha1","kind":"LoggingBenchmark","metadata":{"name":"x"},"status":{"phase":"Running"}}`,
-		},
-		{
-			name: "fields of a newer operator",
-			data: "apiVersion: bench.logbench.io/v1alpha1\nkind: LoggingBenchmark\nmetadata: {name: x}\nstatus: {newField: 1}\n",
-		},
+		{name: "JSON", data: `{"apiVersion":"bench.logbench.io/v1alpha1","kind":"LoggingBenchmark",` +
+			`"metadata":{"name":"x"},"status":{"phase":"Running"}}`},
+		{name: "fields of a newer operator", data: "apiVersion: bench.logbench.io/v1alpha1\nkind: LoggingBenchmark\n" +
+			"metadata: {name: x}\nstatus: {newField: 1}\n"},
 		{name: "list", data: "apiVersion: v1\nkind: List\nitems: []\n", wantErr: "a list from kubectl get needs a NAME"},
 		{
 			name:    "other kind",
@@ -264,11 +250,8 @@ func FuzzDecode(f *testing.F) {
 		}
 		f.Add(data)
 	}
-	f.Add(
-		[]byte(
-			`{"apiVersion":"bench.logbench.io/v1alpha1","kind":"LoggingBenchmark","metadata":{"name":"x"},"status":{"results":[{"destination":"a","clients":0,"tps":1e300,"tpsStdDev":1e300}]}}`,
-		),
-	)
+	f.Add([]byte(`{"apiVersion":"bench.logbench.io/v1alpha1","kind":"LoggingBenchmark","metadata":{"name":"x"},` +
+		`"status":{"results":[{"destination":"a","clients":0,"tps":1e300,"tpsStdDev":1e300}]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b, err := Decode(data)
 		if err != nil {

@@ -153,7 +153,7 @@ func extractCRDs(manifest string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer file.Close()
+	defer func() { _ = file.Close() }() // read only: closing loses nothing
 
 	var crds bytes.Buffer
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(file))
@@ -187,9 +187,9 @@ func writeAtomically(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
+	defer func() { _ = os.Remove(tmp.Name()) }() // fails, as it should, once the rename moved it
 	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
+		_ = tmp.Close() // the write's error is the one to report
 		return err
 	}
 	if err := tmp.Close(); err != nil {

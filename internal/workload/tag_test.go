@@ -40,11 +40,15 @@ func TestNewTagIsAValidApplicationName(t *testing.T) {
 // Counters find a run's records by its tag, so no tag of a benchmark may occur inside
 // another (c1 inside c16, r1 inside r10, destination "a" inside "a-b").
 func TestNewTagIsNeverInsideAnotherTag(t *testing.T) {
-	var tags []string
-	for _, destination := range []string{"a", "a-b", "b-a", "ab", "lb", "c1"} {
-		for _, clients := range []int32{1, 10, 16, 100} {
-			for _, repeat := range []int32{1, 2, 10, 11} {
-				for _, nonce := range []string{"000000", "000001", "100000"} {
+	destinations := []string{"a", "a-b", "b-a", "ab", "lb", "c1"}
+	clientCounts := []int32{1, 10, 16, 100}
+	repeats := []int32{1, 2, 10, 11}
+	nonces := []string{"000000", "000001", "100000"}
+	tags := make([]string, 0, len(destinations)*len(clientCounts)*len(repeats)*len(nonces))
+	for _, destination := range destinations {
+		for _, clients := range clientCounts {
+			for _, repeat := range repeats {
+				for _, nonce := range nonces {
 					tags = append(tags, NewTag(destination, clients, repeat, nonce))
 				}
 			}

@@ -62,10 +62,23 @@ var (
 	begin         = Statement{SQL: "BEGIN", Class: ClassUtility}
 	end           = Statement{SQL: "END", Class: ClassUtility}
 	selectBalance = Statement{SQL: "SELECT abalance FROM pgbench_accounts WHERE aid = :aid", Class: ClassRead}
-	updateAccount = Statement{SQL: "UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid", Class: ClassMod}
-	updateTeller  = Statement{SQL: "UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid", Class: ClassMod}
-	updateBranch  = Statement{SQL: "UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid", Class: ClassMod}
-	insertHistory = Statement{SQL: "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP)", Class: ClassMod}
+	updateAccount = Statement{
+		SQL:   "UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid",
+		Class: ClassMod,
+	}
+	updateTeller = Statement{
+		SQL:   "UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid",
+		Class: ClassMod,
+	}
+	updateBranch = Statement{
+		SQL:   "UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid",
+		Class: ClassMod,
+	}
+	insertHistory = Statement{
+		SQL: "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) " +
+			"VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP)",
+		Class: ClassMod,
+	}
 )
 
 var builtins = map[v1alpha1.BuiltinWorkload]builtin{

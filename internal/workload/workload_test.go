@@ -43,7 +43,9 @@ func TestForBuiltin(t *testing.T) {
 		classes []StatementClass
 	}{
 		{v1alpha1.WorkloadSelectOnly, []StatementClass{ClassRead}},
-		{v1alpha1.WorkloadTPCBLike, []StatementClass{ClassUtility, ClassMod, ClassRead, ClassMod, ClassMod, ClassMod, ClassUtility}},
+		{v1alpha1.WorkloadTPCBLike, []StatementClass{
+			ClassUtility, ClassMod, ClassRead, ClassMod, ClassMod, ClassMod, ClassUtility,
+		}},
 		{v1alpha1.WorkloadSimpleUpdate, []StatementClass{ClassUtility, ClassMod, ClassRead, ClassMod, ClassUtility}},
 	}
 	for _, tt := range tests {

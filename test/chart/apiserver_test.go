@@ -138,7 +138,9 @@ func createNamespace(ctx context.Context, t *testing.T, k8sClient client.Client,
 
 // createOperatorPod creates, in a dry run, the pod the rendered Deployment would start,
 // which the Pod Security admission refuses unless it meets the restricted standard.
-func createOperatorPod(ctx context.Context, t *testing.T, k8sClient client.Client, rendered *unstructured.Unstructured) {
+func createOperatorPod(
+	ctx context.Context, t *testing.T, k8sClient client.Client, rendered *unstructured.Unstructured,
+) {
 	t.Helper()
 	deployment := toDeployment(t, rendered)
 	pod := &corev1.Pod{

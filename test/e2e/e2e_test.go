@@ -75,7 +75,8 @@ var _ = Describe("logbench", Ordered, func() {
 			{
 				name: "reserved baseline name",
 				mutate: func(b *benchv1alpha1.LoggingBenchmark) {
-					b.Spec.Destinations = append(b.Spec.Destinations, benchv1alpha1.Destination{Name: "baseline", Type: benchv1alpha1.DestinationCSVLog})
+					b.Spec.Destinations = append(b.Spec.Destinations,
+						benchv1alpha1.Destination{Name: "baseline", Type: benchv1alpha1.DestinationCSVLog})
 				},
 				message: "the destination name 'baseline' is reserved",
 			},
@@ -109,7 +110,8 @@ var _ = Describe("logbench", Ordered, func() {
 		benchmark.Spec.Postgres.ImageName = postgres18Image
 		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, benchmark))).To(Succeed())
 		Eventually(func() bool {
-			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(benchmark), &benchv1alpha1.LoggingBenchmark{}))
+			err := k8sClient.Get(ctx, client.ObjectKeyFromObject(benchmark), &benchv1alpha1.LoggingBenchmark{})
+			return apierrors.IsNotFound(err)
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(BeTrue())
 		Expect(k8sClient.Create(ctx, benchmark)).To(Succeed())
 
@@ -176,8 +178,10 @@ var _ = Describe("logbench", Ordered, func() {
 				labels := map[string]string{"namespace": benchmark.Namespace, "benchmark": benchmark.Name,
 					"destination": row.Destination, "clients": fmt.Sprint(row.Clients)}
 				g.Expect(gaugeValue(families, "logbench_result_tps", labels)).To(BeNumerically("~", row.TPS, 0.01), what)
-				g.Expect(gaugeValue(families, "logbench_result_records_expected", labels)).To(BeNumerically("==", row.Records.Expected), what)
-				g.Expect(gaugeValue(families, "logbench_result_records_delivered", labels)).To(BeNumerically("==", row.Records.Delivered), what)
+				g.Expect(gaugeValue(families, "logbench_result_records_expected", labels)).
+					To(BeNumerically("==", row.Records.Expected), what)
+				g.Expect(gaugeValue(families, "logbench_result_records_delivered", labels)).
+					To(BeNumerically("==", row.Records.Delivered), what)
 			}
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 	})
@@ -267,7 +271,8 @@ var _ = Describe("logbench", Ordered, func() {
 				Expect(job.UID).To(Equal(uid), "Job %s of a run finished before the restart was made again", job.Name)
 			}
 			if job.Name == interrupted {
-				Expect(job.Status.Failed).To(BeNumerically(">=", 1), "Job %s: the deleted pod was not counted as a failed attempt", job.Name)
+				Expect(job.Status.Failed).To(BeNumerically(">=", 1),
+					"Job %s: the deleted pod was not counted as a failed attempt", job.Name)
 			}
 		}
 	})
@@ -321,9 +326,10 @@ func waitForPhase(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark
 // application name is the tag of the first repeat of destination at clients:
 // lb_<destination>_c<clients>_r1_<nonce>.
 func recordsOfRun(log, destination string, clients int32) int64 {
-	marker := regexp.MustCompile(fmt.Sprintf(`"application_name\\?":\\?"lb_%s_c%d_r1_`, regexp.QuoteMeta(destination), clients))
+	marker := regexp.MustCompile(
+		fmt.Sprintf(`"application_name\\?":\\?"lb_%s_c%d_r1_`, regexp.QuoteMeta(destination), clients))
 	var count int64
-	for _, line := range strings.Split(log, "\n") {
+	for line := range strings.SplitSeq(log, "\n") {
 		if marker.MatchString(line) {
 			count++
 		}
@@ -403,7 +409,8 @@ func printDiagnostics(benchmark *benchv1alpha1.LoggingBenchmark, extra ...[]stri
 		{"-n", benchmarkNamespace, "get", "pods,jobs,clusters.postgresql.cnpg.io,pvc", "-o", "wide"},
 	}
 	if benchmark != nil {
-		commands = append(commands, []string{"-n", benchmarkNamespace, "get", "loggingbenchmark", benchmark.Name, "-o", "yaml"})
+		commands = append(commands,
+			[]string{"-n", benchmarkNamespace, "get", "loggingbenchmark", benchmark.Name, "-o", "yaml"})
 	}
 	for _, args := range append(commands, extra...) {
 		output, err := exec.Command("kubectl", append(append([]string{}, kubectlArgs...), args...)...).CombinedOutput()

@@ -65,15 +65,16 @@ func (s shippingSetup) destinations() []benchv1alpha1.Destination {
 	smallBuffer := resource.MustParse("1Mi")
 	paused := fluentBit(benchv1alpha1.OutputLoki)
 	paused.MemBufLimit = &smallBuffer
+	const sidecar = benchv1alpha1.DestinationFluentBitSidecar
 	return []benchv1alpha1.Destination{
-		{Name: "fluent-null", Type: benchv1alpha1.DestinationFluentBitSidecar, Shipper: fluentBit(benchv1alpha1.OutputNull)},
-		{Name: "fluent-stdout", Type: benchv1alpha1.DestinationFluentBitSidecar, Shipper: fluentBit(benchv1alpha1.OutputStdout)},
-		{Name: "fluent-loki", Type: benchv1alpha1.DestinationFluentBitSidecar, Shipper: fluentBit(benchv1alpha1.OutputLoki), Loki: open},
+		{Name: "fluent-null", Type: sidecar, Shipper: fluentBit(benchv1alpha1.OutputNull)},
+		{Name: "fluent-stdout", Type: sidecar, Shipper: fluentBit(benchv1alpha1.OutputStdout)},
+		{Name: "fluent-loki", Type: sidecar, Shipper: fluentBit(benchv1alpha1.OutputLoki), Loki: open},
 		{Name: "loki", Type: benchv1alpha1.DestinationLoki, Shipper: fluentBit(""), Loki: open},
 		{Name: fluentBitLimited, Type: benchv1alpha1.DestinationLoki, Shipper: fluentBit(""), Loki: limited},
 		{Name: "otel", Type: benchv1alpha1.DestinationLoki, Shipper: collector, Loki: open},
 		{Name: collectorLimited, Type: benchv1alpha1.DestinationLoki, Shipper: collector, Loki: limited},
-		{Name: backpressure, Type: benchv1alpha1.DestinationFluentBitSidecar, Shipper: paused, Loki: open},
+		{Name: backpressure, Type: sidecar, Shipper: paused, Loki: open},
 	}
 }
 
@@ -84,12 +85,15 @@ var _ = Describe("shipping", Ordered, func() {
 		if CurrentSpecReport().Failed() {
 			printDiagnostics(benchmark,
 				[]string{"-n", benchmarkNamespace, "logs", "deployment/loki", "--tail=100"},
-				[]string{"-n", benchmarkNamespace, "logs", "-l", "cnpg.io/podRole=instance", "-c", "logbench-shipper", "--prefix", "--tail=50"})
+				[]string{"-n", benchmarkNamespace, "logs", "-l", "cnpg.io/podRole=instance", "-c", "logbench-shipper",
+					"--prefix", "--tail=50"})
 		}
 	})
 
-	It("ships every record through Fluent Bit and the collector, and reports each loss with its stage and reason", func(ctx SpecContext) {
-		Expect(shipping.lokiImage).NotTo(BeEmpty(), "E2E_LOKI_IMAGE names the Loki image; make test-e2e-local and make test-e2e set it")
+	It("ships every record through Fluent Bit and the collector, "+
+		"and reports each loss with its stage and reason", func(ctx SpecContext) {
+		Expect(shipping.lokiImage).NotTo(BeEmpty(),
+			"E2E_LOKI_IMAGE names the Loki image; make test-e2e-local and make test-e2e set it")
 		deployLoki(ctx)
 
 		benchmark = newBenchmark("shipping")
@@ -131,7 +135,8 @@ var _ = Describe("shipping", Ordered, func() {
 			case backpressure:
 				// A full buffer delays the file's records: they arrive late, or are reported
 				// as still unread in the file, never as lost by the shipper.
-				Expect(records.Stages.InputPausedSeconds).To(BeNumerically(">", 0), "%s: the input paused on its buffer limit", what)
+				Expect(records.Stages.InputPausedSeconds).To(BeNumerically(">", 0),
+					"%s: the input paused on its buffer limit", what)
 				if records.Delivered < records.Expected {
 					Expect(records.Stages.LostAt).To(Equal("read"), what)
 					Expect(records.DropReason).To(ContainSubstring("still unread in the file"), what)
@@ -155,9 +160,10 @@ var _ = Describe("shipping", Ordered, func() {
 // suite's Loki holds, through the API server's service proxy, which both providers
 // reach.
 func lokiHolds(ctx context.Context, tenant, destination string) int64 {
-	query := fmt.Sprintf(`sum(count_over_time({job="logbench", destination=%q} |= "lb_%s_" [1h]))`, destination, destination)
+	query := fmt.Sprintf(`sum(count_over_time({job="logbench", destination=%[1]q} |= "lb_%[1]s_" [1h]))`, destination)
 	if destination == collectorLimited {
-		query = fmt.Sprintf(`sum(count_over_time({service_name="logbench-shipping-%s"} |= "lb_%s_" [1h]))`, destination, destination)
+		query = fmt.Sprintf(`sum(count_over_time({service_name="logbench-shipping-%[1]s"} |= "lb_%[1]s_" [1h]))`,
+			destination)
 	}
 	body, err := clientset.CoreV1().RESTClient().Get().Namespace(benchmarkNamespace).
 		Resource("services").Name("loki:3100").SubResource("proxy").Suffix("loki/api/v1/query").
@@ -194,7 +200,8 @@ func deployLoki(ctx context.Context) {
 			Expect(err).NotTo(HaveOccurred())
 		}
 		object.SetNamespace(benchmarkNamespace)
-		Expect(k8sClient.Patch(ctx, object, client.Apply, client.FieldOwner("logbench-e2e"), client.ForceOwnership)).To(Succeed())
+		Expect(k8sClient.Patch(ctx, object, client.Apply, client.FieldOwner("logbench-e2e"), client.ForceOwnership)).
+			To(Succeed())
 	}
 	Eventually(func(g Gomega) {
 		deployment := &appsv1.Deployment{}

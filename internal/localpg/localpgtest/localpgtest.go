@@ -65,8 +65,9 @@ func PostgreSQL18(t testing.TB) localpg.Installation {
 		}
 		problems = append(problems, err.Error())
 	}
-	msg := fmt.Sprintf("PostgreSQL 18 is missing, so the measurements on it are not made: run hack/install-postgresql.sh "+
-		"(make postgresql18 does) or set %s to its bin directory; looked at: %s", PostgreSQL18Env, strings.Join(problems, "; "))
+	msg := fmt.Sprintf("PostgreSQL 18 is missing, so the measurements on it are not made: "+
+		"run hack/install-postgresql.sh (make postgresql18 does) or set %s to its bin directory; looked at: %s",
+		PostgreSQL18Env, strings.Join(problems, "; "))
 	if os.Getenv("CI") == "true" {
 		t.Fatal(msg)
 	}
