@@ -31,6 +31,18 @@ var (
 		Name: "logbench_result_overhead_percent",
 		Help: "TPS lost against the baseline at the same client count, in percent; absent without a baseline.",
 	}, resultLabels)
+	resultOverheadLow = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_overhead_low_percent",
+		Help: "Lower bound of the confidence interval of the overhead; absent with fewer than 3 repeat pairs.",
+	}, resultLabels)
+	resultOverheadHigh = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_overhead_high_percent",
+		Help: "Upper bound of the confidence interval of the overhead; absent with fewer than 3 repeat pairs.",
+	}, resultLabels)
+	resultOverheadSignificant = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_overhead_significant",
+		Help: "1 when the overhead's interval excludes 0, 0 when the overhead is within noise; absent without an interval.",
+	}, resultLabels)
 	resultRecordsExpected = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "logbench_result_records_expected",
 		Help: "Statement log records PostgreSQL had to emit for a result row.",
@@ -66,7 +78,8 @@ var (
 	}, []string{metricLabelNamespace, metricLabelBenchmark, "phase"})
 
 	resultGauges = []*prometheus.GaugeVec{
-		resultTPS, resultLatency, resultOverhead, resultRecordsExpected,
+		resultTPS, resultLatency, resultOverhead, resultOverheadLow, resultOverheadHigh, resultOverheadSignificant,
+		resultRecordsExpected,
 		resultRecordsDelivered, resultRecordsDropped, resultRecordsDroppedAtLeast,
 		resultRecordsArrivedLate, resultDrain,
 	}
@@ -113,6 +126,17 @@ func exportBenchmarkMetrics(benchmark *v1alpha1.LoggingBenchmark) {
 		resultRecordsArrivedLate.With(labels).Set(float64(row.Records.ArrivedLate))
 		resultDrain.With(labels).Set(row.DrainSeconds)
 		setOptional(resultOverhead, labels, row.OverheadPercent)
+		var low, high, significant *float64
+		if interval := row.OverheadInterval; interval != nil {
+			low, high = &interval.LowPercent, &interval.HighPercent
+			significant = new(0.0)
+			if row.OverheadVerdict == v1alpha1.OverheadSignificant {
+				significant = new(1.0)
+			}
+		}
+		setOptional(resultOverheadLow, labels, low)
+		setOptional(resultOverheadHigh, labels, high)
+		setOptional(resultOverheadSignificant, labels, significant)
 		setOptional(resultRecordsDropped, labels, asFloat(row.Records.Dropped))
 		setOptional(resultRecordsDroppedAtLeast, labels, asFloat(row.Records.DroppedAtLeast))
 	}

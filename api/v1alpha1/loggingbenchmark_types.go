@@ -740,10 +740,24 @@ type Result struct {
 	LatencyAvgMs float64 `json:"latencyAvgMs"`
 	// LatencyStdDevMs of the chosen repeat.
 	LatencyStdDevMs float64 `json:"latencyStdDevMs"`
-	// OverheadPercent is the TPS lost against the baseline at the same client count;
-	// absent for the baseline itself or when the baseline has no result.
+	// OverheadPercent is the TPS lost against the baseline at the same client count: the
+	// median of the overheads of the repeats paired with the baseline's repeat of the same
+	// index, or from the aggregated TPS when no repeat has a pair; absent for the baseline
+	// itself or when the baseline has no result.
 	// +optional
 	OverheadPercent *float64 `json:"overheadPercent,omitempty"`
+	// OverheadInterval is the confidence interval of the median paired overhead; absent
+	// with fewer than 3 pairs.
+	// +optional
+	OverheadInterval *OverheadInterval `json:"overheadInterval,omitempty"`
+	// OverheadVerdict tells the overhead apart from noise: Significant when its interval
+	// excludes 0, WithinNoise when it holds 0, Unknown without an interval.
+	// +optional
+	OverheadVerdict OverheadVerdict `json:"overheadVerdict,omitempty"`
+	// Noisy is true when the TPS of the row's repeats varies by more than NoisyCVPercent
+	// (coefficient of variation): its figures say less than they seem to.
+	// +optional
+	Noisy bool `json:"noisy,omitempty"`
 	// Records summed over successful repeats.
 	Records Records `json:"records"`
 	// DrainSeconds is the longest drain of the repeats.
@@ -751,6 +765,38 @@ type Result struct {
 	// Repeats are the raw values.
 	Repeats []RepeatResult `json:"repeats,omitempty"`
 }
+
+// OverheadInterval is a distribution-free confidence interval of the median of a row's
+// paired overheads: between two order statistics of the pairs, chosen so that the
+// interval holds the median with at least 95% confidence; with 3 to 5 pairs no such
+// pair of order statistics exists and the interval spans them all, at the confidence
+// it has (75%, 87.5%, 93.75%).
+type OverheadInterval struct {
+	// LowPercent and HighPercent bound the overhead.
+	LowPercent  float64 `json:"lowPercent"`
+	HighPercent float64 `json:"highPercent"`
+	// ConfidencePercent is the probability that the interval holds the median overhead.
+	ConfidencePercent float64 `json:"confidencePercent"`
+	// Pairs is how many repeats were paired with the baseline's.
+	Pairs int32 `json:"pairs"`
+}
+
+// OverheadVerdict tells an overhead apart from noise.
+// +kubebuilder:validation:Enum=Significant;WithinNoise;Unknown
+type OverheadVerdict string
+
+const (
+	// OverheadSignificant: the interval excludes 0.
+	OverheadSignificant OverheadVerdict = "Significant"
+	// OverheadWithinNoise: the interval holds 0, as benchstat's ~ says.
+	OverheadWithinNoise OverheadVerdict = "WithinNoise"
+	// OverheadUnknown: fewer than 3 repeats were paired with the baseline's, too few for
+	// an interval.
+	OverheadUnknown OverheadVerdict = "Unknown"
+)
+
+// NoisyCVPercent is the coefficient of variation of a row's TPS above which it is noisy.
+const NoisyCVPercent = 10
 
 // Summary holds figures for kubectl get.
 type Summary struct {
@@ -771,6 +817,10 @@ type Summary struct {
 	// Dropped says the above in one cell for kubectl get, e.g. "120 + ≥300, 1 row unknown".
 	// +optional
 	Dropped string `json:"dropped,omitempty"`
+	// Noise says when no overhead could be told apart from noise, and which rows are
+	// noisy.
+	// +optional
+	Noise string `json:"noise,omitempty"`
 }
 
 // LoggingBenchmark measures what PostgreSQL logging costs for each logging destination.

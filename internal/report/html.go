@@ -135,8 +135,8 @@ func newTableRow(row v1alpha1.Result, colour string) tableRow {
 	t.Latency = fmt.Sprintf("%.3f ±%.3f", row.LatencyAvgMs, row.LatencyStdDevMs)
 	t.Overhead = "–"
 	if o := row.OverheadPercent; o != nil {
-		t.Overhead = fmt.Sprintf("%.1f%%", *o)
-		if *o > 0 {
+		t.Overhead = results.OverheadCell(row)
+		if row.OverheadVerdict != v1alpha1.OverheadWithinNoise && *o > 0 {
 			t.OverheadClass = "worse"
 		}
 	}

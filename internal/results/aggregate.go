@@ -89,6 +89,7 @@ func Summarize(rows []v1alpha1.Result) v1alpha1.Summary {
 		summary.WorstOverhead = fmt.Sprintf("%.1f%%", *worst)
 	}
 	summary.Dropped = droppedText(summary, exactRows, boundRows)
+	summary.Noise = noiseText(rows)
 	return summary
 }
 
@@ -199,6 +200,7 @@ func aggregateRow(
 	if mean != 0 {
 		row.TPSCoefficientOfVariation = stddev / mean * 100
 	}
+	row.Noisy = len(ok) > 1 && row.TPSCoefficientOfVariation > v1alpha1.NoisyCVPercent
 	row.Records = sumRecords(ok)
 	return row
 }
@@ -312,26 +314,6 @@ func sumStages(ok []v1alpha1.RepeatResult) *v1alpha1.RecordStages {
 	}
 	total.LostAt = total.LosingStage()
 	return &total
-}
-
-// applyOverhead sets each row's TPS loss against the baseline row at the same client
-// count. A faster-than-baseline row keeps its negative overhead: it is noise worth seeing.
-func applyOverhead(rows []v1alpha1.Result, baseline string) {
-	baselineTPS := map[int32]float64{}
-	for _, row := range rows {
-		if row.Destination == baseline && len(Successful(row.Repeats)) > 0 && row.TPS > 0 {
-			baselineTPS[row.Clients] = row.TPS
-		}
-	}
-	for i := range rows {
-		row := &rows[i]
-		base, ok := baselineTPS[row.Clients]
-		if row.Destination == baseline || !ok || len(Successful(row.Repeats)) == 0 {
-			continue
-		}
-		overhead := (base - row.TPS) / base * 100
-		row.OverheadPercent = &overhead
-	}
 }
 
 // Failure is a repeat that failed, named as destination/clients/repeat.

@@ -77,10 +77,7 @@ func humanCells(row v1alpha1.Result) []string {
 		}
 		return cells
 	}
-	overhead := missing
-	if row.OverheadPercent != nil {
-		overhead = fmt.Sprintf("%.1f%%", *row.OverheadPercent)
-	}
+	overhead := OverheadCell(row)
 	expected := strconv.FormatInt(row.Records.Expected, 10)
 	if row.Records.ExpectedIsEstimate {
 		expected = estimateMarker + expected
@@ -145,7 +142,7 @@ func footnotes(rows []v1alpha1.Result) []string {
 			}
 		}
 	}
-	var notes []string
+	notes := overheadNotes(rows)
 	if estimates {
 		notes = append(
 			notes,
@@ -157,6 +154,30 @@ func footnotes(rows []v1alpha1.Result) []string {
 	notes = append(notes, late...)
 	notes = append(notes, drops...)
 	return append(notes, failures...)
+}
+
+// overheadNotes explain the overhead column: how it is computed and its interval read,
+// and which rows have none or are noisy.
+func overheadNotes(rows []v1alpha1.Result) []string {
+	var intervals, unknown bool
+	for _, row := range rows {
+		intervals = intervals || row.OverheadInterval != nil
+		unknown = unknown || row.OverheadVerdict == v1alpha1.OverheadUnknown
+	}
+	var notes []string
+	if intervals {
+		notes = append(notes, "overhead: median over the repeats paired with the baseline's; [low, high] holds it "+
+			"with the confidence its pairs allow (95% from 6 pairs; 93.75%, 87.5%, 75% with 5, 4, 3); "+
+			noiseMarker+" marks an overhead within noise, whose interval holds 0")
+	}
+	if unknown {
+		notes = append(notes, "an overhead without [low, high] comes from fewer than 3 repeats paired with the "+
+			"baseline's: too few to tell it from noise")
+	}
+	if noise := noiseText(rows); noise != "" {
+		notes = append(notes, noise)
+	}
+	return notes
 }
 
 // DropNote says why a row's records were dropped, for the notes under a table or chart.
@@ -263,7 +284,8 @@ func renderJSON(w io.Writer, rows []v1alpha1.Result) error {
 var csvHeader = []string{
 	"destination", "type", "clients", "repeats", "failed_repeats",
 	"tps", "tps_stddev", "tps_cv_percent", "latency_avg_ms", "latency_stddev_ms",
-	"overhead_percent", "expected", "expected_is_estimate", "delivered", "arrived_late", "dropped",
+	"overhead_percent", "overhead_low_percent", "overhead_high_percent", "overhead_confidence_percent",
+	"overhead_verdict", "noisy", "expected", "expected_is_estimate", "delivered", "arrived_late", "dropped",
 	"dropped_at_least", "accounting_error", "drain_seconds",
 }
 
@@ -282,6 +304,10 @@ func renderCSV(w io.Writer, rows []v1alpha1.Result) error {
 			formatFloat(row.TPS), formatFloat(row.TPSStdDev), formatFloat(row.TPSCoefficientOfVariation),
 			formatFloat(row.LatencyAvgMs), formatFloat(row.LatencyStdDevMs),
 			optional(row.OverheadPercent, formatFloat),
+			optional(intervalField(row, func(i v1alpha1.OverheadInterval) float64 { return i.LowPercent }), formatFloat),
+			optional(intervalField(row, func(i v1alpha1.OverheadInterval) float64 { return i.HighPercent }), formatFloat),
+			optional(intervalField(row, func(i v1alpha1.OverheadInterval) float64 { return i.ConfidencePercent }), formatFloat),
+			string(row.OverheadVerdict), strconv.FormatBool(row.Noisy),
 			strconv.FormatInt(row.Records.Expected, 10), strconv.FormatBool(row.Records.ExpectedIsEstimate),
 			strconv.FormatInt(row.Records.Delivered, 10), strconv.FormatInt(row.Records.ArrivedLate, 10),
 			optional(row.Records.Dropped, formatInt), optional(row.Records.DroppedAtLeast, formatInt),
@@ -293,6 +319,15 @@ func renderCSV(w io.Writer, rows []v1alpha1.Result) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// intervalField reads one figure of a row's overhead interval, nil without one.
+func intervalField(row v1alpha1.Result, field func(v1alpha1.OverheadInterval) float64) *float64 {
+	if row.OverheadInterval == nil {
+		return nil
+	}
+	value := field(*row.OverheadInterval)
+	return &value
 }
 
 func formatFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

@@ -11,16 +11,16 @@ import (
 	"github.com/logbench/logbench/internal/golden"
 )
 
-// goldenRows cover every marker: a baseline, an exact row with drops and their reason, an
+// goldenRows cover every marker: a baseline, an exact row with drops and their reason and
+// an overhead with its interval, an
 // estimate short of its lower bound, an accounting error, late records, a failed repeat
 // among successful ones, and a row that failed entirely.
 func goldenRows() []v1alpha1.Result {
 	spec := testSpec(v1alpha1.AggregateMedian, 1, 4)
 	spec.Destinations = append(spec.Destinations, v1alpha1.Destination{Name: "json", Type: v1alpha1.DestinationJSONLog})
 	estimate := exact(9100, 91000, 90000)
-	estimate.Records.Dropped, estimate.Records.DroppedAtLeast, estimate.Records.ExpectedIsEstimate = nil, new(
-		int64(1000),
-	), true
+	estimate.Records.Dropped, estimate.Records.ExpectedIsEstimate = nil, true
+	estimate.Records.DroppedAtLeast = new(int64(1000))
 	late := exact(14000, 140002, 139990)
 	late.Records.ArrivedLate, late.Records.Dropped = 12, new(int64(0))
 	overcount := exact(15000, 150000, 150010)
@@ -28,6 +28,7 @@ func goldenRows() []v1alpha1.Result {
 	return Aggregate(spec, map[RunKey]v1alpha1.RepeatResult{
 		{"baseline", 1, 1}: exact(27300, 0, 0),
 		{"baseline", 1, 2}: exact(27100, 0, 0),
+		{"baseline", 1, 3}: exact(27200, 0, 0),
 		{"baseline", 4, 1}: exact(49200, 0, 0),
 		{"baseline", 4, 2}: exact(48800, 0, 0),
 		{"csv", 1, 1}: withPause(
@@ -38,6 +39,7 @@ func goldenRows() []v1alpha1.Result {
 			withStages(exact(15900, 159002, 158990), 159002, 159002, 158990, new(int64(158990))),
 			"the shipper dropped 12 records (errors or retries exhausted)",
 		),
+		{"csv", 1, 3}:    withStages(exact(16000, 160002, 160002), 160002, 160002, 160002, new(int64(160002))),
 		{"csv", 4, 1}:    exact(17100, 171002, 171002),
 		{"csv", 4, 2}:    failed("pgbench: exit status 1\nconnection to server failed"),
 		{"stdout", 1, 1}: estimate,
