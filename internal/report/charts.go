@@ -159,7 +159,8 @@ type point struct {
 	Title string
 }
 
-// errorBar spans one standard deviation either side of the TPS.
+// errorBar spans a range of the value axis: one standard deviation either side of the
+// TPS, or the confidence interval of an overhead.
 type errorBar struct {
 	X, Low, High, CapLeft, CapRight px
 }
@@ -258,6 +259,8 @@ type overheadChart struct {
 	plot
 	Legend []legendEntry
 	Bars   []bar
+	// Intervals are the overheads' confidence intervals.
+	Intervals []errorBar
 	// Missing marks the destinations and client counts without an overhead.
 	Missing []point
 	Notes   []string
@@ -275,6 +278,9 @@ func newOverheadChart(all []series, counts []int32) (overheadChart, bool) {
 		for _, row := range s.rows {
 			if row.OverheadPercent != nil {
 				lo, hi, found = min(lo, *row.OverheadPercent), max(hi, *row.OverheadPercent), true
+			}
+			if interval := row.OverheadInterval; interval != nil {
+				lo, hi = min(lo, interval.LowPercent), max(hi, interval.HighPercent)
 			}
 		}
 	}
@@ -297,12 +303,19 @@ func newOverheadChart(all []series, counts []int32) (overheadChart, bool) {
 			overhead := *row.OverheadPercent
 			b := rectBetween(x+px(width*0.1), px(width*0.8), chart.ZeroY, y.at(overhead))
 			b.Color = s.Color
-			b.Title = fmt.Sprintf("%s, %d clients: %.1f%% overhead", s.Name, c, overhead)
+			b.Title = fmt.Sprintf("%s, %d clients: %s overhead", s.Name, c, results.OverheadCell(row))
 			b.Label = fmt.Sprintf("%.1f%%", overhead)
 			b.LabelX = x + px(width/2)
-			b.LabelY = b.Y - 4
+			top, bottom := b.Y, b.Y+b.Height
+			if interval := row.OverheadInterval; interval != nil {
+				whisker := errorBar{X: b.LabelX, Low: y.at(interval.LowPercent), High: y.at(interval.HighPercent),
+					CapLeft: b.LabelX - 4, CapRight: b.LabelX + 4}
+				chart.Intervals = append(chart.Intervals, whisker)
+				top, bottom = min(top, whisker.High), max(bottom, whisker.Low)
+			}
+			b.LabelY = top - 4
 			if overhead < 0 {
-				b.LabelY = b.Y + b.Height + 12
+				b.LabelY = bottom + 12
 			}
 			chart.Bars = append(chart.Bars, b)
 		}

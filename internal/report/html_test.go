@@ -296,3 +296,16 @@ func TestHTMLRefusesFiguresThatAreNotMeasurements(t *testing.T) {
 		})
 	}
 }
+
+// TestOverheadChartDrawsIntervals: the one row with 3 repeats paired with the baseline's
+// gets a whisker; the others have too few pairs for an interval.
+func TestOverheadChartDrawsIntervals(t *testing.T) {
+	doc := parseHTML(t, renderPage(t, fullBenchmark()))
+	whiskers := find(byID(doc, "overhead-chart"), func(n *html.Node) bool {
+		class, _ := attr(n, "class")
+		return n.Data == "path" && class == "error-bar"
+	})
+	if len(whiskers) != 1 {
+		t.Errorf("%d intervals drawn in the overhead chart, want 1 (csvlog at 1 client)", len(whiskers))
+	}
+}

@@ -221,32 +221,50 @@ func firstLine(s string) string {
 }
 
 func renderTable(w io.Writer, rows []v1alpha1.Result) error {
+	return writeTable(w, humanHeader, cellsOf(rows), footnotes(rows))
+}
+
+func renderMarkdown(w io.Writer, rows []v1alpha1.Result) error {
+	return writeMarkdown(w, humanHeader, cellsOf(rows), footnotes(rows))
+}
+
+func cellsOf(rows []v1alpha1.Result) [][]string {
+	cells := make([][]string, len(rows))
+	for i, row := range rows {
+		cells[i] = humanCells(row)
+	}
+	return cells
+}
+
+// writeTable aligns the header and rows in columns for a terminal, then the notes.
+func writeTable(w io.Writer, header []string, rows [][]string, notes []string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(humanHeader, "\t"))
-	for _, row := range rows {
-		fmt.Fprintln(tw, strings.Join(humanCells(row), "\t"))
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, cells := range rows {
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	return writeFootnotes(w, rows, "")
+	return writeNotes(w, notes, "")
 }
 
-func renderMarkdown(w io.Writer, rows []v1alpha1.Result) error {
+// writeMarkdown writes the header and rows as a Markdown table, then the notes as a list.
+func writeMarkdown(w io.Writer, header []string, rows [][]string, notes []string) error {
 	var b strings.Builder
-	writeMarkdownRow(&b, humanHeader)
-	separator := make([]string, len(humanHeader))
+	writeMarkdownRow(&b, header)
+	separator := make([]string, len(header))
 	for i := range separator {
 		separator[i] = "---"
 	}
 	writeMarkdownRow(&b, separator)
-	for _, row := range rows {
-		writeMarkdownRow(&b, humanCells(row))
+	for _, cells := range rows {
+		writeMarkdownRow(&b, cells)
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
-	return writeFootnotes(w, rows, "- ")
+	return writeNotes(w, notes, "- ")
 }
 
 func writeMarkdownRow(b *strings.Builder, cells []string) {
@@ -257,9 +275,8 @@ func writeMarkdownRow(b *strings.Builder, cells []string) {
 	b.WriteString("\n")
 }
 
-// writeFootnotes separates the notes from the table by a blank line and prefixes each.
-func writeFootnotes(w io.Writer, rows []v1alpha1.Result, prefix string) error {
-	notes := footnotes(rows)
+// writeNotes separates the notes from the table by a blank line and prefixes each.
+func writeNotes(w io.Writer, notes []string, prefix string) error {
 	if len(notes) == 0 {
 		return nil
 	}
