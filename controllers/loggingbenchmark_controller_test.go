@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/agent"
+	"github.com/logbench/logbench/internal/results"
 	"github.com/logbench/logbench/internal/shipping"
 )
 
@@ -50,14 +52,58 @@ func newBenchmark(namespace, name string, cleanup v1alpha1.CleanupPolicy) *v1alp
 	}
 }
 
-// runBenchmarkDestination plays CloudNativePG and the agent for every run of one
-// destination, each agent reporting the TPS of its client count.
-func runBenchmarkDestination(namespace, benchmark, destination string, tps map[int32]float64) {
-	markClusterReady(namespace, clusterName(benchmark, destination))
-	for _, clients := range []int32{1, 2} {
-		run := plannedRun{Destination: v1alpha1.Destination{Name: destination}, Clients: clients, Repeat: 1}
-		finishJob(namespace, jobName(benchmark, run), resultMessage(tps[clients]), true)
+// runTPS is the TPS each destination's agent reports at each client count.
+type runTPS map[string]map[int32]float64
+
+// nextJob waits for a Job of the namespace that is not among started, the Jobs already
+// seen, and returns it: the operator starts one at a time, in its schedule's order.
+func nextJob(namespace string, started []string) batchv1.Job {
+	var next batchv1.Job
+	Eventually(func(g Gomega) {
+		var fresh []batchv1.Job
+		for _, job := range listJobs(namespace) {
+			if !slices.Contains(started, job.Name) {
+				fresh = append(fresh, job)
+			}
+		}
+		g.Expect(fresh).To(HaveLen(1))
+		next = fresh[0]
+	}, timeout).Should(Succeed())
+	return next
+}
+
+// agentEnd is how the agent of a Job ends: its termination message and whether the Job
+// succeeded.
+type agentEnd struct {
+	message   string
+	succeeded bool
+}
+
+// playRuns plays CloudNativePG and the agents: it reports the clusters of destinations
+// ready, then finishes each Job the operator starts, after those of started, as ends
+// says for its name or else with the TPS of its destination and client count, until
+// every run of tps has run. It returns every Job started, in order.
+func playRuns(namespace, benchmark string, destinations []string, tps runTPS, ends map[string]agentEnd,
+	started ...string) []string {
+	for _, destination := range destinations {
+		markClusterReady(namespace, clusterName(benchmark, destination))
 	}
+	runs := 0
+	for _, byClients := range tps {
+		runs += len(byClients)
+	}
+	for len(started) < runs {
+		job := nextJob(namespace, started)
+		if end, special := ends[job.Name]; special {
+			finishJob(namespace, job.Name, end.message, end.succeeded)
+		} else {
+			clients, err := strconv.ParseInt(job.Labels[LabelClients], 10, 32)
+			Expect(err).NotTo(HaveOccurred())
+			finishJob(namespace, job.Name, resultMessage(tps[job.Labels[LabelDestination]][int32(clients)]), true)
+		}
+		started = append(started, job.Name)
+	}
+	return started
 }
 
 // seriesOfNamespace counts the logbench series about benchmarks of a namespace.
@@ -101,25 +147,26 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		DeferCleanup(startOperator(time.Minute))
 		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "happy", v1alpha1.CleanupOnSuccess))).To(Succeed())
 
-		By("provisioning the baseline cluster first, statement logging off")
+		By("provisioning every cluster before the first run, the baseline's with statement logging off")
 		baseline := getCluster(namespace, "happy-baseline")
 		Expect(baseline.GetLabels()).To(HaveKeyWithValue(LabelDestination, "baseline"))
 		params, _, _ := unstructured.NestedStringMap(baseline.Object, "spec", "postgresql", "parameters")
 		Expect(params).To(HaveKeyWithValue("log_statement", "none"))
 		superuser, _, _ := unstructured.NestedBool(baseline.Object, "spec", "enableSuperuserAccess")
 		Expect(superuser).To(BeTrue())
-		Consistently(clusterExists(namespace, "happy-csv"), time.Second).Should(BeFalse())
-		Expect(listJobs(namespace)).To(BeEmpty())
-
-		runBenchmarkDestination(namespace, "happy", "baseline", map[int32]float64{1: 1000, 2: 2000})
-
-		By("provisioning the CSVLog cluster once the baseline is done")
 		csv := getCluster(namespace, "happy-csv")
 		params, _, _ = unstructured.NestedStringMap(csv.Object, "spec", "postgresql", "parameters")
 		Expect(params).To(HaveKeyWithValue("log_statement", "all"))
 		alterSystem, _, _ := unstructured.NestedBool(csv.Object, "spec", "postgresql", "enableAlterSystem")
 		Expect(alterSystem).To(BeTrue())
-		runBenchmarkDestination(namespace, "happy", "csv", map[int32]float64{1: 800, 2: 1500})
+		markClusterReady(namespace, "happy-baseline")
+		Consistently(func() []batchv1.Job { return listJobs(namespace) }, time.Second).Should(BeEmpty())
+
+		By("running the destinations in rounds, one round per client count")
+		order := playRuns(namespace, "happy", []string{"csv"},
+			runTPS{"baseline": {1: 1000, 2: 2000}, "csv": {1: 800, 2: 1500}}, nil)
+		Expect(order[:2]).To(ConsistOf("happy-baseline-c1-r1", "happy-csv-c1-r1"))
+		Expect(order[2:]).To(ConsistOf("happy-baseline-c2-r1", "happy-csv-c2-r1"))
 
 		benchmark := expectPhase(namespace, "happy", v1alpha1.PhaseSucceeded)
 		status := benchmark.Status
@@ -129,6 +176,14 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(status.Results[2].OverheadPercent).To(HaveValue(BeNumerically("~", 20, 0.01)))
 		Expect(status.Results[3].OverheadPercent).To(HaveValue(BeNumerically("~", 25, 0.01)))
 		Expect(status.Summary.WorstOverhead).To(Equal("25.0%"))
+		Expect(status.Schedule.Runs).To(HaveLen(4))
+		for i, run := range status.Schedule.Runs {
+			var destination string
+			var clients, repeat int
+			_, err := fmt.Sscanf(strings.ReplaceAll(run, "/", " "), "%s %d %d", &destination, &clients, &repeat)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(order[i]).To(Equal(fmt.Sprintf("happy-%s-c%d-r%d", destination, clients, repeat)), "the schedule's order")
+		}
 		Expect(status.StartTime).NotTo(BeNil())
 		Expect(status.CompletionTime).NotTo(BeNil())
 		Expect(status.ObservedGeneration).To(Equal(benchmark.Generation))
@@ -174,8 +229,11 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 
 	It("creates agent Jobs that reference the superuser secret and never hold the password", func() {
 		DeferCleanup(startOperator(time.Minute))
-		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "jobs", v1alpha1.CleanupNever))).To(Succeed())
+		jobs := newBenchmark(namespace, "jobs", v1alpha1.CleanupNever)
+		jobs.Spec.Workload.Seed = seedRunningFirst(&jobs.Spec, "baseline")
+		Expect(k8sClient.Create(ctx, jobs)).To(Succeed())
 		markClusterReady(namespace, "jobs-baseline")
+		markClusterReady(namespace, "jobs-csv")
 		job := getJob(namespace, "jobs-baseline-c1-r1")
 
 		Expect(job.Labels).To(Equal(map[string]string{
@@ -224,10 +282,9 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 	It("keeps the results of the other runs and reports why a run failed", func() {
 		DeferCleanup(startOperator(time.Minute))
 		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "broken", v1alpha1.CleanupOnSuccess))).To(Succeed())
-		markClusterReady(namespace, "broken-baseline")
-		finishJob(namespace, "broken-baseline-c1-r1", resultMessage(1000), true)
-		finishJob(namespace, "broken-baseline-c2-r1", "pgbench: error: connection to server failed", false)
-		runBenchmarkDestination(namespace, "broken", "csv", map[int32]float64{1: 800, 2: 1500})
+		playRuns(namespace, "broken", []string{"baseline", "csv"},
+			runTPS{"baseline": {1: 1000, 2: 2000}, "csv": {1: 800, 2: 1500}},
+			map[string]agentEnd{"broken-baseline-c2-r1": {"pgbench: error: connection to server failed", false}})
 
 		benchmark := expectPhase(namespace, "broken", v1alpha1.PhaseFailed)
 		Expect(benchmark.Status.Progress.RunsDone).To(Equal(int32(4)))
@@ -253,7 +310,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		DeferCleanup(startOperator(3 * time.Second))
 		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "slow", v1alpha1.CleanupAlways))).To(Succeed())
 		getCluster(namespace, "slow-baseline")
-		runBenchmarkDestination(namespace, "slow", "csv", map[int32]float64{1: 800, 2: 1500})
+		playRuns(namespace, "slow", []string{"csv"}, runTPS{"csv": {1: 800, 2: 1500}}, nil)
 
 		benchmark := expectPhase(namespace, "slow", v1alpha1.PhaseFailed)
 		Expect(benchmark.Status.Destinations[0].State).To(Equal(v1alpha1.DestinationFailed))
@@ -314,7 +371,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		superuser, _, _ := unstructured.NestedBool(cluster.Object, "spec", "enableSuperuserAccess")
 		Expect(alterSystem && superuser).To(BeTrue())
 
-		runBenchmarkDestination(namespace, "ship", "fluent", map[int32]float64{1: 900, 2: 1700})
+		playRuns(namespace, "ship", []string{"fluent"}, runTPS{"fluent": {1: 900, 2: 1700}}, nil)
 		benchmark = expectPhase(namespace, "ship", v1alpha1.PhaseSucceeded)
 		Expect(
 			benchmark.Status.Results,
@@ -380,12 +437,15 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		stop := startOperator(time.Minute)
 		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "restart", v1alpha1.CleanupNever))).To(Succeed())
 		markClusterReady(namespace, "restart-baseline")
-		finishJob(namespace, "restart-baseline-c1-r1", resultMessage(1000), true)
-		getJob(namespace, "restart-baseline-c2-r1")
+		markClusterReady(namespace, "restart-csv")
+		first := nextJob(namespace, nil)
+		finishJob(namespace, first.Name, resultMessage(1000), true)
+		second := nextJob(namespace, []string{first.Name})
 		var before *v1alpha1.LoggingBenchmark
 		Eventually(func(g Gomega) {
 			before = getBenchmark(g, namespace, "restart")
-			g.Expect(before.Status.Progress.Current).To(Equal("baseline/2/1"))
+			g.Expect(before.Status.Progress.Current).To(Equal(
+				second.Labels[LabelDestination] + "/" + second.Labels[LabelClients] + "/1"))
 		}, timeout).Should(Succeed())
 		jobsBefore := listJobs(namespace)
 		stop()
@@ -396,8 +456,9 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 			g.Expect(getBenchmark(g, namespace, "restart").ResourceVersion).To(Equal(before.ResourceVersion))
 		}, 3*time.Second).Should(Succeed())
 
-		finishJob(namespace, "restart-baseline-c2-r1", resultMessage(2000), true)
-		runBenchmarkDestination(namespace, "restart", "csv", map[int32]float64{1: 800, 2: 1500})
+		finishJob(namespace, second.Name, resultMessage(2000), true)
+		playRuns(namespace, "restart", nil, runTPS{"baseline": {1: 1000, 2: 2000}, "csv": {1: 800, 2: 1500}}, nil,
+			first.Name, second.Name)
 		benchmark := expectPhase(namespace, "restart", v1alpha1.PhaseSucceeded)
 		Expect(benchmark.Status.Results).To(HaveLen(4))
 		Expect(listJobs(namespace)).To(HaveLen(4))
@@ -406,16 +467,15 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 	It("reports a run whose records cannot all be right as Degraded", func() {
 		DeferCleanup(startOperator(time.Minute))
 		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "overcount", v1alpha1.CleanupNever))).To(Succeed())
-		runBenchmarkDestination(namespace, "overcount", "baseline", map[int32]float64{1: 1000, 2: 2000})
-		markClusterReady(namespace, "overcount-csv")
 		overcount, err := json.Marshal(v1alpha1.RepeatResult{
 			TPS: 800, LatencyAvgMs: 1.25, Transactions: 8000,
 			Records: v1alpha1.Records{Expected: 8000, Delivered: 8010, Dropped: ptr.To[int64](-10),
 				AccountingError: "8010 records arrived but the server can have emitted at most 8000 for this run"},
 		})
 		Expect(err).NotTo(HaveOccurred())
-		finishJob(namespace, "overcount-csv-c1-r1", string(overcount), true)
-		finishJob(namespace, "overcount-csv-c2-r1", resultMessage(1500), true)
+		playRuns(namespace, "overcount", []string{"baseline", "csv"},
+			runTPS{"baseline": {1: 1000, 2: 2000}, "csv": {1: 800, 2: 1500}},
+			map[string]agentEnd{"overcount-csv-c1-r1": {string(overcount), true}})
 
 		benchmark := expectPhase(namespace, "overcount", v1alpha1.PhaseSucceeded)
 		degraded := meta.FindStatusCondition(benchmark.Status.Conditions, v1alpha1.ConditionDegraded)
@@ -473,3 +533,14 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(benchmark.Status.ObservedGeneration).To(Equal(benchmark.Generation))
 	})
 })
+
+// seedRunningFirst returns a seed whose schedule starts with destination.
+func seedRunningFirst(spec *v1alpha1.LoggingBenchmarkSpec, destination string) *int64 {
+	for seed := range int64(100) {
+		if results.Plan(spec, seed)[0].Destination == destination {
+			return &seed
+		}
+	}
+	Fail("no seed of 100 runs " + destination + " first")
+	return nil
+}

@@ -24,7 +24,9 @@ import (
 type benchmarkPass struct {
 	benchmark *v1alpha1.LoggingBenchmark
 	planned   []plannedRun
-	runs      runsObservation
+	// seed ordered the planned runs.
+	seed int64
+	runs runsObservation
 	// clusters holds the benchmark's Clusters by name.
 	clusters     map[string]*unstructured.Unstructured
 	destinations []v1alpha1.DestinationStatus
@@ -66,9 +68,11 @@ func (r *LoggingBenchmarkReconciler) observe(
 	if err != nil {
 		return nil, err
 	}
+	seed := scheduleSeed(benchmark)
 	pass := &benchmarkPass{
 		benchmark:    benchmark,
-		planned:      plannedRuns(&benchmark.Spec),
+		planned:      plannedRuns(&benchmark.Spec, seed),
+		seed:         seed,
 		runs:         runs,
 		clusters:     clusters,
 		destinations: destinationStates(benchmark, clusters),
@@ -132,6 +136,26 @@ func destinationStates(
 		states = append(states, state)
 	}
 	return states
+}
+
+// nextRun is the first planned run that has not finished, nil when none is left.
+func (p *benchmarkPass) nextRun() *plannedRun {
+	for i, run := range p.planned {
+		if _, done := p.runs.Finished[run.key()]; !done {
+			return &p.planned[i]
+		}
+	}
+	return nil
+}
+
+// hasRunsLeft reports whether a destination has planned runs that have not finished.
+func (p *benchmarkPass) hasRunsLeft(destination string) bool {
+	for _, run := range p.planned {
+		if _, done := p.runs.Finished[run.key()]; !done && run.Destination.Name == destination {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *benchmarkPass) destination(name string) *v1alpha1.DestinationStatus {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,12 +28,12 @@ func (r plannedRun) key() results.RunKey {
 }
 
 // plannedRuns lists the runs of a benchmark in the order they execute.
-func plannedRuns(spec *v1alpha1.LoggingBenchmarkSpec) []plannedRun {
+func plannedRuns(spec *v1alpha1.LoggingBenchmarkSpec, seed int64) []plannedRun {
 	destinations := map[string]v1alpha1.Destination{}
 	for _, dest := range spec.EffectiveDestinations() {
 		destinations[dest.Name] = dest
 	}
-	plan := results.Plan(spec)
+	plan := results.Plan(spec, seed)
 	runs := make([]plannedRun, 0, len(plan))
 	for _, run := range plan {
 		runs = append(runs, plannedRun{Destination: destinations[run.Destination], Clients: run.Clients, Repeat: run.Repeat})
@@ -39,40 +41,76 @@ func plannedRuns(spec *v1alpha1.LoggingBenchmarkSpec) []plannedRun {
 	return runs
 }
 
-// reconcileRuns saves the results of the Jobs that just finished, then advances the first
-// unfinished run: waits for its Job, or provisions its cluster, or starts its Job. Runs
-// execute one at a time so that they never compete for the nodes' cores.
+// scheduleSeed is the seed that orders a benchmark's runs: the spec's, or one derived
+// from the benchmark's UID, so that every pass of every operator process plans the same
+// order without having to read it back from the status.
+func scheduleSeed(benchmark *v1alpha1.LoggingBenchmark) int64 {
+	if seed := benchmark.Spec.Workload.Seed; seed != nil {
+		return *seed
+	}
+	hash := fnv.New64a()
+	_, _ = hash.Write([]byte(benchmark.UID))
+	return int64(hash.Sum64())
+}
+
+// reconcileRuns saves the results of the Jobs that just finished, then advances the next
+// run: waits for its Job, or for every cluster with runs left to be ready, or starts its
+// Job. Runs execute one at a time so that they never compete for the nodes' cores, and
+// only once every cluster is up, so that none measures beside a cluster being
+// provisioned.
 func (r *LoggingBenchmarkReconciler) reconcileRuns(ctx context.Context, pass *benchmarkPass) (ctrl.Result, error) {
 	if err := r.saveRunResults(ctx, pass); err != nil {
 		return ctrl.Result{}, err
 	}
-	for _, run := range pass.planned {
-		if _, done := pass.runs.Finished[run.key()]; done {
+	next := pass.nextRun()
+	if next != nil && pass.runs.Started[next.key()] {
+		// The Job's watch brings the next pass.
+		pass.current, pass.phase = next, v1alpha1.PhaseRunning
+		return ctrl.Result{}, nil
+	}
+	images, wait, err := r.reconcileClusters(ctx, pass)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	// A destination whose cluster failed took its runs with it.
+	if next = pass.nextRun(); next == nil {
+		pass.current, pass.done = nil, true
+		return ctrl.Result{}, nil
+	}
+	pass.current = next
+	if wait > 0 {
+		pass.phase = v1alpha1.PhaseProvisioning
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	pass.phase = v1alpha1.PhaseRunning
+	return ctrl.Result{}, r.startRun(ctx, pass, *next, images[next.Destination.Name])
+}
+
+// reconcileClusters reconciles the cluster of every destination with runs left. It
+// returns the images of the ready ones and, while some are not ready, how soon the first
+// of them times out.
+func (r *LoggingBenchmarkReconciler) reconcileClusters(
+	ctx context.Context, pass *benchmarkPass,
+) (images map[string]string, wait time.Duration, err error) {
+	images = map[string]string{}
+	for _, dest := range pass.benchmark.Spec.EffectiveDestinations() {
+		if !pass.hasRunsLeft(dest.Name) {
 			continue
 		}
-		pass.current = &run
-		if pass.runs.Started[run.key()] {
-			// The Job's watch brings the next pass.
-			pass.phase = v1alpha1.PhaseRunning
-			return ctrl.Result{}, nil
-		}
-		outcome, err := r.reconcileCluster(ctx, pass, run.Destination)
+		outcome, err := r.reconcileCluster(ctx, pass, dest)
 		if err != nil {
-			return ctrl.Result{}, err
+			return nil, 0, err
 		}
 		switch outcome.State {
-		case clusterFailed:
-			continue
+		case clusterReady:
+			images[dest.Name] = outcome.Image
 		case clusterWaiting:
-			pass.phase = v1alpha1.PhaseProvisioning
-			return ctrl.Result{RequeueAfter: outcome.Wait}, nil
+			if wait == 0 || outcome.Wait < wait {
+				wait = outcome.Wait
+			}
 		}
-		pass.phase = v1alpha1.PhaseRunning
-		return ctrl.Result{}, r.startRun(ctx, pass, run, outcome.Image)
 	}
-	pass.current = nil
-	pass.done = true
-	return ctrl.Result{}, nil
+	return images, wait, nil
 }
 
 // saveRunResults copies the result of each Job that just finished from its pod into its

@@ -20,6 +20,7 @@ func setStatus(pass *benchmarkPass) {
 	}
 	observed := status.Observation{
 		Planned:      planned,
+		Seed:         pass.seed,
 		Finished:     pass.runs.Finished,
 		Destinations: pass.destinations,
 		Phase:        pass.phase,

@@ -502,6 +502,21 @@ type WorkloadSpec struct {
 	// +kubebuilder:default=Median
 	Aggregate Aggregate `json:"aggregate,omitempty"`
 
+	// Warmup runs pgbench this long, unmeasured, before each destination's first run at
+	// each client count (its repeat 1), so that cold caches and connection start-up do
+	// not count against whichever destination runs first; 0s turns it off.
+	// +kubebuilder:default="5s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+m)?([0-9]+s)?$`
+	Warmup metav1.Duration `json:"warmup,omitempty"`
+
+	// Seed orders the destinations in every round of runs, and the same seed replays the
+	// same order. By default it is derived from the benchmark's UID in a cluster, so that
+	// a restarted operator keeps the order, and drawn at random locally;
+	// status.schedule.seed records the one used.
+	// +optional
+	Seed *int64 `json:"seed,omitempty"`
+
 	// Resources of the pgbench pod.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
@@ -540,6 +555,10 @@ type LoggingBenchmarkStatus struct {
 	// +optional
 	Progress Progress `json:"progress,omitempty"`
 
+	// Schedule is the order the runs execute in.
+	// +optional
+	Schedule *Schedule `json:"schedule,omitempty"`
+
 	// StartTime is when the first cluster was requested.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
@@ -561,6 +580,16 @@ type LoggingBenchmarkStatus struct {
 	// Summary holds the figures shown by kubectl get.
 	// +optional
 	Summary Summary `json:"summary,omitempty"`
+}
+
+// Schedule is the order of a benchmark's runs: rounds, one per client count and repeat,
+// each running every destination once in an order shuffled from the seed.
+type Schedule struct {
+	// Seed shuffled every round; set it as spec.workload.seed to replay the order.
+	Seed int64 `json:"seed"`
+	// Runs lists the runs in the order they execute, as destination/clients/repeat.
+	// +optional
+	Runs []string `json:"runs,omitempty"`
 }
 
 // Progress counts runs (one pgbench execution each).

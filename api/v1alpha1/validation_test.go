@@ -348,6 +348,8 @@ var _ = Describe("LoggingBenchmark admission", func() {
 			"spec.workload.duration", "should match"),
 		Entry("fractional duration", `workload: {duration: 1.5s}`,
 			"spec.workload.duration", "should match"),
+		Entry("warm-up in hours", `workload: {warmup: 1h}`,
+			"spec.workload.warmup", "should match"),
 
 		// The rest of the spec.
 		Entry("drainTimeout over 1h", `drainTimeout: 1h1s`,
@@ -453,6 +455,7 @@ workload:
   clients: [1, 4]
   threads: 0
   duration: 30s
+  warmup: 5s
   repeats: 3
   aggregate: Median
 drainTimeout: 60s

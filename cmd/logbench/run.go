@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/signal"
 	"strings"
@@ -95,6 +96,13 @@ func runLocal(ctx context.Context, opts runOptions, stdout, stderr io.Writer) er
 		fmt.Fprintf(stderr, "notice: ignored locally (they only apply in a cluster): %s\n", strings.Join(ignored, ", "))
 	}
 
+	// Locally nothing needs to plan the same order twice: a seed the spec leaves out is
+	// drawn, and the status records it for a replay.
+	seed := rand.Int64()
+	if spec.Workload.Seed != nil {
+		seed = *spec.Workload.Seed
+	}
+
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	progress := newProgressReporter(stderr)
@@ -104,12 +112,16 @@ func runLocal(ctx context.Context, opts runOptions, stdout, stderr io.Writer) er
 		Installation: installation,
 		WorkDir:      opts.workDir,
 		Progress:     progress,
+		Seed:         seed,
 	})
 	progress.stop()
 
 	// The status the operator would write for these runs, conditions included.
 	benchmark.Status.StartTime = &started
-	status.Set(benchmark, status.Observation{Planned: results.Plan(spec), Finished: outcome.Runs, Done: true})
+	status.Set(
+		benchmark,
+		status.Observation{Planned: results.Plan(spec, seed), Seed: seed, Finished: outcome.Runs, Done: true},
+	)
 	rows := benchmark.Status.Results
 	if err := results.Render(stdout, format, rows); err != nil {
 		return err

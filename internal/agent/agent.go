@@ -64,23 +64,26 @@ func Run(ctx context.Context, req Request, env Environment) (v1alpha1.RepeatResu
 		return v1alpha1.RepeatResult{}, err
 	}
 	// A fresh tag per attempt: records of a failed earlier attempt never count.
-	tag := workload.NewTag(req.Destination.Name, req.Clients, req.Repeat, nonce)
-	dest, closeDest, err := destinationFor(ctx, req, route, env, tag)
-	if err != nil {
-		return v1alpha1.RepeatResult{}, err
-	}
-	defer closeDest()
-
-	return bench.Run(ctx, bench.Execution{
+	execution := bench.Execution{
 		Destination:  req.Destination,
 		Logging:      req.Logging,
 		Workload:     req.Workload,
 		Clients:      req.Clients,
 		Repeat:       req.Repeat,
 		DrainTimeout: req.DrainTimeout.Duration,
-		Tag:          tag,
+		Tag:          workload.NewTag(req.Destination.Name, req.Clients, req.Repeat, nonce),
+		WarmupTag:    workload.NewWarmupTag(req.Destination.Name, req.Clients, nonce),
 		ScriptDir:    env.ScratchDir,
-	}, runPgbench, dest)
+	}
+	if err := bench.WarmUp(ctx, execution, runPgbench); err != nil {
+		return v1alpha1.RepeatResult{}, err
+	}
+	dest, closeDest, err := destinationFor(ctx, req, route, env, execution.Tag)
+	if err != nil {
+		return v1alpha1.RepeatResult{}, err
+	}
+	defer closeDest()
+	return bench.Run(ctx, execution, runPgbench, dest)
 }
 
 // destinationFor returns where the run's records are counted.

@@ -48,6 +48,9 @@ type Execution struct {
 	DrainTimeout time.Duration
 	// Tag identifies the run's records; it becomes the sessions' application_name.
 	Tag string
+	// WarmupTag names the sessions of the warm-up (workload.NewWarmupTag), whose records
+	// no run counts.
+	WarmupTag string
 	// ScriptDir is a writable directory for the pgbench script.
 	ScriptDir string
 	// Clock times the drain; nil means SystemClock.
@@ -63,27 +66,9 @@ func Run(
 	runPgbench PgbenchRunner,
 	dest Destination,
 ) (v1alpha1.RepeatResult, error) {
-	script, err := workload.ForBuiltin(exec.Workload.Builtin, exec.Tag)
+	script, output, err := runTagged(ctx, exec, exec.Tag, exec.Workload.Duration.Duration, runPgbench)
 	if err != nil {
 		return v1alpha1.RepeatResult{}, err
-	}
-	scriptFile := filepath.Join(exec.ScriptDir, exec.Tag+".pgbench")
-	if err := os.WriteFile(scriptFile, []byte(script.Text), 0o644); err != nil {
-		return v1alpha1.RepeatResult{}, fmt.Errorf("writing pgbench script: %w", err)
-	}
-	defer os.Remove(scriptFile)
-
-	opts := pgbench.Options{
-		ScriptFile: scriptFile,
-		Clients:    int(exec.Clients),
-		Threads:    Threads(exec.Workload.Threads, exec.Clients),
-		Duration:   exec.Workload.Duration.Duration,
-		QueryMode:  exec.Workload.QueryMode,
-		Scale:      int(exec.Workload.Scale),
-	}
-	output, err := runPgbench(ctx, pgbench.RunArgs(opts), []string{"PGAPPNAME=" + exec.Tag})
-	if err != nil {
-		return v1alpha1.RepeatResult{}, fmt.Errorf("pgbench: %w\n%s", err, tail(output))
 	}
 	clock := cmp.Or(exec.Clock, SystemClock)
 	ended := clock.Now()
@@ -139,6 +124,49 @@ func Run(
 		result.DrainCurve = drained.Curve
 	}
 	return result, nil
+}
+
+// WarmUp runs pgbench for workload.warmup, unmeasured, before a destination's first run
+// at a client count (repeat 1), so that cold caches and connection start-up do not count
+// against whichever destination runs first. Callers warm up before they start counting
+// the run's records: the warm-up's own records carry WarmupTag, which no count matches.
+func WarmUp(ctx context.Context, exec Execution, runPgbench PgbenchRunner) error {
+	if exec.Repeat != 1 || exec.Workload.Warmup.Duration <= 0 {
+		return nil
+	}
+	if _, _, err := runTagged(ctx, exec, exec.WarmupTag, exec.Workload.Warmup.Duration, runPgbench); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	return nil
+}
+
+// runTagged runs the workload's script for duration with the sessions named tag, and
+// returns the script and pgbench's output.
+func runTagged(
+	ctx context.Context, exec Execution, tag string, duration time.Duration, runPgbench PgbenchRunner,
+) (workload.Script, []byte, error) {
+	script, err := workload.ForBuiltin(exec.Workload.Builtin, tag)
+	if err != nil {
+		return workload.Script{}, nil, err
+	}
+	scriptFile := filepath.Join(exec.ScriptDir, tag+".pgbench")
+	if err := os.WriteFile(scriptFile, []byte(script.Text), 0o644); err != nil {
+		return workload.Script{}, nil, fmt.Errorf("writing pgbench script: %w", err)
+	}
+	defer func() { _ = os.Remove(scriptFile) }()
+	opts := pgbench.Options{
+		ScriptFile: scriptFile,
+		Clients:    int(exec.Clients),
+		Threads:    Threads(exec.Workload.Threads, exec.Clients),
+		Duration:   duration,
+		QueryMode:  exec.Workload.QueryMode,
+		Scale:      int(exec.Workload.Scale),
+	}
+	output, err := runPgbench(ctx, pgbench.RunArgs(opts), []string{"PGAPPNAME=" + tag})
+	if err != nil {
+		return workload.Script{}, output, fmt.Errorf("pgbench: %w\n%s", err, tail(output))
+	}
+	return script, output, nil
 }
 
 // Threads resolves workload.threads: 0 means min(clients, CPUs available here).

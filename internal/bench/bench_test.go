@@ -533,3 +533,43 @@ func TestStreamDestinationFailsWhenTheStreamEnds(t *testing.T) {
 		t.Errorf("after the stream ended: %d, %v; want 1 record and an incomplete count", got, err)
 	}
 }
+
+// TestWarmUpRunsBeforeTheFirstRepeatOnly: the warm-up runs for workload.warmup under its
+// own tag, before repeat 1 only, and not at all when turned off.
+func TestWarmUpRunsBeforeTheFirstRepeatOnly(t *testing.T) {
+	for name, tc := range map[string]struct {
+		repeat  int32
+		warmup  time.Duration
+		wantRun bool
+	}{
+		"first repeat":       {1, 3 * time.Second, true},
+		"later repeat":       {2, 3 * time.Second, false},
+		"warm-up turned off": {1, 0, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var calls [][]string
+			runner := func(_ context.Context, args, env []string) ([]byte, error) {
+				calls = append(calls, append(slices.Clone(args), env...))
+				return []byte(selectOnlyOutput), nil
+			}
+			exec := Execution{
+				Workload: v1alpha1.WorkloadSpec{Builtin: v1alpha1.WorkloadSelectOnly, Scale: 1,
+					QueryMode: v1alpha1.QueryPrepared, Warmup: metav1.Duration{Duration: tc.warmup}},
+				Clients: 2, Repeat: tc.repeat, Tag: "lb_d_c2_r1_000000000000", WarmupTag: "lb_d_c2_r0_000000000000",
+				ScriptDir: t.TempDir(),
+			}
+			if err := WarmUp(context.Background(), exec, runner); err != nil {
+				t.Fatal(err)
+			}
+			if (len(calls) == 1) != tc.wantRun || len(calls) > 1 {
+				t.Fatalf("%d pgbench runs, want a warm-up: %v", len(calls), tc.wantRun)
+			}
+			if tc.wantRun {
+				joined := strings.Join(calls[0], " ")
+				if !strings.Contains(joined, "-T 3 ") || !strings.Contains(joined, "PGAPPNAME="+exec.WarmupTag) {
+					t.Errorf("warm-up ran pgbench %s, want 3 s under the warm-up tag", joined)
+				}
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -31,6 +32,8 @@ type Options struct {
 	WorkDir string
 	// Progress is told about every run; nil means no progress.
 	Progress Progress
+	// Seed orders the runs (results.Plan).
+	Seed int64
 }
 
 // Progress is notified as runs start and end.
@@ -58,39 +61,61 @@ type Outcome struct {
 	Skipped []Skipped
 }
 
-// Execute measures every runnable destination at every client count and repeat. When
-// ctx is cancelled it stops, cleans up and returns what was measured with ctx's error.
-// A destination whose server fails records the failure in its runs and the others go on.
+// Execute measures every runnable destination at every client count and repeat, in the
+// order results.Plan gives them with opts.Seed. Every destination's server is up before the first run, as in a
+// cluster, so that the runs can interleave; idle, they cost little. When ctx is
+// cancelled it stops, cleans up and returns what was measured with ctx's error. A
+// destination whose server fails records the failure in its runs and the others go on.
 func Execute(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec, opts Options) (Outcome, error) {
 	outcome := Outcome{Runs: map[results.RunKey]v1alpha1.RepeatResult{}}
-	var runnable []destination.Route
+	servers := map[string]*destinationServer{}
+	failed := map[string]error{}
+	defer func() {
+		for _, server := range servers {
+			server.close(context.WithoutCancel(ctx))
+		}
+	}()
 	for _, dest := range spec.EffectiveDestinations() {
 		route, reason := localRoute(dest)
 		if reason != "" {
 			outcome.Skipped = append(outcome.Skipped, Skipped{Destination: dest.Name, Reason: reason})
 			continue
 		}
-		runnable = append(runnable, route)
-	}
-	runsPerDestination := len(spec.Workload.Clients) * int(spec.Workload.Repeats)
-	sequence := 0
-	for _, route := range runnable {
-		runs := func(yield func(Run) bool) {
-			for _, clients := range spec.Workload.Clients {
-				for repeat := int32(1); repeat <= spec.Workload.Repeats; repeat++ {
-					sequence++
-					run := Run{
-						Key:   results.RunKey{Destination: route.Destination.Name, Clients: clients, Repeat: repeat},
-						Index: sequence, Total: len(runnable) * runsPerDestination,
-					}
-					if !yield(run) {
-						return
-					}
-				}
-			}
+		server, err := startDestination(ctx, spec, route, opts)
+		if ctx.Err() != nil {
+			// Interrupted, not failed: the runs were never measured.
+			return outcome, ctx.Err()
 		}
-		if err := measureDestination(ctx, spec, route, opts, runs, outcome.Runs); err != nil {
-			return outcome, err
+		if err != nil {
+			failed[dest.Name] = err
+			continue
+		}
+		servers[dest.Name] = server
+	}
+	runnable := slices.DeleteFunc(results.Plan(spec, opts.Seed), func(run results.RunKey) bool {
+		_, up := servers[run.Destination]
+		_, down := failed[run.Destination]
+		return !up && !down
+	})
+	for i, key := range runnable {
+		run := Run{Key: key, Index: i + 1, Total: len(runnable)}
+		if opts.Progress != nil {
+			opts.Progress.RunStarted(run)
+		}
+		err := failed[key.Destination]
+		var result v1alpha1.RepeatResult
+		if err == nil {
+			result, err = servers[key.Destination].measure(ctx, spec, key)
+		}
+		if ctx.Err() != nil {
+			return outcome, ctx.Err()
+		}
+		if err != nil {
+			result = v1alpha1.RepeatResult{Repeat: key.Repeat, Error: err.Error()}
+		}
+		outcome.Runs[key] = result
+		if opts.Progress != nil {
+			opts.Progress.RunFinished(run, result)
 		}
 	}
 	return outcome, nil
@@ -111,111 +136,110 @@ func localRoute(d v1alpha1.Destination) (destination.Route, string) {
 	return route, ""
 }
 
-// measureDestination starts the destination's server, initialises pgbench once and
-// runs each of runs, storing results in into. Only cancellation is returned as an
-// error: a server that fails turns into failed runs.
-func measureDestination(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec, route destination.Route,
-	opts Options, runs func(func(Run) bool), into map[results.RunKey]v1alpha1.RepeatResult) error {
+// destinationServer is the PostgreSQL server of one destination, ready to measure runs.
+type destinationServer struct {
+	route      destination.Route
+	dir        string
+	target     *target
+	mark       bench.LogMarker
+	runPgbench bench.PgbenchRunner
+	// closers release what startDestination acquired, in reverse order.
+	closers []func(ctx context.Context)
+}
+
+// startDestination starts the destination's server in a directory of its own and
+// initialises pgbench.
+func startDestination(
+	ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec, route destination.Route, opts Options,
+) (_ *destinationServer, err error) {
 	dest := route.Destination
-	failAll := func(err error) error {
-		if ctx.Err() != nil {
-			// Interrupted, not failed: the runs were never measured.
-			return ctx.Err()
+	s := &destinationServer{route: route}
+	defer func() {
+		if err != nil {
+			s.close(context.WithoutCancel(ctx))
 		}
-		for run := range runs {
-			result := v1alpha1.RepeatResult{Repeat: run.Key.Repeat, Error: err.Error()}
-			into[run.Key] = result
-			if opts.Progress != nil {
-				opts.Progress.RunFinished(run, result)
-			}
-		}
-		return ctx.Err()
+	}()
+	if s.dir, err = os.MkdirTemp(opts.WorkDir, "logbench-"+dest.Name+"-"); err != nil {
+		return nil, err
 	}
-	dir, err := os.MkdirTemp(opts.WorkDir, "logbench-"+dest.Name+"-")
-	if err != nil {
-		return failAll(err)
-	}
-	defer os.RemoveAll(dir)
+	s.closers = append(s.closers, func(context.Context) { _ = os.RemoveAll(s.dir) })
 	// The server may run as another OS user (localpg does so under root): it must be
 	// able to reach its own directory inside this one.
-	if err := os.Chmod(dir, 0o711); err != nil {
-		return failAll(err)
+	if err := os.Chmod(s.dir, 0o711); err != nil {
+		return nil, err
 	}
-	target, err := newTarget(dir, spec, route)
-	if err != nil {
-		return failAll(err)
+	if s.target, err = newTarget(s.dir, spec, route); err != nil {
+		return nil, err
 	}
-	defer target.close()
-
+	s.closers = append(s.closers, func(context.Context) { s.target.close() })
 	server, err := localpg.Start(ctx, localpg.Config{
 		Installation: opts.Installation,
-		Dir:          dir,
-		Settings:     target.settings,
-		Stderr:       target.stderr,
+		Dir:          s.dir,
+		Settings:     s.target.settings,
+		Stderr:       s.target.stderr,
 	})
 	if err != nil {
-		return failAll(fmt.Errorf("starting PostgreSQL for %s: %w", dest.Name, err))
+		return nil, fmt.Errorf("starting PostgreSQL for %s: %w", dest.Name, err)
 	}
-	// Stop even when ctx is cancelled: the server must not outlive logbench. Stop kills a
-	// server that does not shut down; its error, once the runs are measured, changes no
-	// result.
-	defer func() { _ = server.Stop(context.WithoutCancel(ctx)) }()
-	if target.logDir == "" {
-		target.logDir = server.LogDir()
+	// Stop kills a server that does not shut down; its error, once the runs are
+	// measured, changes no result.
+	s.closers = append(s.closers, func(ctx context.Context) { _ = server.Stop(ctx) })
+	if s.target.logDir == "" {
+		s.target.logDir = server.LogDir()
 	}
-
 	// A session of its own writes the marker record each run's count starts after.
 	markerSession, err := pgx.Connect(ctx, server.ConnString())
 	if err != nil {
-		return failAll(fmt.Errorf("connecting to %s: %w", dest.Name, err))
+		return nil, fmt.Errorf("connecting to %s: %w", dest.Name, err)
 	}
-	defer markerSession.Close(context.WithoutCancel(ctx))
-
-	runPgbench := pgbenchRunner(opts.Installation.Binary("pgbench"), server.Env())
+	s.closers = append(s.closers, func(ctx context.Context) { _ = markerSession.Close(ctx) })
+	s.mark = bench.RaiseLogWith(markerSession)
+	s.runPgbench = pgbenchRunner(opts.Installation.Binary("pgbench"), server.Env())
 	w := spec.Workload
-	if output, err := runPgbench(ctx, pgbench.InitArgs(int(w.Scale), w.UnloggedTables), nil); err != nil {
-		return failAll(fmt.Errorf("pgbench -i: %w: %s", err, output))
+	if output, err := s.runPgbench(ctx, pgbench.InitArgs(int(w.Scale), w.UnloggedTables), nil); err != nil {
+		return nil, fmt.Errorf("pgbench -i: %w: %s", err, output)
 	}
-	for run := range runs {
-		if opts.Progress != nil {
-			opts.Progress.RunStarted(run)
-		}
-		result, err := measureRun(ctx, spec, dest, run, target, bench.RaiseLogWith(markerSession), runPgbench, dir)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err != nil {
-			result = v1alpha1.RepeatResult{Repeat: run.Key.Repeat, Error: err.Error()}
-		}
-		into[run.Key] = result
-		if opts.Progress != nil {
-			opts.Progress.RunFinished(run, result)
-		}
-	}
-	return nil
+	return s, nil
 }
 
-func measureRun(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec, dest v1alpha1.Destination, run Run,
-	target *target, mark bench.LogMarker, runPgbench bench.PgbenchRunner, scratch string) (v1alpha1.RepeatResult, error) {
+// close stops the server and removes its directory; the server must not outlive
+// logbench, so it runs even when the benchmark was cancelled.
+func (s *destinationServer) close(ctx context.Context) {
+	for _, release := range slices.Backward(s.closers) {
+		release(ctx)
+	}
+	s.closers = nil
+}
+
+// measure runs one of the destination's runs, after its warm-up when it has one.
+func (s *destinationServer) measure(
+	ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec, run results.RunKey,
+) (v1alpha1.RepeatResult, error) {
 	nonce, err := workload.RandomNonce()
 	if err != nil {
 		return v1alpha1.RepeatResult{}, err
 	}
-	tag := workload.NewTag(dest.Name, run.Key.Clients, run.Key.Repeat, nonce)
-	counted, err := bench.NewFileDestination(ctx, bench.LocalDirectory(target.logDir), mark, target.format, tag)
-	if err != nil {
-		return v1alpha1.RepeatResult{}, err
-	}
-	return bench.Run(ctx, bench.Execution{
+	dest := s.route.Destination
+	execution := bench.Execution{
 		Destination:  dest,
 		Logging:      spec.Logging,
 		Workload:     spec.Workload,
-		Clients:      run.Key.Clients,
-		Repeat:       run.Key.Repeat,
+		Clients:      run.Clients,
+		Repeat:       run.Repeat,
 		DrainTimeout: spec.DrainTimeout.Duration,
-		Tag:          tag,
-		ScriptDir:    scratch,
-	}, runPgbench, counted)
+		Tag:          workload.NewTag(dest.Name, run.Clients, run.Repeat, nonce),
+		WarmupTag:    workload.NewWarmupTag(dest.Name, run.Clients, nonce),
+		ScriptDir:    s.dir,
+	}
+	if err := bench.WarmUp(ctx, execution, s.runPgbench); err != nil {
+		return v1alpha1.RepeatResult{}, err
+	}
+	counted, err := bench.NewFileDestination(ctx, bench.LocalDirectory(s.target.logDir), s.mark, s.target.format,
+		execution.Tag)
+	if err != nil {
+		return v1alpha1.RepeatResult{}, err
+	}
+	return bench.Run(ctx, execution, s.runPgbench, counted)
 }
 
 // pgbenchRunner runs pgbench against the server described by serverEnv.

@@ -35,6 +35,7 @@ func TestQuickSample(t *testing.T) {
 	}
 	spec := &benchmark.Spec
 	spec.Workload.Duration.Duration = 2 * time.Second
+	spec.Workload.Warmup.Duration = time.Second
 
 	var progress recordedProgress
 	outcome, err := Execute(context.Background(), spec, Options{
@@ -42,6 +43,7 @@ func TestQuickSample(t *testing.T) {
 		// The system's temporary directory, not t.TempDir(): under root the servers run
 		// as the postgres user, who cannot enter the test's private directory.
 		Progress: &progress,
+		Seed:     1,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -54,6 +56,10 @@ func TestQuickSample(t *testing.T) {
 	if want := int(spec.RunsTotal()); len(outcome.Runs) != want || progress.finished != want || len(outcome.Skipped) != 0 {
 		t.Fatalf("%d runs measured, %d reported finished, %d skipped; want %d, %d, none",
 			len(outcome.Runs), progress.finished, len(outcome.Skipped), want, want)
+	}
+
+	if !slices.Equal(progress.order, results.Plan(spec, 1)) {
+		t.Errorf("runs went %v, not in the order of the schedule", progress.order)
 	}
 
 	rows := results.Aggregate(spec, outcome.Runs)
@@ -123,7 +129,14 @@ spec:
 	}
 }
 
-type recordedProgress struct{ started, finished int }
+type recordedProgress struct {
+	started, finished int
+	order             []results.RunKey
+}
 
-func (p *recordedProgress) RunStarted(Run)                         { p.started++ }
+func (p *recordedProgress) RunStarted(run Run) {
+	p.started++
+	p.order = append(p.order, run.Key)
+}
+
 func (p *recordedProgress) RunFinished(Run, v1alpha1.RepeatResult) { p.finished++ }

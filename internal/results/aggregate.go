@@ -26,20 +26,6 @@ func (k RunKey) String() string {
 	return fmt.Sprintf("%s/%d/%d", k.Destination, k.Clients, k.Repeat)
 }
 
-// Plan lists the runs of a benchmark in the order they execute: destination, then client
-// count, then repeat, so that each destination's server is needed for one stretch.
-func Plan(spec *v1alpha1.LoggingBenchmarkSpec) []RunKey {
-	var runs []RunKey
-	for _, dest := range spec.EffectiveDestinations() {
-		for _, clients := range spec.Workload.Clients {
-			for repeat := int32(1); repeat <= spec.Workload.Repeats; repeat++ {
-				runs = append(runs, RunKey{Destination: dest.Name, Clients: clients, Repeat: repeat})
-			}
-		}
-	}
-	return runs
-}
-
 // Aggregate combines the repeats of every (destination, client count) into one row.
 // Rows follow spec.EffectiveDestinations() and then spec.Workload.Clients order; a pair
 // without any run yet has no row. Runs of destinations or client counts the spec does not

@@ -17,12 +17,12 @@ const (
 )
 
 // applyOverhead sets each row's TPS loss against the baseline row at the same client
-// count, its interval and its verdict. Repeats are paired by index and the interval
-// comes from the pairs' own overheads, not from two aggregates each noisy on its own;
-// runs still execute destination by destination, so a pair does not yet run side by
-// side and a drift between destinations is not cancelled. A row without any pair falls
-// back to the aggregated TPS of both rows. A faster-than-baseline row keeps its negative
-// overhead: it is noise worth seeing.
+// count, its interval and its verdict. Repeats are paired by index: a pair ran in the
+// same round of the schedule (Plan), close in time, so that a drift during the
+// benchmark weighs on both of its sides, and the interval comes from the pairs' own
+// overheads rather than from two aggregates each noisy on its own. A row without any
+// pair falls back to the aggregated TPS of both rows. A faster-than-baseline row keeps
+// its negative overhead: it is noise worth seeing.
 func applyOverhead(rows []v1alpha1.Result, baseline string) {
 	baselineRows := map[int32]v1alpha1.Result{}
 	for _, row := range rows {

@@ -26,8 +26,10 @@ func Truncate(message string) string {
 
 // Observation is what was seen of a benchmark's runs.
 type Observation struct {
-	// Planned lists every run of the benchmark in the order they execute.
+	// Planned lists every run of the benchmark in the order they execute (results.Plan),
+	// and Seed is the seed that ordered them.
 	Planned []results.RunKey
+	Seed    int64
 	// Finished holds the result of every run that ended, failed ones included.
 	Finished map[results.RunKey]v1alpha1.RepeatResult
 	// Destinations is the state of each destination's cluster; local runs have none.
@@ -63,6 +65,7 @@ func Set(benchmark *v1alpha1.LoggingBenchmark, observed Observation) {
 			current.Phase = v1alpha1.PhaseFailed
 		}
 	}
+	current.Schedule = results.ScheduleOf(observed.Planned, observed.Seed)
 	current.Progress = v1alpha1.Progress{
 		RunsDone:  int32(len(finished)),
 		RunsTotal: int32(len(observed.Planned)),

@@ -80,6 +80,9 @@ func TestSetReportsAccountingErrors(t *testing.T) {
 	if benchmark.Status.CompletionTime == nil {
 		t.Error("no completion time on a finished benchmark")
 	}
+	if schedule := benchmark.Status.Schedule; schedule == nil || len(schedule.Runs) != 1 || schedule.Runs[0] != "csv/1/1" {
+		t.Errorf("schedule %+v, want the one planned run", schedule)
+	}
 }
 
 // TestSetPhase: the phase follows the runs, and a run that never ran fails a finished

@@ -24,10 +24,16 @@ func NewTag(destination string, clients, repeat int32, nonce string) string {
 		tagField(destination, maxDestinationLength), clients, repeat, tagField(nonce, maxNonceLength))
 }
 
+// NewWarmupTag names the warm-up before a destination's first run at a client count: the
+// tag of a repeat 0, which no run has and TagPattern leaves out.
+func NewWarmupTag(destination string, clients int32, nonce string) string {
+	return NewTag(destination, clients, 0, nonce)
+}
+
 // TagPattern is a regular expression (RE2 and Onigmo alike) matching the tag of any run
-// of the destination, whatever its clients, repeat and nonce.
+// of the destination, whatever its clients, repeat and nonce, and not a warm-up's.
 func TagPattern(destination string) string {
-	return "lb_" + regexp.QuoteMeta(tagField(destination, maxDestinationLength)) + "_c[0-9]+_r[0-9]+_"
+	return "lb_" + regexp.QuoteMeta(tagField(destination, maxDestinationLength)) + "_c[0-9]+_r[1-9][0-9]*_"
 }
 
 // tagField keeps s within max bytes of lower-case letters, digits and '-', replacing

@@ -77,6 +77,9 @@ func TestTagPatternMatchesEveryRunOfItsDestinationOnly(t *testing.T) {
 		NewTag("fluent-bit", 16, 20, "0123456789ab"): true,
 		NewTag("fluent", 1, 1, "abcdefabcdef"):       false,
 		NewTag("fluent-bit2", 1, 1, "abcdefabcdef"):  false,
+		// A warm-up's records are not a run's: the shipper filters them out.
+		NewWarmupTag("fluent-bit", 1, "abcdefabcdef"): false,
+		NewTag("fluent-bit", 1, 10, "abcdefabcdef"):   true,
 	} {
 		if got := pattern.MatchString(tag); got != want {
 			t.Errorf("%s matches %s: %v, want %v", TagPattern("fluent-bit"), tag, got, want)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -119,6 +120,26 @@ var _ = Describe("logbench", Ordered, func() {
 
 		spec := benchmark.Spec
 		Expect(benchmark.Status.Results).To(HaveLen(len(spec.EffectiveDestinations()) * len(spec.Workload.Clients)))
+
+		By("running the destinations in rounds, one per client count, as the schedule says")
+		schedule := benchmark.Status.Schedule
+		Expect(schedule).NotTo(BeNil())
+		Expect(schedule.Runs).To(HaveLen(int(benchmark.Status.Progress.RunsTotal)))
+		jobs := &batchv1.JobList{}
+		Expect(k8sClient.List(ctx, jobs, client.InNamespace(benchmarkNamespace),
+			client.MatchingLabels{controllers.LabelBenchmark: benchmark.Name})).To(Succeed())
+		slices.SortFunc(jobs.Items, func(a, b batchv1.Job) int {
+			return a.CreationTimestamp.Compare(b.CreationTimestamp.Time)
+		})
+		Expect(jobs.Items).To(HaveLen(len(schedule.Runs)))
+		destinations := len(spec.EffectiveDestinations())
+		for i, run := range schedule.Runs {
+			labels := jobs.Items[i].Labels
+			Expect(labels[controllers.LabelDestination]+"/"+labels[controllers.LabelClients]+"/1").To(Equal(run),
+				"run %d of the schedule", i)
+			Expect(labels[controllers.LabelClients]).To(Equal(fmt.Sprint(spec.Workload.Clients[i/destinations])),
+				"run %d is in the round of its client count", i)
+		}
 		for _, row := range benchmark.Status.Results {
 			what := fmt.Sprintf("%s with %d clients", row.Destination, row.Clients)
 			Expect(row.TPS).To(BeNumerically(">", 0), what)
@@ -299,6 +320,7 @@ func newBenchmark(name string) *benchv1alpha1.LoggingBenchmark {
 				Clients:  []int32{1, 2},
 				Duration: metav1.Duration{Duration: 10 * time.Second},
 				Repeats:  1,
+				Warmup:   metav1.Duration{Duration: time.Second},
 			},
 			DrainTimeout: metav1.Duration{Duration: 30 * time.Second},
 			Cleanup:      benchv1alpha1.CleanupNever,

@@ -1,0 +1,53 @@
+package results
+
+import (
+	"math/rand/v2"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+)
+
+// Plan lists the runs of a benchmark in the order they execute: in rounds, one per
+// client count (in the spec's order) and repeat, each running every destination once in
+// an order shuffled from seed. Interleaved so, a drift during the benchmark (a
+// neighbour's load, caches filling) spreads over every destination instead of landing
+// on the one that runs while it lasts, and a repeat's runs share their moment with the
+// baseline's run they are paired with. The same seed gives the same order.
+func Plan(spec *v1alpha1.LoggingBenchmarkSpec, seed int64) []RunKey {
+	destinations := spec.EffectiveDestinations()
+	runs := make([]RunKey, 0, len(destinations)*len(spec.Workload.Clients)*int(spec.Workload.Repeats))
+	round := uint64(0)
+	for _, clients := range spec.Workload.Clients {
+		for repeat := int32(1); repeat <= spec.Workload.Repeats; repeat++ {
+			for _, i := range shuffled(len(destinations), uint64(seed), round) {
+				runs = append(runs, RunKey{Destination: destinations[i].Name, Clients: clients, Repeat: repeat})
+			}
+			round++
+		}
+	}
+	return runs
+}
+
+// shuffled is a permutation of 0..n-1 for one round: a Fisher-Yates shuffle driven by
+// PCG, whose output its specification fixes, so that a seed replays the same order with
+// any build of logbench.
+func shuffled(n int, seed, round uint64) []int {
+	source := rand.NewPCG(seed, round)
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	for i := n - 1; i > 0; i-- {
+		j := int(source.Uint64() % uint64(i+1))
+		order[i], order[j] = order[j], order[i]
+	}
+	return order
+}
+
+// ScheduleOf records the order of the planned runs and the seed that shuffled them.
+func ScheduleOf(planned []RunKey, seed int64) *v1alpha1.Schedule {
+	schedule := &v1alpha1.Schedule{Seed: seed, Runs: make([]string, len(planned))}
+	for i, run := range planned {
+		schedule.Runs[i] = run.String()
+	}
+	return schedule
+}
