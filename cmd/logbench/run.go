@@ -37,6 +37,7 @@ type runOptions struct {
 	workDir  string
 	savePath string
 	pgBin    string
+	tcp      bool
 }
 
 func newRunCommand() *cobra.Command {
@@ -70,6 +71,8 @@ In a Kubernetes cluster, apply the same file with kubectl instead.`,
 		"PostgreSQL installation to run (its bin directory with initdb, postgres and pgbench, or the directory above it); "+
 			"default: found through pg_config, PATH or /usr/lib/postgresql/*/bin",
 	)
+	flags.BoolVar(&opts.tcp, "tcp", false, "connect pgbench over TCP on the loopback, as a remote client would, "+
+		"instead of the servers' Unix sockets, which cost it less")
 	_ = cmd.MarkFlagRequired("file")
 	return cmd
 }
@@ -113,6 +116,7 @@ func runLocal(ctx context.Context, opts runOptions, stdout, stderr io.Writer) er
 		WorkDir:      opts.workDir,
 		Progress:     progress,
 		Seed:         seed,
+		TCP:          opts.tcp,
 	})
 	progress.stop()
 

@@ -287,3 +287,40 @@ func TestServerDiesWithLogbench(t *testing.T) {
 		return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 	})
 }
+
+// TestUnixSocketEnvConnectsThroughTheSocket: a session opened with UnixSocketEnv has no
+// client address, as only a Unix socket session has; one opened with Env has the
+// loopback's.
+func TestUnixSocketEnvConnectsThroughTheSocket(t *testing.T) {
+	s := startServer(t, testConfig(t, nil))
+	ctx := context.Background()
+	for name, tc := range map[string]struct {
+		env         []string
+		wantAddress string
+	}{
+		"unix socket": {s.UnixSocketEnv(), "<nil>"},
+		"tcp":         {s.Env(), "127.0.0.1"},
+	} {
+		var keywords []string
+		for _, variable := range tc.env {
+			key, value, _ := strings.Cut(variable, "=")
+			keywords = append(keywords, strings.ToLower(strings.TrimPrefix(key, "PG"))+"="+value)
+		}
+		conn, err := pgx.Connect(ctx, strings.Replace(strings.Join(keywords, " "), "database=", "dbname=", 1))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var address *string
+		if err := conn.QueryRow(ctx, "SELECT host(inet_client_addr())").Scan(&address); err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.Close(ctx)
+		got := "<nil>"
+		if address != nil {
+			got = *address
+		}
+		if got != tc.wantAddress {
+			t.Errorf("%s: client address %s, want %s", name, got, tc.wantAddress)
+		}
+	}
+}

@@ -34,6 +34,9 @@ type Options struct {
 	Progress Progress
 	// Seed orders the runs (results.Plan).
 	Seed int64
+	// TCP connects pgbench over TCP on the loopback, as a client on another machine
+	// would, rather than through the Unix socket, which dilutes every overhead less.
+	TCP bool
 }
 
 // Progress is notified as runs start and end.
@@ -194,7 +197,11 @@ func startDestination(
 	}
 	s.closers = append(s.closers, func(ctx context.Context) { _ = markerSession.Close(ctx) })
 	s.mark = bench.RaiseLogWith(markerSession)
-	s.runPgbench = pgbenchRunner(opts.Installation.Binary("pgbench"), server.Env())
+	pgbenchEnv := server.UnixSocketEnv()
+	if opts.TCP {
+		pgbenchEnv = server.Env()
+	}
+	s.runPgbench = pgbenchRunner(opts.Installation.Binary("pgbench"), pgbenchEnv)
 	w := spec.Workload
 	if output, err := s.runPgbench(ctx, pgbench.InitArgs(int(w.Scale), w.UnloggedTables), nil); err != nil {
 		return nil, fmt.Errorf("pgbench -i: %w: %s", err, output)
