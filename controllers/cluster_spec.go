@@ -17,6 +17,18 @@ var ClusterGVK = schema.GroupVersionKind{Group: "postgresql.cnpg.io", Version: "
 // clusterPhaseHealthy is CloudNativePG's status.phase of a cluster doing nothing.
 const clusterPhaseHealthy = "Cluster in healthy state"
 
+// Labels CloudNativePG puts on instance pods (pkg/utils/labels_annotations.go, v1.30.0).
+const (
+	cnpgClusterLabel      = "cnpg.io/cluster"
+	cnpgInstanceRoleLabel = "cnpg.io/instanceRole"
+	cnpgPrimaryRole       = "primary"
+)
+
+// primaryPodLabels select the primary instance pod of a cluster.
+func primaryPodLabels(cluster string) map[string]string {
+	return map[string]string{cnpgClusterLabel: cluster, cnpgInstanceRoleLabel: cnpgPrimaryRole}
+}
+
 // NewClusterObject returns an empty CloudNativePG Cluster to read into.
 func NewClusterObject() *unstructured.Unstructured {
 	cluster := &unstructured.Unstructured{}

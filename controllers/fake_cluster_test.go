@@ -23,6 +23,9 @@ import (
 const (
 	testClusterImage = "ghcr.io/cloudnative-pg/postgresql:17.6"
 	timeout          = 30 * time.Second
+	// serverNode runs every primary pod the tests play; clientNode every agent pod.
+	serverNode = "node-server"
+	clientNode = "node-client"
 )
 
 func newNamespace() string {
@@ -40,8 +43,15 @@ func getCluster(namespace, name string) *unstructured.Unstructured {
 	return cluster
 }
 
-// markClusterReady plays CloudNativePG reporting a healthy cluster.
+// markClusterReady plays CloudNativePG reporting a healthy cluster, and its primary pod
+// on serverNode.
 func markClusterReady(namespace, name string) {
+	primary := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name + "-1", Labels: primaryPodLabels(name)},
+		Spec: corev1.PodSpec{NodeName: serverNode,
+			Containers: []corev1.Container{{Name: "postgres", Image: testClusterImage}}},
+	}
+	Expect(client.IgnoreAlreadyExists(k8sClient.Create(context.Background(), primary))).To(Succeed())
 	Eventually(func(g Gomega) {
 		cluster := getCluster(namespace, name)
 		instances, _, _ := unstructured.NestedInt64(cluster.Object, "spec", "instances")
@@ -109,6 +119,7 @@ func finishJob(namespace, name, message string, succeeded bool) {
 		},
 		Spec: job.Spec.Template.Spec,
 	}
+	pod.Spec.NodeName = clientNode
 	Expect(k8sClient.Create(ctx, pod)).To(Succeed())
 	exitCode := int32(0)
 	if !succeeded {

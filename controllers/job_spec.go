@@ -78,6 +78,7 @@ func buildJob(benchmark *v1alpha1.LoggingBenchmark, run plannedRun, in jobInput)
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
 					RestartPolicy:      corev1.RestartPolicyNever,
+					Affinity:           placementAffinity(spec.Workload.Placement, in.ClusterName),
 					ServiceAccountName: AgentServiceAccount,
 					SecurityContext: &corev1.PodSecurityContext{
 						RunAsNonRoot:   new(true),
@@ -118,6 +119,29 @@ func buildJob(benchmark *v1alpha1.LoggingBenchmark, run plannedRun, in jobInput)
 			},
 		},
 	}, nil
+}
+
+// placementAffinity places the pgbench pod against the cluster's primary as
+// workload.placement says.
+func placementAffinity(placement v1alpha1.Placement, cluster string) *corev1.Affinity {
+	primary := corev1.PodAffinityTerm{
+		LabelSelector: &metav1.LabelSelector{MatchLabels: primaryPodLabels(cluster)},
+		TopologyKey:   corev1.LabelHostname,
+	}
+	switch placement {
+	case v1alpha1.PlacementSameNode:
+		return &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{primary},
+		}}
+	case v1alpha1.PlacementAnywhere:
+		return nil
+	}
+	// Preferred, not required: a single-node cluster still runs the benchmark.
+	return &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{
+			{Weight: 100, PodAffinityTerm: primary},
+		},
+	}}
 }
 
 // secretEnv references a key of a Secret: the operator never reads the value.

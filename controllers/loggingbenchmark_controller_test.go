@@ -176,6 +176,8 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(status.Results[2].OverheadPercent).To(HaveValue(BeNumerically("~", 20, 0.01)))
 		Expect(status.Results[3].OverheadPercent).To(HaveValue(BeNumerically("~", 25, 0.01)))
 		Expect(status.Summary.WorstOverhead).To(Equal("25.0%"))
+		Expect(status.Results[0].Repeats[0].ClientNode).To(Equal(clientNode), "the node the agent ran on")
+		Expect(status.Results[0].Repeats[0].ServerNode).To(Equal(serverNode), "the node of the primary")
 		Expect(status.Schedule.Runs).To(HaveLen(4))
 		for i, run := range status.Schedule.Runs {
 			var destination string
@@ -246,6 +248,9 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 
 		pod := job.Spec.Template.Spec
 		Expect(pod.RestartPolicy).To(Equal(corev1.RestartPolicyNever))
+		By("placing the agent apart from the primary where another node can take it")
+		Expect(pod.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution).To(ConsistOf(
+			HaveField("PodAffinityTerm.LabelSelector.MatchLabels", HaveKeyWithValue("cnpg.io/cluster", "jobs-baseline"))))
 		Expect(pod.ServiceAccountName).To(Equal(AgentServiceAccount))
 		Expect(pod.InitContainers).To(ConsistOf(HaveField("Image", testAgentImage)))
 		Expect(pod.Containers).To(HaveLen(1))

@@ -219,12 +219,16 @@ func (r *LoggingBenchmarkReconciler) observeRuns(
 		if !finished {
 			continue
 		}
-		message, err := r.terminationMessage(ctx, job)
+		message, clientNode, err := r.terminationMessage(ctx, job)
 		if err != nil {
 			return runsObservation{}, err
 		}
 		result := resultFromTermination(message, failure)
-		result.Repeat = key.Repeat
+		result.Repeat, result.ClientNode = key.Repeat, clientNode
+		if result.ServerNode, err = r.primaryNode(ctx, benchmark.Namespace,
+			clusterName(benchmark.Name, key.Destination)); err != nil {
+			return runsObservation{}, err
+		}
 		observed.Finished[key] = result
 		observed.Unsaved = append(observed.Unsaved, finishedJob{Job: job, Run: key, Result: result})
 	}
@@ -259,13 +263,16 @@ func jobOutcome(job *batchv1.Job) (finished bool, failure string) {
 	return false, ""
 }
 
-// terminationMessage returns the agent's termination message in the Job's latest pod, or
-// "" when no pod is left.
-func (r *LoggingBenchmarkReconciler) terminationMessage(ctx context.Context, job *batchv1.Job) (string, error) {
+// terminationMessage returns the agent's termination message in the Job's latest pod and
+// the node that ran it, or "" when no pod is left.
+func (r *LoggingBenchmarkReconciler) terminationMessage(
+	ctx context.Context,
+	job *batchv1.Job,
+) (message, node string, err error) {
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(job.Namespace),
 		client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
-		return "", fmt.Errorf("listing the pods of Job %s: %w", job.Name, err)
+		return "", "", fmt.Errorf("listing the pods of Job %s: %w", job.Name, err)
 	}
 	var latest *corev1.Pod
 	for i := range pods.Items {
@@ -276,11 +283,25 @@ func (r *LoggingBenchmarkReconciler) terminationMessage(ctx context.Context, job
 		}
 	}
 	if latest == nil {
-		return "", nil
+		return "", "", nil
 	}
 	for _, containerStatus := range latest.Status.ContainerStatuses {
 		if containerStatus.Name == agentContainer && containerStatus.State.Terminated != nil {
-			return containerStatus.State.Terminated.Message, nil
+			return containerStatus.State.Terminated.Message, latest.Spec.NodeName, nil
+		}
+	}
+	return "", latest.Spec.NodeName, nil
+}
+
+// primaryNode is the node of a cluster's primary instance pod, "" when there is none.
+func (r *LoggingBenchmarkReconciler) primaryNode(ctx context.Context, namespace, cluster string) (string, error) {
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(namespace), client.MatchingLabels(primaryPodLabels(cluster))); err != nil {
+		return "", fmt.Errorf("listing the primary pod of cluster %s: %w", cluster, err)
+	}
+	for _, pod := range pods.Items {
+		if pod.DeletionTimestamp == nil {
+			return pod.Spec.NodeName, nil
 		}
 	}
 	return "", nil

@@ -520,7 +520,24 @@ type WorkloadSpec struct {
 	// Resources of the pgbench pod.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// Placement of the pgbench pod against its cluster's primary: Apart prefers another
+	// node, so that the client does not compete with the server for its cores, and falls
+	// back to the primary's node where no other can take the pod; SameNode requires the
+	// primary's node; Anywhere leaves it to the scheduler.
+	// +kubebuilder:default=Apart
+	Placement Placement `json:"placement,omitempty"`
 }
+
+// Placement of the pgbench pod against its cluster's primary.
+// +kubebuilder:validation:Enum=Apart;SameNode;Anywhere
+type Placement string
+
+const (
+	PlacementApart    Placement = "Apart"
+	PlacementSameNode Placement = "SameNode"
+	PlacementAnywhere Placement = "Anywhere"
+)
 
 // Phase is the lifecycle phase of a benchmark.
 // +kubebuilder:validation:Enum=Pending;Provisioning;Running;Succeeded;Failed
@@ -746,6 +763,13 @@ type RepeatResult struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=5
 	DrainCurve []DrainPoint `json:"drainCurve,omitempty"`
+	// ClientNode ran the pgbench pod and ServerNode the cluster's primary when the run
+	// ended, as the pods said; equal when the client competed with the server for a
+	// node's cores. Local runs leave them out.
+	// +optional
+	ClientNode string `json:"clientNode,omitempty"`
+	// +optional
+	ServerNode string `json:"serverNode,omitempty"`
 	// Error is set when the run failed after its retries; the numbers are then absent.
 	// +optional
 	Error string `json:"error,omitempty"`

@@ -143,6 +143,10 @@ var _ = Describe("logbench", Ordered, func() {
 		for _, row := range benchmark.Status.Results {
 			what := fmt.Sprintf("%s with %d clients", row.Destination, row.Clients)
 			Expect(row.TPS).To(BeNumerically(">", 0), what)
+			for _, repeat := range row.Repeats {
+				Expect(repeat.ClientNode).NotTo(BeEmpty(), "%s: the node of the pgbench pod", what)
+				Expect(repeat.ServerNode).NotTo(BeEmpty(), "%s: the node of the primary", what)
+			}
 			records := row.Records
 			Expect(records.AccountingError).To(BeEmpty(), what)
 			Expect(records.Delivered).To(BeNumerically(">=", 0), what)
