@@ -296,7 +296,8 @@ func (r *LoggingBenchmarkReconciler) terminationMessage(
 // primaryNode is the node of a cluster's primary instance pod, "" when there is none.
 func (r *LoggingBenchmarkReconciler) primaryNode(ctx context.Context, namespace, cluster string) (string, error) {
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(namespace), client.MatchingLabels(primaryPodLabels(cluster))); err != nil {
+	if err := r.List(ctx, &pods, client.InNamespace(namespace),
+		client.MatchingLabels(primaryPodLabels(cluster))); err != nil {
 		return "", fmt.Errorf("listing the primary pod of cluster %s: %w", cluster, err)
 	}
 	for _, pod := range pods.Items {
