@@ -458,6 +458,7 @@ workload:
   warmup: 5s
   repeats: 3
   aggregate: Median
+  placement: Apart
 drainTimeout: 60s
 cleanup: OnSuccess
 `))
