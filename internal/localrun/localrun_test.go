@@ -2,8 +2,10 @@ package localrun
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,7 +36,7 @@ func TestQuickSample(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := &benchmark.Spec
-	spec.Workload.Duration.Duration = 2 * time.Second
+	spec.Workload.Duration.Duration = time.Second
 	spec.Workload.Warmup.Duration = time.Second
 
 	var progress recordedProgress
@@ -82,8 +84,8 @@ func TestQuickSample(t *testing.T) {
 		if wantRecords := row.Type != v1alpha1.DestinationNone; (records.Expected > 0) != wantRecords {
 			t.Errorf("%s: %d records expected; only the baseline logs none", name, records.Expected)
 		}
-		if row.Type != v1alpha1.DestinationNone && row.OverheadPercent == nil {
-			t.Errorf("%s: no overhead against the baseline", name)
+		if row.Type != v1alpha1.DestinationNone && (row.OverheadInterval == nil || row.OverheadVerdict == v1alpha1.OverheadUnknown) {
+			t.Errorf("%s: overhead %s %s, want an interval and a verdict", name, results.OverheadCell(row), row.OverheadVerdict)
 		}
 	}
 	for _, destination := range []v1alpha1.DestinationType{v1alpha1.DestinationNone, v1alpha1.DestinationStderr,
@@ -92,6 +94,82 @@ func TestQuickSample(t *testing.T) {
 			t.Errorf("no result row for a %s destination", destination)
 		}
 	}
+}
+
+// TestOverheadVerdicts is the A/A test of the overhead's interval, on real servers: two
+// identical destinations (csvlog-a and csvlog-b, every statement logged) are told apart
+// only within noise, while logging every statement to stderr costs the baseline a
+// significant share of its TPS, with an interval that excludes 0. With 5 repeats the
+// interval spans the smallest to the largest paired overhead, a 93.75% interval: two
+// identical destinations read as significant by chance once in 16 benchmarks, so a
+// verdict against the expectation is measured once more, and only a second one fails
+// (once in 256 by chance; always when the difference is real).
+func TestOverheadVerdicts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL servers")
+	}
+	installation, err := localpg.FindInstallation()
+	if err != nil {
+		t.Fatalf("the local run test needs PostgreSQL (make test installs nothing; .ci/run does): %v", err)
+	}
+	benchmark, err := manifest.Decode([]byte(`apiVersion: bench.logbench.io/v1alpha1
+kind: LoggingBenchmark
+metadata: {name: a-a}
+spec:
+  destinations:
+  - {name: csvlog-a, type: CSVLog}
+  - {name: csvlog-b, type: CSVLog}
+  - {name: stderr, type: Stderr}
+  workload: {builtin: SelectOnly, scale: 1, clients: [2], duration: 2s, warmup: 1s, repeats: 5}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := &benchmark.Spec
+	var problems []string
+	for attempt := 1; attempt <= 2; attempt++ {
+		outcome, err := Execute(context.Background(), spec, Options{Installation: installation, Seed: int64(attempt)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := results.Aggregate(spec, outcome.Runs)
+		problems = nil
+		stderr := findRow(t, rows, "stderr")
+		if stderr.OverheadVerdict != v1alpha1.OverheadSignificant || stderr.OverheadInterval == nil ||
+			stderr.OverheadInterval.LowPercent <= 0 {
+			problems = append(problems, "stderr's loss is not significant")
+		}
+		results.ApplyOverhead(rows, "csvlog-a")
+		b := findRow(t, rows, "csvlog-b")
+		if b.OverheadVerdict != v1alpha1.OverheadWithinNoise {
+			problems = append(problems, "csvlog-b is told apart from csvlog-a")
+		}
+		t.Logf("benchmark %d: stderr against the baseline %s; csvlog-b against csvlog-a %s",
+			attempt, describeOverhead(stderr), describeOverhead(b))
+		if len(problems) == 0 {
+			return
+		}
+	}
+	t.Errorf("twice in a row: %s", strings.Join(problems, "; "))
+}
+
+func findRow(t *testing.T, rows []v1alpha1.Result, destination string) v1alpha1.Result {
+	t.Helper()
+	for _, row := range rows {
+		if row.Destination == destination {
+			return row
+		}
+	}
+	t.Fatalf("no result row for %s in %+v", destination, rows)
+	return v1alpha1.Result{}
+}
+
+func describeOverhead(row v1alpha1.Result) string {
+	var tps []string
+	for _, repeat := range row.Repeats {
+		tps = append(tps, fmt.Sprintf("%.0f", repeat.TPS))
+	}
+	return fmt.Sprintf("%s %s (TPS %s)", results.OverheadCell(row), row.OverheadVerdict, strings.Join(tps, ", "))
 }
 
 // TestShippingDestinationsAreSkippedWithAReason reads a spec that admission accepts, so

@@ -41,7 +41,7 @@ func Aggregate(spec *v1alpha1.LoggingBenchmarkSpec, runs map[RunKey]v1alpha1.Rep
 			rows = append(rows, aggregateRow(dest, clients, repeats, spec.Workload.Aggregate))
 		}
 	}
-	applyOverhead(rows, baselineName(spec))
+	ApplyOverhead(rows, baselineName(spec))
 	return rows
 }
 

@@ -16,24 +16,26 @@ const (
 	targetConfidence = 0.95
 )
 
-// applyOverhead sets each row's TPS loss against the baseline row at the same client
-// count, its interval and its verdict. Repeats are paired by index: a pair ran in the
-// same round of the schedule (Plan), close in time, so that a drift during the
-// benchmark weighs on both of its sides, and the interval comes from the pairs' own
-// overheads rather than from two aggregates each noisy on its own. A row without any
-// pair falls back to the aggregated TPS of both rows. A faster-than-baseline row keeps
-// its negative overhead: it is noise worth seeing.
-func applyOverhead(rows []v1alpha1.Result, baseline string) {
-	baselineRows := map[int32]v1alpha1.Result{}
+// ApplyOverhead sets each row's TPS loss against the reference destination's row at the
+// same client count, its interval and its verdict. Aggregate's reference is the
+// baseline; another destination tells two destinations apart, as the A/A test does.
+// Repeats are paired by index: a pair ran in the same round of the schedule (Plan),
+// close in time, so that a drift during the benchmark weighs on both of its sides, and
+// the interval comes from the pairs' own overheads rather than from two aggregates each
+// noisy on its own. A row without any pair falls back to the aggregated TPS of both
+// rows. A faster-than-reference row keeps its negative overhead: it is noise worth
+// seeing.
+func ApplyOverhead(rows []v1alpha1.Result, reference string) {
+	referenceRows := map[int32]v1alpha1.Result{}
 	for _, row := range rows {
-		if row.Destination == baseline && len(Successful(row.Repeats)) > 0 && row.TPS > 0 {
-			baselineRows[row.Clients] = row
+		if row.Destination == reference && len(Successful(row.Repeats)) > 0 && row.TPS > 0 {
+			referenceRows[row.Clients] = row
 		}
 	}
 	for i := range rows {
 		row := &rows[i]
-		base, ok := baselineRows[row.Clients]
-		if row.Destination == baseline || !ok || len(Successful(row.Repeats)) == 0 {
+		base, ok := referenceRows[row.Clients]
+		if row.Destination == reference || !ok || len(Successful(row.Repeats)) == 0 {
 			continue
 		}
 		pairs := pairedOverheads(base, *row)

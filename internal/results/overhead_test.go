@@ -71,7 +71,7 @@ func TestApplyOverheadVerdicts(t *testing.T) {
 			row := tc.row
 			row.Destination, row.Clients = "csv", 2
 			rows := []v1alpha1.Result{baseline, row}
-			applyOverhead(rows, "baseline")
+			ApplyOverhead(rows, "baseline")
 			got := rows[1]
 			if got.OverheadPercent == nil || math.Abs(*got.OverheadPercent-tc.wantOverhead) > 1e-9 ||
 				got.OverheadVerdict != tc.wantVerdict {
