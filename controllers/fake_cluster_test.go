@@ -28,8 +28,13 @@ const (
 	clientNode = "node-client"
 )
 
+// newNamespace creates a namespace that enforces the restricted Pod Security Standard,
+// as a hardened cluster's do.
 func newNamespace() string {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "bench-"}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		GenerateName: "bench-",
+		Labels:       map[string]string{"pod-security.kubernetes.io/enforce": "restricted"},
+	}}
 	Expect(k8sClient.Create(context.Background(), ns)).To(Succeed())
 	return ns.Name
 }
@@ -48,8 +53,17 @@ func getCluster(namespace, name string) *unstructured.Unstructured {
 func markClusterReady(namespace, name string) {
 	primary := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name + "-1", Labels: primaryPodLabels(name)},
-		Spec: corev1.PodSpec{NodeName: serverNode,
-			Containers: []corev1.Container{{Name: "postgres", Image: testClusterImage}}},
+		Spec: corev1.PodSpec{
+			NodeName: serverNode,
+			// As restricted as CloudNativePG's instance pods, which the namespace requires.
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot:   ptr.To(true),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
+			Containers: []corev1.Container{{
+				Name: "postgres", Image: testClusterImage, SecurityContext: restrictedContainerSecurityContext(),
+			}},
+		},
 	}
 	Expect(client.IgnoreAlreadyExists(k8sClient.Create(context.Background(), primary))).To(Succeed())
 	Eventually(func(g Gomega) {

@@ -275,6 +275,10 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(request.Clients).To(Equal(int32(1)))
 		Expect(request.Repeat).To(Equal(int32(1)))
 
+		By("meeting the restricted Pod Security Standard of the namespace")
+		runPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: job.Name}, Spec: pod}
+		Expect(k8sClient.Create(ctx, runPod, client.DryRunAll)).To(Succeed())
+
 		By("granting the agent read access to the pods of the namespace")
 		account := &corev1.ServiceAccount{}
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: AgentServiceAccount}, account)).To(Succeed())

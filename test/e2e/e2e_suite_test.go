@@ -24,6 +24,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
 )
@@ -54,6 +55,9 @@ var providers = map[string]provider{
 }
 
 const operatorNamespace = "logbench-system"
+
+// podSecurityEnforce is the namespace label of the Pod Security Standard admission enforces.
+const podSecurityEnforce = "pod-security.kubernetes.io/enforce"
 
 var (
 	k8sClient       client.Client
@@ -111,6 +115,16 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	_, _ = fmt.Fprintf(GinkgoWriter, "provider %s, operand images %s and %s\n", name, postgresImage, postgres18Image)
 
+	// The benchmarks run where the restricted Pod Security Standard is enforced, as in a
+	// hardened cluster: every pod logbench creates or patches (CloudNativePG instances
+	// with their shipper sidecar, run Jobs) must be admitted there.
 	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchmarkNamespace}}
-	Expect(client.IgnoreAlreadyExists(k8sClient.Create(context.Background(), namespace))).To(Succeed())
+	_, err = controllerutil.CreateOrUpdate(context.Background(), k8sClient, namespace, func() error {
+		if namespace.Labels == nil {
+			namespace.Labels = map[string]string{}
+		}
+		namespace.Labels[podSecurityEnforce] = "restricted"
+		return nil
+	})
+	Expect(err).NotTo(HaveOccurred())
 })

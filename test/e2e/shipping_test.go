@@ -57,6 +57,14 @@ const (
 // sidecar whose input buffer fills.
 func (s shippingSetup) destinations() []benchv1alpha1.Destination {
 	open := &benchv1alpha1.LokiSpec{URL: lokiURL, TenantID: lokiTenantOpen}
+	// The suite's Loki ignores credentials: these are canaries (expectNoLeak).
+	basicAuth, bearerToken := *open, *open
+	basicAuth.Auth = &benchv1alpha1.LokiAuth{Basic: &benchv1alpha1.BasicAuthSecret{
+		SecretName: lokiCredentials, UsernameKey: "username", PasswordKey: "password",
+	}}
+	bearerToken.Auth = &benchv1alpha1.LokiAuth{BearerToken: &benchv1alpha1.SecretKeyRef{
+		SecretName: lokiCredentials, Key: "token",
+	}}
 	limited := &benchv1alpha1.LokiSpec{URL: lokiURL, TenantID: lokiTenantLimited}
 	fluentBit := func(output benchv1alpha1.ShipperOutput) *benchv1alpha1.ShipperSpec {
 		return &benchv1alpha1.ShipperSpec{Kind: benchv1alpha1.ShipperFluentBit, Image: s.fluentBitImage, Output: output}
@@ -70,9 +78,9 @@ func (s shippingSetup) destinations() []benchv1alpha1.Destination {
 		{Name: "fluent-null", Type: sidecar, Shipper: fluentBit(benchv1alpha1.OutputNull)},
 		{Name: "fluent-stdout", Type: sidecar, Shipper: fluentBit(benchv1alpha1.OutputStdout)},
 		{Name: "fluent-loki", Type: sidecar, Shipper: fluentBit(benchv1alpha1.OutputLoki), Loki: open},
-		{Name: "loki", Type: benchv1alpha1.DestinationLoki, Shipper: fluentBit(""), Loki: open},
+		{Name: "loki", Type: benchv1alpha1.DestinationLoki, Shipper: fluentBit(""), Loki: &basicAuth},
 		{Name: fluentBitLimited, Type: benchv1alpha1.DestinationLoki, Shipper: fluentBit(""), Loki: limited},
-		{Name: "otel", Type: benchv1alpha1.DestinationLoki, Shipper: collector, Loki: open},
+		{Name: "otel", Type: benchv1alpha1.DestinationLoki, Shipper: collector, Loki: &bearerToken},
 		{Name: collectorLimited, Type: benchv1alpha1.DestinationLoki, Shipper: collector, Loki: limited},
 		{Name: backpressure, Type: sidecar, Shipper: paused, Loki: open},
 	}
@@ -80,6 +88,15 @@ func (s shippingSetup) destinations() []benchv1alpha1.Destination {
 
 var _ = Describe("shipping", Ordered, func() {
 	var benchmark *benchv1alpha1.LoggingBenchmark
+	var planted canaries
+
+	// The benchmark keeps its clusters until now, so that the leak search reads the
+	// shippers' logs and the clusters' passwords.
+	AfterAll(func(ctx SpecContext) {
+		if benchmark != nil {
+			Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, benchmark))).To(Succeed())
+		}
+	})
 
 	AfterEach(func() {
 		if CurrentSpecReport().Failed() {
@@ -95,12 +112,12 @@ var _ = Describe("shipping", Ordered, func() {
 		Expect(shipping.lokiImage).NotTo(BeEmpty(),
 			"E2E_LOKI_IMAGE names the Loki image; make test-e2e-local and make test-e2e set it")
 		deployLoki(ctx)
+		planted = plantLokiCredentials(ctx)
 
 		benchmark = newBenchmark("shipping")
 		benchmark.Spec.Destinations = shipping.destinations()
 		benchmark.Spec.Workload.Clients = []int32{2}
 		benchmark.Spec.Workload.Duration = metav1.Duration{Duration: 5 * time.Second}
-		benchmark.Spec.Cleanup = benchv1alpha1.CleanupAlways
 		// The shippers read the file at their own pace beside a busy server.
 		benchmark.Spec.DrainTimeout = metav1.Duration{Duration: 2 * time.Minute}
 		Expect(k8sClient.Create(ctx, benchmark)).To(Succeed())
@@ -153,6 +170,11 @@ var _ = Describe("shipping", Ordered, func() {
 				Expect(records.DropReason).To(BeEmpty(), what)
 			}
 		}
+	})
+
+	It("leaks no credential into anything it writes", func(ctx SpecContext) {
+		planted.addClusterPasswords(ctx, benchmark)
+		expectNoLeak(ctx, benchmark, planted)
 	})
 })
 

@@ -1,0 +1,154 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/report"
+)
+
+// lokiCredentials is the Secret of the shipping spec's Loki credentials: basic auth for
+// one destination, a bearer token for another. The suite's Loki ignores both; they are
+// canaries, values found nowhere else, so that meeting one in what logbench writes is a
+// leak.
+const lokiCredentials = "loki-credentials"
+
+// canaries maps each secret value the suite searches for to what it is.
+type canaries map[string]string
+
+// plantLokiCredentials creates the Loki credentials Secret with fresh canary values.
+func plantLokiCredentials(ctx context.Context) canaries {
+	username, password, token := "canary-user-"+randomHex(), "canary-password-"+randomHex(), "canary-token-"+randomHex()
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: lokiCredentials, Namespace: benchmarkNamespace},
+		StringData: map[string]string{"username": username, "password": password, "token": token},
+	}
+	Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, secret))).To(Succeed())
+	Expect(k8sClient.Create(ctx, secret)).To(Succeed())
+	return canaries{
+		username: "the Loki username",
+		password: "the Loki password",
+		token:    "the Loki bearer token",
+		// What a Basic Authorization header carries.
+		base64.StdEncoding.EncodeToString([]byte(username + ":" + password)): "the Loki basic auth header",
+	}
+}
+
+func randomHex() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// addClusterPasswords adds the passwords of the benchmark's clusters, which the runs'
+// pgbench and agents use, read from the Secrets CloudNativePG generated.
+func (c canaries) addClusterPasswords(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark) {
+	for _, destination := range benchmark.Status.Destinations {
+		for _, suffix := range []string{"-superuser", "-app"} {
+			secret := &corev1.Secret{}
+			key := client.ObjectKey{Namespace: benchmarkNamespace, Name: destination.ClusterName + suffix}
+			if err := k8sClient.Get(ctx, key, secret); err != nil {
+				Expect(client.IgnoreNotFound(err)).To(Succeed())
+				continue
+			}
+			if password := string(secret.Data[corev1.BasicAuthPasswordKey]); password != "" {
+				c[password] = "the password in Secret " + key.Name
+			}
+		}
+	}
+}
+
+// expectNoLeak searches everything logbench writes about benchmark for the canaries:
+// the LoggingBenchmark, the namespace's events, the logs of the operator, of the run
+// Jobs' pods and of the shipper sidecars, the pods' status (Jobs' termination messages),
+// the ConfigMaps (shipper configurations), the metrics endpoint and every format of
+// logbench report. PostgreSQL's own container log is not searched: it holds the
+// statement log, and logbench sends no credential as a statement.
+func expectNoLeak(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark, secrets canaries) {
+	places := map[string][]byte{}
+	current := &benchv1alpha1.LoggingBenchmark{}
+	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(benchmark), current)).To(Succeed())
+	places["the LoggingBenchmark"] = mustJSON(current)
+
+	events, err := clientset.CoreV1().Events(benchmarkNamespace).List(ctx, metav1.ListOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	places["the events"] = mustJSON(events)
+
+	configMaps, err := clientset.CoreV1().ConfigMaps(benchmarkNamespace).List(ctx, metav1.ListOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	places["the ConfigMaps"] = mustJSON(configMaps)
+
+	for _, namespace := range []string{operatorNamespace, benchmarkNamespace} {
+		pods, err := clientset.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		places["the pods of "+namespace] = mustJSON(pods)
+		for _, pod := range pods.Items {
+			for _, container := range append(pod.Spec.InitContainers, pod.Spec.Containers...) {
+				if !writtenByLogbench(namespace, pod, container.Name) {
+					continue
+				}
+				logs, err := clientset.CoreV1().Pods(namespace).
+					GetLogs(pod.Name, &corev1.PodLogOptions{Container: container.Name}).DoRaw(ctx)
+				Expect(err).NotTo(HaveOccurred(), "logs of %s/%s", pod.Name, container.Name)
+				places[fmt.Sprintf("the log of %s/%s", pod.Name, container.Name)] = logs
+			}
+		}
+	}
+
+	metrics, err := scrapeMetrics(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	places["the metrics"] = []byte(metrics)
+
+	for _, format := range report.Formats {
+		var rendered bytes.Buffer
+		Expect(report.Render(&rendered, format, current)).To(Succeed())
+		places["logbench report -o "+format.String()] = rendered.Bytes()
+	}
+
+	var leaks []string
+	for place, text := range places {
+		for value, what := range secrets {
+			if bytes.Contains(text, []byte(value)) {
+				leaks = append(leaks, fmt.Sprintf("%s holds %s", place, what))
+			}
+		}
+	}
+	Expect(leaks).To(BeEmpty(), "searched %d places for %d secret values", len(places), len(secrets))
+	Expect(len(places)).To(BeNumerically(">", 10), "too few places searched: %s",
+		strings.Join(slices.Sorted(maps.Keys(places)), ", "))
+}
+
+// writtenByLogbench tells the containers whose logs logbench writes: the operator's,
+// the run Jobs' (agent and pgbench) and the shipper sidecars.
+func writtenByLogbench(namespace string, pod corev1.Pod, container string) bool {
+	switch {
+	case namespace == operatorNamespace:
+		return true
+	case pod.Labels["batch.kubernetes.io/job-name"] != "":
+		return true
+	default:
+		return container == "logbench-shipper"
+	}
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	Expect(err).NotTo(HaveOccurred())
+	return b
+}
