@@ -34,7 +34,7 @@ type clusterOutcome struct {
 }
 
 // reconcileCluster creates the destination's cluster when missing and checks it is ready;
-// a cluster not ready within ClusterReadyTimeout fails its destination and its runs.
+// a cluster not ready within its ready timeout fails its destination and its runs.
 func (r *LoggingBenchmarkReconciler) reconcileCluster(
 	ctx context.Context,
 	pass *benchmarkPass,
@@ -50,15 +50,16 @@ func (r *LoggingBenchmarkReconciler) reconcileCluster(
 		state.State = v1alpha1.DestinationReady
 		return clusterOutcome{State: clusterReady, Image: readiness.Image}, nil
 	}
+	timeout := r.clusterReadyTimeout(pass.benchmark)
 	waited := time.Since(readiness.NotReadySince)
-	if waited < r.ClusterReadyTimeout {
-		return clusterOutcome{State: clusterWaiting, Wait: r.ClusterReadyTimeout - waited}, nil
+	if waited < timeout {
+		return clusterOutcome{State: clusterWaiting, Wait: timeout - waited}, nil
 	}
 	phase, _, _ := unstructured.NestedString(cluster.Object, "status", "phase")
 	pass.failDestination(
 		state,
 		fmt.Sprintf("cluster %s not ready within %s (CloudNativePG phase %q): check its pods and events",
-			cluster.GetName(), r.ClusterReadyTimeout, phase),
+			cluster.GetName(), timeout, phase),
 	)
 	return clusterOutcome{State: clusterFailed}, nil
 }
@@ -97,7 +98,15 @@ func (r *LoggingBenchmarkReconciler) createCluster(
 	state.State = v1alpha1.DestinationProvisioning
 	r.Recorder.Eventf(benchmark, corev1.EventTypeNormal, EventClusterCreated,
 		"Created CloudNativePG cluster %s for destination %s", created.GetName(), dest.Name)
-	return clusterOutcome{State: clusterWaiting, Wait: r.ClusterReadyTimeout}, nil
+	return clusterOutcome{State: clusterWaiting, Wait: r.clusterReadyTimeout(benchmark)}, nil
+}
+
+// clusterReadyTimeout is the benchmark's spec.clusterReadyTimeout, else the operator's.
+func (r *LoggingBenchmarkReconciler) clusterReadyTimeout(benchmark *v1alpha1.LoggingBenchmark) time.Duration {
+	if timeout := benchmark.Spec.ClusterReadyTimeout; timeout != nil {
+		return timeout.Duration
+	}
+	return r.ClusterReadyTimeout
 }
 
 // shipperConfigMapName is the ConfigMap holding the shipper configuration of a shipping

@@ -316,8 +316,11 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 	})
 
 	It("fails a destination whose cluster is not ready in time and goes on with the others", func() {
-		DeferCleanup(startOperator(3 * time.Second))
-		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "slow", v1alpha1.CleanupAlways))).To(Succeed())
+		DeferCleanup(startOperator(time.Hour))
+		slow := newBenchmark(namespace, "slow", v1alpha1.CleanupAlways)
+		By("taking the benchmark's ready timeout over the operator's")
+		slow.Spec.ClusterReadyTimeout = &metav1.Duration{Duration: 3 * time.Second}
+		Expect(k8sClient.Create(ctx, slow)).To(Succeed())
 		getCluster(namespace, "slow-baseline")
 		playRuns(namespace, "slow", []string{"csv"}, runTPS{"csv": {1: 800, 2: 1500}}, nil)
 

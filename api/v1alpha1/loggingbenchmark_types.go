@@ -48,6 +48,15 @@ type LoggingBenchmarkSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="drainTimeout is immutable; create a new LoggingBenchmark to change it"
 	DrainTimeout metav1.Duration `json:"drainTimeout,omitempty"`
 
+	// ClusterReadyTimeout bounds the wait for each destination's cluster to become
+	// ready, the operator's --cluster-ready-timeout when unset: a cluster not ready by
+	// then fails its destination with the reason, and the other destinations go on.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+h)?([0-9]+m)?([0-9]+s)?$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('24h')",message="clusterReadyTimeout must be between 1s and 24h"
+	ClusterReadyTimeout *metav1.Duration `json:"clusterReadyTimeout,omitempty"`
+
 	// Cleanup says what happens to the benchmark clusters when the benchmark ends.
 	// It is the only field that may change after creation.
 	// +kubebuilder:default=OnSuccess

@@ -356,6 +356,8 @@ var _ = Describe("LoggingBenchmark admission", func() {
 			"spec.drainTimeout", "drainTimeout must be between 0s and 1h"),
 		Entry("drainTimeout in words", `drainTimeout: one minute`,
 			"spec.drainTimeout", "should match"),
+		Entry("clusterReadyTimeout of 0s", `clusterReadyTimeout: 0s`,
+			"spec.clusterReadyTimeout", "clusterReadyTimeout must be between 1s and 24h"),
 		Entry("unknown cleanup policy", `cleanup: Sometimes`,
 			"spec.cleanup", "Unsupported value"),
 	)
@@ -377,7 +379,8 @@ var _ = Describe("LoggingBenchmark admission", func() {
 			`destinations: [{name: a, type: Stdout, format: CSVLog}, {name: b, type: Stdout, format: Stderr}, {name: c, type: Stdout, format: JSONLog}]`,
 		),
 		Entry("12 destinations", "destinations: ["+flowItems(12, "{name: d%d, type: JSONLog}")+"]"),
-		Entry("the bounds of the durations", `{workload: {duration: 24h}, drainTimeout: 0s}`),
+		Entry("the bounds of the durations", `{workload: {duration: 24h}, drainTimeout: 0s, clusterReadyTimeout: 1s}`),
+		Entry("a day to become ready", `clusterReadyTimeout: 24h`),
 		Entry("durations in hours, minutes and seconds", `{workload: {duration: 1h2m3s}, drainTimeout: 1h}`),
 		Entry(
 			"parameters logbench leaves alone",

@@ -22,6 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -37,6 +38,9 @@ const (
 	// benchmarkTimeout covers five clusters' start-up and ten 10 s runs with their
 	// drains on a 2-core machine.
 	benchmarkTimeout = 20 * time.Minute
+	// unreadyTimeout is the cluster ready timeout of the benchmark with a cluster that
+	// never becomes ready: longer than a healthy cluster takes on a busy 2-core node.
+	unreadyTimeout = 2 * time.Minute
 )
 
 var _ = Describe("logbench", Ordered, func() {
@@ -237,6 +241,46 @@ var _ = Describe("logbench", Ordered, func() {
 			}
 		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
 	})
+
+	It("fails a destination whose cluster never becomes ready within its timeout, and completes the others",
+		func(ctx SpecContext) {
+			unready := newBenchmark("unready")
+			benchmark = unready
+			unready.Spec.Baseline.Enabled = false
+			// A shipper image no registry holds, as a typo makes: the instance pod never starts.
+			unready.Spec.Destinations = []benchv1alpha1.Destination{
+				{Name: "csvlog", Type: benchv1alpha1.DestinationCSVLog},
+				{Name: "typo", Type: benchv1alpha1.DestinationFluentBitSidecar, Shipper: &benchv1alpha1.ShipperSpec{
+					Kind: benchv1alpha1.ShipperFluentBit, Image: "logbench.local/no-such-fluent-bit:0",
+					Output: benchv1alpha1.OutputNull,
+				}},
+			}
+			unready.Spec.Workload.Clients = []int32{1}
+			unready.Spec.Workload.Duration = metav1.Duration{Duration: 5 * time.Second}
+			unready.Spec.ClusterReadyTimeout = &metav1.Duration{Duration: unreadyTimeout}
+			unready.Spec.Cleanup = benchv1alpha1.CleanupAlways
+			Expect(k8sClient.Create(ctx, unready)).To(Succeed())
+			waitForPhase(ctx, unready, benchv1alpha1.PhaseFailed)
+
+			states := map[string]benchv1alpha1.DestinationStatus{}
+			for _, state := range unready.Status.Destinations {
+				states[state.Name] = state
+			}
+			Expect(states["typo"].State).To(Equal(benchv1alpha1.DestinationFailed))
+			Expect(states["typo"].Message).To(ContainSubstring("not ready within " + unreadyTimeout.String()))
+			Expect(unready.Status.Results).To(ContainElement(SatisfyAll(
+				HaveField("Destination", "csvlog"), HaveField("TPS", BeNumerically(">", 0)),
+				HaveField("Records.Dropped", HaveValue(BeZero())))), "the other destination completes")
+			degraded := meta.FindStatusCondition(unready.Status.Conditions, benchv1alpha1.ConditionDegraded)
+			Expect(degraded).NotTo(BeNil())
+			Expect(degraded.Reason).To(Equal(benchv1alpha1.ReasonRunsFailed))
+			Expect(degraded.Message).To(ContainSubstring("not ready within"))
+			events, err := clientset.CoreV1().Events(benchmarkNamespace).List(ctx, metav1.ListOptions{
+				FieldSelector: "involvedObject.name=unready,reason=" + controllers.EventClusterFailed,
+			})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(events.Items).To(ContainElement(HaveField("Message", ContainSubstring("not ready within"))))
+		})
 
 	It("loses and repeats no run when the operator pod and a run's pod are deleted mid-benchmark", func(ctx SpecContext) {
 		faulty := newBenchmark("faults")
