@@ -58,7 +58,7 @@ type LoggingBenchmarkReconciler struct {
 // +kubebuilder:rbac:groups=bench.logbench.io,resources=loggingbenchmarks/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=postgresql.cnpg.io,resources=clusters,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;create;update;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list
 // +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create;patch
@@ -159,18 +159,26 @@ func ClientOptions() client.Options {
 }
 
 // CacheOptions keeps only the Jobs and Clusters of benchmarks in the manager's cache,
-// rather than every Job of the cluster.
-func CacheOptions() cache.Options {
+// rather than every Job of the cluster, and watches only the given namespaces when there
+// are any: an operator with Roles in those namespaces alone can list nothing elsewhere.
+func CacheOptions(watchNamespaces []string) cache.Options {
 	ofBenchmarks := labels.NewSelector()
 	requirement, err := labels.NewRequirement(LabelBenchmark, selection.Exists, nil)
 	if err != nil {
 		panic(err) // the requirement is constant
 	}
 	ofBenchmarks = ofBenchmarks.Add(*requirement)
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+	options := cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&batchv1.Job{}:     {Label: ofBenchmarks},
 		NewClusterObject(): {Label: ofBenchmarks},
 	}}
+	if len(watchNamespaces) > 0 {
+		options.DefaultNamespaces = map[string]cache.Config{}
+		for _, namespace := range watchNamespaces {
+			options.DefaultNamespaces[namespace] = cache.Config{}
+		}
+	}
+	return options
 }
 
 // SetupWithManager registers the reconciler, watching the Jobs and Clusters it owns.

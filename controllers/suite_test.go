@@ -62,7 +62,7 @@ func startOperator(clusterReadyTimeout time.Duration) (stop func()) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Client:                 ClientOptions(),
-		Cache:                  CacheOptions(),
+		Cache:                  CacheOptions(nil),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// Every spec starts a manager of its own with the same controller.

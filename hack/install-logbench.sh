@@ -1,18 +1,37 @@
 #!/usr/bin/env bash
-# Installs or upgrades logbench with its Helm chart, as users install it; the e2e cluster
-# providers differ only in the image and the cluster they point Helm at.
-# Usage: hack/install-logbench.sh IMAGE [HELM_FLAG...]
-#   IMAGE is REPOSITORY:TAG; extra flags (--kubeconfig, --kube-context) go to Helm.
+# Installs or upgrades logbench with its Helm chart for the e2e suite, as users install
+# it; the e2e cluster providers differ only in the image and the cluster they point Helm
+# at.
+# Usage: hack/install-logbench.sh IMAGE [--kubeconfig FILE | --kube-context NAME]
 set -euo pipefail
 
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-[ $# -ge 1 ] || { echo "usage: $0 IMAGE [HELM_FLAG...]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: $0 IMAGE [--kubeconfig FILE | --kube-context NAME]" >&2; exit 2; }
 image=$1
 shift
+helm_flags=()
 [[ $image == *:* ]] || { echo "$0: IMAGE must be REPOSITORY:TAG, got ${image}" >&2; exit 2; }
 
+# The operator watches only the e2e suite's namespace, with a Role there: the least
+# privilege the chart offers (watchNamespaces), which the suite thus proves is enough.
+# The namespace must exist before its Role; kubectl talks to the cluster Helm does.
+E2E_NAMESPACE=logbench-e2e
+kubectl_flags=()
+while (($#)); do
+  case $1 in
+    --kubeconfig) kubectl_flags+=(--kubeconfig "$2") ;;
+    --kube-context) kubectl_flags+=(--context "$2") ;;
+    *) echo "$0: unknown Helm flag $1" >&2; exit 2 ;;
+  esac
+  helm_flags+=("$1" "$2")
+  shift 2
+done
+kubectl "${kubectl_flags[@]}" create namespace "$E2E_NAMESPACE" --dry-run=client -o yaml |
+  kubectl "${kubectl_flags[@]}" apply -f - >/dev/null
+
 (cd "$REPO_ROOT" && make --no-print-directory helm >/dev/null)
-"${REPO_ROOT}/bin/helm" upgrade --install logbench "${REPO_ROOT}/charts/logbench" "$@" \
+"${REPO_ROOT}/bin/helm" upgrade --install logbench "${REPO_ROOT}/charts/logbench" "${helm_flags[@]}" \
   --namespace logbench-system --create-namespace \
   --set-string "image.repository=${image%:*}" --set-string "image.tag=${image##*:}" \
+  --set "watchNamespaces={${E2E_NAMESPACE}}" \
   --wait --timeout 5m >/dev/null

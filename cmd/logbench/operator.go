@@ -33,6 +33,7 @@ func newOperatorCommand() *cobra.Command {
 		leaderElect         bool
 		agentImage          string
 		clusterReadyTimeout time.Duration
+		watchNamespaces     []string
 		zapOptions          zap.Options
 	)
 	cmd := &cobra.Command{
@@ -55,7 +56,7 @@ func newOperatorCommand() *cobra.Command {
 			mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 				Scheme:                 scheme,
 				Client:                 controllers.ClientOptions(),
-				Cache:                  controllers.CacheOptions(),
+				Cache:                  controllers.CacheOptions(watchNamespaces),
 				Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 				HealthProbeBindAddress: probeAddr,
 				LeaderElection:         leaderElect,
@@ -91,6 +92,8 @@ func newOperatorCommand() *cobra.Command {
 		"image holding the logbench binary the agent Jobs run (default $"+agentImageEnv+")")
 	flags.DurationVar(&clusterReadyTimeout, "cluster-ready-timeout", 10*time.Minute,
 		"how long a destination's cluster may take to become ready before the destination fails")
+	flags.StringSliceVar(&watchNamespaces, "watch-namespaces", nil,
+		"namespaces whose benchmarks the operator reconciles, comma-separated; all when empty")
 	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	zapOptions.BindFlags(zapFlags)
 	flags.AddGoFlagSet(zapFlags)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,7 +37,9 @@ func TestAgainstAPIServer(t *testing.T) {
 	helmBinary(t) // skips the test before the API server starts
 	k8sClient, kubeconfig := startAPIServer(t)
 	ctx := t.Context()
-	createNamespace(ctx, t, k8sClient, releaseNamespace)
+	for _, namespace := range append([]string{releaseNamespace, unwatchedNamespace}, watchedNamespaces...) {
+		createNamespace(ctx, t, k8sClient, namespace)
+	}
 
 	for _, values := range valueSets {
 		t.Run(values.name, func(t *testing.T) {
@@ -66,11 +70,73 @@ func TestAgainstAPIServer(t *testing.T) {
 		if err := k8sClient.Get(ctx, client.ObjectKey{Name: "loggingbenchmarks.bench.logbench.io"}, &crd); err != nil {
 			t.Errorf("helm install left no LoggingBenchmark CRD: %v", err)
 		}
+		for _, access := range operatorAccess {
+			access.Namespace = unwatchedNamespace
+			if !operatorMay(ctx, t, k8sClient, access) {
+				t.Errorf("watching every namespace, the operator may not %s %s/%s in %s",
+					access.Verb, access.Group, access.Resource, access.Namespace)
+			}
+		}
 		if _, err := runHelm(t, "uninstall", releaseName, "--kubeconfig", kubeconfig, "--namespace", releaseNamespace,
 			"--wait"); err != nil {
 			t.Fatal(err)
 		}
 	})
+
+	t.Run("helm install watching namespaces", func(t *testing.T) {
+		namespaced := valueSets[len(valueSets)-1]
+		install := append([]string{"install", releaseName, chartDir(t), "--kubeconfig", kubeconfig,
+			"--namespace", releaseNamespace}, setArgs(namespaced.set)...)
+		if _, err := runHelm(t, install...); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if _, err := runHelm(t, "uninstall", releaseName, "--kubeconfig", kubeconfig, "--namespace",
+				releaseNamespace, "--wait"); err != nil {
+				t.Error(err)
+			}
+		})
+		for _, namespace := range append([]string{unwatchedNamespace}, watchedNamespaces...) {
+			want := slices.Contains(watchedNamespaces, namespace)
+			for _, access := range operatorAccess {
+				access.Namespace = namespace
+				if allowed := operatorMay(ctx, t, k8sClient, access); allowed != want {
+					t.Errorf("the operator may %s %s/%s in %s: %v, want %v",
+						access.Verb, access.Group, access.Resource, namespace, allowed, want)
+				}
+			}
+		}
+	})
+}
+
+// unwatchedNamespace is a namespace the namespaced value set does not watch.
+const unwatchedNamespace = "elsewhere"
+
+// operatorAccess are requests the operator makes in a benchmark's namespace.
+var operatorAccess = []authorizationv1.ResourceAttributes{
+	{Verb: "watch", Group: "bench.logbench.io", Resource: "loggingbenchmarks"},
+	{Verb: "patch", Group: "bench.logbench.io", Resource: "loggingbenchmarks", Subresource: "status"},
+	{Verb: "create", Group: "postgresql.cnpg.io", Resource: "clusters"},
+	{Verb: "create", Group: "batch", Resource: "jobs"},
+	{Verb: "get", Resource: "pods", Subresource: "log"},
+	{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "roles"},
+}
+
+// operatorMay asks the API server whether the operator's ServiceAccount may make the
+// request.
+func operatorMay(
+	ctx context.Context, t *testing.T, k8sClient client.Client, access authorizationv1.ResourceAttributes,
+) bool {
+	t.Helper()
+	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:               "system:serviceaccount:" + releaseNamespace + ":" + releaseName,
+		Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + releaseNamespace},
+		ResourceAttributes: &access,
+	}}
+	if err := k8sClient.Create(ctx, review); err != nil {
+		t.Fatal(err)
+	}
+	return review.Status.Allowed
 }
 
 // startAPIServer starts an envtest control plane, stopped when the test ends, that

@@ -59,7 +59,12 @@ var valueSets = []struct {
 		"clusterReadyTimeout=20m",
 		"userRoles.aggregateToDefaultRoles=true",
 	}},
+	{name: "namespaced", set: []string{"watchNamespaces={" + strings.Join(watchedNamespaces, ",") + "}"}},
 }
+
+// watchedNamespaces are the namespaces of the namespaced value set, which the API
+// server test creates.
+var watchedNamespaces = []string{"bench-a", "bench-b"}
 
 func TestLint(t *testing.T) {
 	for _, values := range valueSets {
@@ -86,6 +91,7 @@ func TestRejectedValues(t *testing.T) {
 		{name: "port out of range", set: []string{"metrics.port=70000"}, want: "port"},
 		{name: "scrape interval", set: []string{"serviceMonitor.interval=30 seconds"}, want: "interval"},
 		{name: "ready timeout", set: []string{"clusterReadyTimeout=ten minutes"}, want: "clusterReadyTimeout"},
+		{name: "watched namespace name", set: []string{"watchNamespaces={Bench_A}"}, want: "watchNamespaces"},
 		{
 			name: "replicas without leader election",
 			set:  []string{"replicas=2", "leaderElection.enabled=false"},
