@@ -345,6 +345,54 @@ var _ = Describe("logbench", Ordered, func() {
 			}
 		}
 	})
+
+	It("neither counts a failover mid-run as dropped records nor waits for ever after it", func(ctx SpecContext) {
+		failover := newBenchmark("failover")
+		benchmark = failover
+		failover.Spec.Baseline.Enabled = false
+		failover.Spec.Destinations = []benchv1alpha1.Destination{{Name: "csvlog", Type: benchv1alpha1.DestinationCSVLog}}
+		failover.Spec.Postgres.Instances = 2
+		failover.Spec.Workload.Clients = []int32{1}
+		failover.Spec.Workload.Duration = metav1.Duration{Duration: 15 * time.Second}
+		failover.Spec.Cleanup = benchv1alpha1.CleanupAlways
+		Expect(k8sClient.Create(ctx, failover)).To(Succeed())
+
+		By("deleting the primary's pod while the run's pod runs")
+		cluster := failover.Name + "-csvlog"
+		Eventually(func(g Gomega) {
+			pods := &corev1.PodList{}
+			g.Expect(k8sClient.List(ctx, pods, client.InNamespace(benchmarkNamespace),
+				client.MatchingLabels{controllers.LabelBenchmark: failover.Name})).To(Succeed())
+			g.Expect(pods.Items).To(ContainElement(HaveField("Status.Phase", corev1.PodRunning)), "no run in progress")
+		}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(time.Second).Should(Succeed())
+		// Past the agent's setup, into pgbench's warm-up or run.
+		time.Sleep(5 * time.Second)
+		Expect(k8sClient.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(benchmarkNamespace),
+			client.MatchingLabels{"cnpg.io/cluster": cluster, "cnpg.io/instanceRole": "primary"})).To(Succeed())
+
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(failover), failover)).To(Succeed())
+			g.Expect(failover.Status.Phase).To(BeElementOf(benchv1alpha1.PhaseSucceeded, benchv1alpha1.PhaseFailed))
+		}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(5 * time.Second).Should(Succeed())
+		status, err := yaml.Marshal(failover.Status)
+		Expect(err).NotTo(HaveOccurred())
+		_, _ = fmt.Fprintf(GinkgoWriter, "benchmark %s status:\n%s\n", failover.Name, status)
+
+		// The run either failed with the reason, or measured after the switch-over, exactly.
+		Expect(failover.Status.Results).To(HaveLen(1))
+		for _, repeat := range failover.Status.Results[0].Repeats {
+			if repeat.Error != "" {
+				continue
+			}
+			Expect(repeat.Records.AccountingError).To(BeEmpty())
+			Expect(repeat.Records.Dropped).To(HaveValue(BeZero()), "a measured run lost no record")
+			Expect(repeat.Records.Delivered).To(Equal(repeat.Records.Expected))
+		}
+		if failover.Status.Phase == benchv1alpha1.PhaseFailed {
+			Expect(failover.Status.Results[0].Repeats).To(ContainElement(HaveField("Error", Not(BeEmpty()))),
+				"a failed benchmark says which run failed and why")
+		}
+	})
 })
 
 // newBenchmark is the small benchmark of the suite: baseline, two file destinations,
