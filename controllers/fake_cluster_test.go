@@ -57,7 +57,7 @@ func markClusterReady(namespace, name string) {
 			NodeName: serverNode,
 			// As restricted as CloudNativePG's instance pods, which the namespace requires.
 			SecurityContext: &corev1.PodSecurityContext{
-				RunAsNonRoot:   ptr.To(true),
+				RunAsNonRoot:   new(true),
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
 			Containers: []corev1.Container{{

@@ -165,7 +165,7 @@ func findRow(t *testing.T, rows []v1alpha1.Result, destination string) v1alpha1.
 }
 
 func describeOverhead(row v1alpha1.Result) string {
-	var tps []string
+	tps := make([]string, 0, len(row.Repeats))
 	for _, repeat := range row.Repeats {
 		tps = append(tps, fmt.Sprintf("%.0f", repeat.TPS))
 	}
