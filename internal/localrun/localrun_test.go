@@ -20,13 +20,7 @@ import (
 // shorter runs: every local destination measures TPS, and the destinations logbench
 // reads directly (files and the server's own stderr) lose no record.
 func TestQuickSample(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts PostgreSQL servers")
-	}
-	installation, err := localpg.FindInstallation()
-	if err != nil {
-		t.Fatalf("the local run test needs PostgreSQL (make test installs nothing; .ci/run does): %v", err)
-	}
+	installation := postgresqlInstallation(t)
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -105,13 +99,7 @@ func TestQuickSample(t *testing.T) {
 // verdict against the expectation is measured once more, and only a second one fails
 // (once in 256 by chance; always when the difference is real).
 func TestOverheadVerdicts(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts PostgreSQL servers")
-	}
-	installation, err := localpg.FindInstallation()
-	if err != nil {
-		t.Fatalf("the local run test needs PostgreSQL (make test installs nothing; .ci/run does): %v", err)
-	}
+	installation := postgresqlInstallation(t)
 	benchmark, err := manifest.Decode([]byte(`apiVersion: bench.logbench.io/v1alpha1
 kind: LoggingBenchmark
 metadata: {name: a-a}
@@ -151,6 +139,20 @@ spec:
 		}
 	}
 	t.Errorf("twice in a row: %s", strings.Join(problems, "; "))
+}
+
+// postgresqlInstallation is the PostgreSQL the local runs start servers of; -short skips
+// the tests that need it.
+func postgresqlInstallation(t *testing.T) localpg.Installation {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts PostgreSQL servers")
+	}
+	installation, err := localpg.FindInstallation()
+	if err != nil {
+		t.Fatalf("the local run test needs PostgreSQL (make test installs nothing; .ci/run does): %v", err)
+	}
+	return installation
 }
 
 func findRow(t *testing.T, rows []v1alpha1.Result, destination string) v1alpha1.Result {
