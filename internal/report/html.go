@@ -24,8 +24,10 @@ type page struct {
 	Table     []tableRow
 	Failures  []failure
 	Estimates bool
-	TPS       tpsChart
-	Overhead  overheadChart
+	// OverheadNotes explain the overhead column's intervals and verdicts.
+	OverheadNotes []string
+	TPS           tpsChart
+	Overhead      overheadChart
 	// HasOverhead and HasRecords are false when the chart would be empty.
 	HasOverhead bool
 	Records     recordsChart
@@ -64,7 +66,10 @@ func renderHTML(w io.Writer, b *v1alpha1.LoggingBenchmark) error {
 	}
 	all := seriesOf(b)
 	counts := clientCounts(b)
-	p := page{Name: b.Name, Facts: describe(b), TPS: newTPSChart(all, counts)}
+	p := page{
+		Name: b.Name, Facts: describe(b), TPS: newTPSChart(all, counts),
+		OverheadNotes: results.OverheadNotes(b.Status.Results),
+	}
 	p.Overhead, p.HasOverhead = newOverheadChart(all, counts)
 	p.Records, p.HasRecords = newRecordsChart(all, counts)
 	colours := map[string]string{}

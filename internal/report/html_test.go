@@ -309,3 +309,20 @@ func TestOverheadChartDrawsIntervals(t *testing.T) {
 		t.Errorf("%d intervals drawn in the overhead chart, want 1 (csvlog at 1 client)", len(whiskers))
 	}
 }
+
+func TestHTMLExplainsTheOverheadIntervals(t *testing.T) {
+	doc := parseHTML(t, renderPage(t, fullBenchmark()))
+	notes := find(doc, func(n *html.Node) bool {
+		class, _ := attr(n, "class")
+		return n.Data == "p" && class == "explain overhead-note"
+	})
+	texts := make([]string, 0, len(notes))
+	for _, note := range notes {
+		texts = append(texts, textContent(note))
+	}
+	if !slices.ContainsFunc(texts, func(text string) bool {
+		return strings.HasPrefix(text, "overhead: median over the repeats paired with the baseline's; [low, high]")
+	}) {
+		t.Errorf("notes under the table %q, want the one that explains the intervals", texts)
+	}
+}

@@ -142,7 +142,7 @@ func footnotes(rows []v1alpha1.Result) []string {
 			}
 		}
 	}
-	notes := overheadNotes(rows)
+	notes := OverheadNotes(rows)
 	if estimates {
 		notes = append(
 			notes,
@@ -156,9 +156,9 @@ func footnotes(rows []v1alpha1.Result) []string {
 	return append(notes, failures...)
 }
 
-// overheadNotes explain the overhead column: how it is computed and its interval read,
+// OverheadNotes explain the overhead column: how it is computed and its interval read,
 // and which rows have none or are noisy.
-func overheadNotes(rows []v1alpha1.Result) []string {
+func OverheadNotes(rows []v1alpha1.Result) []string {
 	var intervals, unknown bool
 	for _, row := range rows {
 		intervals = intervals || row.OverheadInterval != nil
