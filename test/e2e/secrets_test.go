@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -129,6 +130,7 @@ func expectNoLeak(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark
 			}
 		}
 	}
+	_, _ = fmt.Fprintf(GinkgoWriter, "searched %d places for %d secret values\n", len(places), len(secrets))
 	Expect(leaks).To(BeEmpty(), "searched %d places for %d secret values", len(places), len(secrets))
 	Expect(len(places)).To(BeNumerically(">", 10), "too few places searched: %s",
 		strings.Join(slices.Sorted(maps.Keys(places)), ", "))
