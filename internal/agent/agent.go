@@ -98,11 +98,7 @@ func destinationFor(ctx context.Context, req Request, route destination.Route, e
 		if err != nil {
 			return nil, noop, fmt.Errorf("connecting to the Kubernetes API to read the container log: %w", err)
 		}
-		stream, err := followPrimaryLog(ctx, client, req.Namespace, req.ClusterName)
-		if err != nil {
-			return nil, noop, err
-		}
-		return bench.NewStreamDestination(stream, route.PodFormat(), tag), func() { stream.Close() }, nil
+		return newContainerLogRun(ctx, client, req.Namespace, req.ClusterName, route.PodFormat(), tag)
 	case destination.ServerFiles:
 		return serverFiles(ctx, route, env, tag)
 	}

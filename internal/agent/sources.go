@@ -3,8 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"io"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	corev1 "k8s.io/api/core/v1"
@@ -63,23 +61,4 @@ func primaryPod(ctx context.Context, client kubernetes.Interface, namespace, clu
 		}
 	}
 	return nil, fmt.Errorf("cluster %s has no primary pod", cluster)
-}
-
-// followPrimaryLog streams the postgres container log of the cluster's primary from
-// shortly before now, as a log collector on the node would read it.
-func followPrimaryLog(
-	ctx context.Context,
-	client kubernetes.Interface,
-	namespace, cluster string,
-) (io.ReadCloser, error) {
-	pod, err := primaryPod(ctx, client, namespace, cluster)
-	if err != nil {
-		return nil, err
-	}
-	since := metav1.NewTime(time.Now().Add(-time.Second))
-	return client.CoreV1().Pods(namespace).GetLogs(pod.Name, &corev1.PodLogOptions{
-		Container: "postgres",
-		Follow:    true,
-		SinceTime: &since,
-	}).Stream(ctx)
 }
