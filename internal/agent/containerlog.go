@@ -32,7 +32,9 @@ type containerLogRun struct {
 }
 
 // Account gives the reason of a shortfall when the log was rotated during the run.
-func (r containerLogRun) Account(ctx context.Context, want records.Expectation, delivered int64) (v1alpha1.Records, error) {
+func (r containerLogRun) Account(
+	ctx context.Context, want records.Expectation, delivered int64,
+) (v1alpha1.Records, error) {
 	accounted := records.Reconcile(want, delivered, 0)
 	if delivered >= want.Records {
 		return accounted, nil
