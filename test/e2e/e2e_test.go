@@ -360,21 +360,43 @@ var _ = Describe("logbench", Ordered, func() {
 		failover.Spec.Postgres.Instances = 2
 		failover.Spec.Workload.Clients = []int32{1}
 		failover.Spec.Workload.Duration = metav1.Duration{Duration: 15 * time.Second}
-		failover.Spec.Cleanup = benchv1alpha1.CleanupAlways
+		// The cluster stays until the spec has seen the promotion, whenever the run ends.
+		failover.Spec.Cleanup = benchv1alpha1.CleanupNever
 		Expect(k8sClient.Create(ctx, failover)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, failover))).To(Succeed())
+		})
 
 		By("deleting the primary's pod while the run's pod runs")
 		cluster := failover.Name + "-csvlog"
 		Eventually(func(g Gomega) {
 			pods := &corev1.PodList{}
 			g.Expect(k8sClient.List(ctx, pods, client.InNamespace(benchmarkNamespace),
-				client.MatchingLabels{controllers.LabelBenchmark: failover.Name})).To(Succeed())
+				client.MatchingLabels{controllers.LabelBenchmark: failover.Name},
+				client.HasLabels{"batch.kubernetes.io/job-name"})).To(Succeed())
 			g.Expect(pods.Items).To(ContainElement(HaveField("Status.Phase", corev1.PodRunning)), "no run in progress")
 		}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(time.Second).Should(Succeed())
 		// Past the agent's setup, into pgbench's warm-up or run.
 		time.Sleep(5 * time.Second)
-		Expect(k8sClient.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(benchmarkNamespace),
+		primaries := &corev1.PodList{}
+		Expect(k8sClient.List(ctx, primaries, client.InNamespace(benchmarkNamespace),
 			client.MatchingLabels{"cnpg.io/cluster": cluster, "cnpg.io/instanceRole": "primary"})).To(Succeed())
+		Expect(primaries.Items).To(HaveLen(1))
+		deleted := primaries.Items[0].Name
+		Expect(k8sClient.Delete(ctx, &primaries.Items[0])).To(Succeed())
+		_, _ = fmt.Fprintf(GinkgoWriter, "deleted the primary %s at %s\n", deleted, time.Now().Format(time.RFC3339))
+
+		By("seeing CloudNativePG promote the other instance")
+		Eventually(func(g Gomega) {
+			object := &unstructured.Unstructured{}
+			object.SetGroupVersionKind(controllers.ClusterGVK)
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: benchmarkNamespace, Name: cluster}, object)).
+				To(Succeed())
+			primary, _, _ := unstructured.NestedString(object.Object, "status", "currentPrimary")
+			g.Expect(primary).NotTo(BeEmpty())
+			g.Expect(primary).NotTo(Equal(deleted))
+			_, _ = fmt.Fprintf(GinkgoWriter, "%s promoted at %s\n", primary, time.Now().Format(time.RFC3339))
+		}).WithContext(ctx).WithTimeout(5 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 
 		Eventually(func(g Gomega) {
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(failover), failover)).To(Succeed())
@@ -384,7 +406,14 @@ var _ = Describe("logbench", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		_, _ = fmt.Fprintf(GinkgoWriter, "benchmark %s status:\n%s\n", failover.Name, status)
 
-		// The run either failed with the reason, or measured after the switch-over, exactly.
+		// The run either failed with the reason, or was measured exactly.
+		jobs := &batchv1.JobList{}
+		Expect(k8sClient.List(ctx, jobs, client.InNamespace(benchmarkNamespace),
+			client.MatchingLabels{controllers.LabelBenchmark: failover.Name})).To(Succeed())
+		for _, job := range jobs.Items {
+			_, _ = fmt.Fprintf(GinkgoWriter, "Job %s: %d failed attempts, %d succeeded\n",
+				job.Name, job.Status.Failed, job.Status.Succeeded)
+		}
 		Expect(failover.Status.Results).To(HaveLen(1))
 		for _, repeat := range failover.Status.Results[0].Repeats {
 			if repeat.Error != "" {
