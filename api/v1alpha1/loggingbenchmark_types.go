@@ -58,7 +58,7 @@ type LoggingBenchmarkSpec struct {
 	ClusterReadyTimeout *metav1.Duration `json:"clusterReadyTimeout,omitempty"`
 
 	// Cleanup says what happens to the benchmark clusters when the benchmark ends.
-	// It is the only field that may change after creation.
+	// It may change after creation, as may clusterReadyTimeout; every other field may not.
 	// +kubebuilder:default=OnSuccess
 	Cleanup CleanupPolicy `json:"cleanup,omitempty"`
 }
