@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -26,9 +27,13 @@ type shippedRun struct {
 	before shipping.ShipperMetrics
 	// loki counts the run's records in Loki; nil when the shipper does not send there.
 	loki *shipping.RunCounter
-	// lokiRefusedBefore are Loki's refusals when the run started; nil when Loki does not
-	// serve its metrics at its URL, and its refusals then give no reason.
-	lokiRefusedBefore map[string]int64
+	// lokiBefore is Loki's metrics page when the run started; nil when Loki does not
+	// serve it at its URL, and its refusals and restarts then give no reason.
+	lokiBefore *shipping.LokiMetrics
+	// trouble is what went wrong with Loki so far; mostCounted is its highest count of
+	// the run's records.
+	trouble     shipping.LokiTrouble
+	mostCounted int64
 	// pauses watches the shipper's input from the run's start; nil when nothing does.
 	pauses *pauseSampler
 }
@@ -99,18 +104,28 @@ func startShippedRun(
 	run := &shippedRun{shipper: shipper, before: before}
 	if loki != nil {
 		run.loki = &shipping.RunCounter{Client: loki, Selector: selector, Tag: tag, Started: clock.Now(), Clock: clock}
-		if refused, err := loki.Discards(ctx); err == nil {
-			run.lokiRefusedBefore = refused
+		if metrics, err := loki.Metrics(ctx); err == nil {
+			run.lokiBefore = &metrics
 		}
 	}
 	return run, nil
 }
 
 // Delivered is Loki's count of the run's records, or the records the shipper's output
-// sent since the run started.
+// sent since the run started. It remembers Loki's failures to answer and a count below
+// an earlier one: they explain drops.
 func (r *shippedRun) Delivered(ctx context.Context) (int64, error) {
 	if r.loki != nil {
-		return r.loki.Delivered(ctx)
+		count, err := r.loki.Delivered(ctx)
+		var unavailable *bench.UnavailableError
+		switch {
+		case errors.As(err, &unavailable):
+			r.trouble.Unanswered++
+			r.trouble.LastError = err.Error()
+		case err == nil:
+			r.mostCounted = max(r.mostCounted, count)
+		}
+		return count, err
 	}
 	run, err := r.shipperCountersOfRun(ctx)
 	return run.Total().Sent, err
@@ -124,9 +139,14 @@ func (r *shippedRun) Account(ctx context.Context, want records.Expectation, deli
 		return v1alpha1.Records{}, err
 	}
 	var refused map[string]int64
-	if r.lokiRefusedBefore != nil {
-		if after, err := r.loki.Client.Discards(ctx); err == nil {
-			refused = increase(after, r.lokiRefusedBefore)
+	trouble := r.trouble
+	trouble.CountFell = r.mostCounted - delivered
+	if r.lokiBefore != nil {
+		if after, err := r.loki.Client.Metrics(ctx); err == nil {
+			// A restarted Loki's refusals of the run are unknown.
+			if trouble.Restarted = after.RestartedSince(*r.lokiBefore); !trouble.Restarted {
+				refused = increase(after.Discards, r.lokiBefore.Discards)
+			}
 		}
 	}
 	var stages *v1alpha1.RecordStages
@@ -145,8 +165,7 @@ func (r *shippedRun) Account(ctx context.Context, want records.Expectation, deli
 		}
 		stages = &counted
 	}
-	accounted := shipping.Account(want, delivered, shipped.Total(), refused, stages)
-	return accounted, nil
+	return shipping.Account(want, delivered, shipped.Total(), refused, stages, trouble), nil
 }
 
 func (r *shippedRun) shipperCountersOfRun(ctx context.Context) (shipping.ShipperMetrics, error) {
@@ -157,14 +176,10 @@ func (r *shippedRun) shipperCountersOfRun(ctx context.Context) (shipping.Shipper
 	return now.Since(r.before)
 }
 
-// increase returns how much each counter rose; nil when one went down, as Loki's counters
-// do when it restarts, since the run's refusals are then unknown.
+// increase returns how much each counter of a Loki that did not restart rose.
 func increase(after, before map[string]int64) map[string]int64 {
 	rose := map[string]int64{}
 	for reason, n := range after {
-		if n < before[reason] {
-			return nil
-		}
 		rose[reason] = n - before[reason]
 	}
 	return rose

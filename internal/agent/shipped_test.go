@@ -142,10 +142,13 @@ func (w writtenRecords) Delivered(context.Context) (int64, error) { return int64
 // fakeLoki answers count queries with a count that rises by step per query up to
 // limit, and serves its refusals on /metrics unless metrics is false.
 type fakeLoki struct {
-	mu                  sync.Mutex
-	count, step, limit  int64
-	rateLimited         int64
-	metrics             bool
+	mu                 sync.Mutex
+	count, step, limit int64
+	rateLimited        int64
+	metrics            bool
+	started            int64
+	// unanswered is how many of the next count queries get 503, as from a Loki starting.
+	unanswered          int
 	queries             []string
 	server              *httptest.Server
 	unauthorisedQueries int
@@ -161,6 +164,9 @@ func newFakeLoki(t *testing.T, metrics bool) *fakeLoki {
 			l.unauthorisedQueries++
 		}
 		switch {
+		case r.URL.Path == "/loki/api/v1/query" && l.unanswered > 0:
+			l.unanswered--
+			http.Error(w, "Ingester not ready", http.StatusServiceUnavailable)
 		case r.URL.Path == "/loki/api/v1/query":
 			l.queries = append(l.queries, r.URL.Query().Get("query"))
 			l.count = min(l.count+l.step, l.limit)
@@ -171,6 +177,7 @@ func newFakeLoki(t *testing.T, metrics bool) *fakeLoki {
 			)
 		case r.URL.Path == "/metrics" && l.metrics:
 			fmt.Fprintf(w, "loki_discarded_samples_total{reason=\"rate_limited\",tenant=\"team\"} %d\n", l.rateLimited)
+			fmt.Fprintf(w, "process_start_time_seconds %d\n", l.started)
 		default:
 			http.NotFound(w, r)
 		}
@@ -190,6 +197,45 @@ func (l *fakeLoki) receive(n, step, refused int64) {
 	defer l.mu.Unlock()
 	l.limit, l.step = n, step
 	l.rateLimited += refused
+}
+
+// restart makes Loki a new process that kept kept of the run's records, does not
+// answer the next unanswered counts and has refused nothing yet.
+func (l *fakeLoki) restart(kept int64, unanswered int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.started++
+	l.count, l.limit, l.rateLimited, l.unanswered = kept, kept, 0, unanswered
+}
+
+// TestShippedRunExplainsDropsByALokiRestart: Loki restarts during the run, losing the
+// records it had stored, and answers no count while it starts; the drain waits for it
+// and the drop is explained by the restart, the fallen count and the unanswered counts.
+func TestShippedRunExplainsDropsByALokiRestart(t *testing.T) {
+	fluentBit := newFakeFluentBit(t, 0)
+	loki := newFakeLoki(t, true)
+	loki.receive(0, 0, 5)
+	clock := newClock()
+	run, err := startShippedRun(context.Background(), fluentBit.scraper(), loki.client(),
+		`{job="logbench"}`, "lb_loki_c1_r1_abc", time.Minute, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fluentBit.send(2000, 2000)
+	fluentBit.drop(500, 500)
+	loki.receive(1500, 1500, 0)
+	if count, err := run.Delivered(context.Background()); err != nil || count != 1500 {
+		t.Fatalf("count before the restart %d, %v; want 1500", count, err)
+	}
+	loki.restart(1200, 3)
+	got := drainAndAccount(t, run, 2500, clock)
+	want := "loki restarted during the run: records it held in memory or on storage that did not survive the restart " +
+		"are lost; loki's count of the run's records fell 300 below its highest: loki lost records it had stored; " +
+		"loki did not answer 3 counts during the drain (last: loki answered 503 Service Unavailable: Ingester not ready); " +
+		"the shipper dropped 500 records (errors or retries exhausted); 500 records needed retries"
+	if got.Delivered != 1200 || got.Dropped == nil || *got.Dropped != 1300 || got.DropReason != want {
+		t.Errorf("records %+v, want 1200 delivered, 1300 dropped: %s", got, want)
+	}
 }
 
 func TestShippedRunCountsTheRunsRecordsInLokiAndExplainsItsRefusals(t *testing.T) {

@@ -7,6 +7,7 @@ package bench
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,6 +25,15 @@ type Destination interface {
 	// Delivered returns how many of the run's records the destination holds so far.
 	Delivered(ctx context.Context) (int64, error)
 }
+
+// UnavailableError is a count that failed because the destination did not answer: it is
+// down, restarting or unreachable for now. A drain keeps counting through it until its
+// deadline; any other error of a count ends the run.
+type UnavailableError struct{ Err error }
+
+func (e *UnavailableError) Error() string { return e.Err.Error() }
+
+func (e *UnavailableError) Unwrap() error { return e.Err }
 
 // Accounting is a Destination whose own counters say more about lost records than its
 // count does (a shipper's drops and retries, Loki's refusals): after the drain it
@@ -103,9 +113,14 @@ func Run(
 		}
 	}
 	// The final recount, as late as the result allows: records that arrived after the
-	// drain ended are late, not lost.
+	// drain ended are late, not lost. A destination that stopped answering since keeps
+	// the drain's count.
 	recounted, err := dest.Delivered(ctx)
-	if err != nil {
+	var unavailable *UnavailableError
+	switch {
+	case errors.As(err, &unavailable):
+		recounted = drained.Delivered
+	case err != nil:
 		return v1alpha1.RepeatResult{}, fmt.Errorf("recounting delivered records: %w", err)
 	}
 	result := v1alpha1.RepeatResult{
@@ -250,19 +265,33 @@ var curveMarks = []time.Duration{time.Second, 5 * time.Second, 30 * time.Second}
 // unchanged for wait.Quiet, or the deadline passes. The time a count takes is never quiet
 // time: a count may miss records that arrive while it runs, so quiet time runs from the
 // return of the count that last saw a new value (LastArrival) to the start of a later
-// count.
+// count. A destination that does not answer (UnavailableError) is counted again until
+// the deadline, and quiet time starts anew with its next answer, since records may have
+// arrived unseen; one that still does not answer at the deadline fails the drain.
 func Drain(ctx context.Context, dest Destination, want records.Expectation, wait Wait, clock Clock) (Drained, error) {
 	var drained Drained
 	marks := curveMarks
+	answered := false
 	for first := true; ; first = false {
 		started := clock.Now()
 		count, err := dest.Delivered(ctx)
-		if err != nil {
+		returned := clock.Now()
+		var unavailable *UnavailableError
+		switch {
+		case errors.As(err, &unavailable) && returned.Before(wait.Deadline):
+			answered = false
+			if err := sleep(ctx, clock); err != nil {
+				return drained, err
+			}
+			continue
+		case errors.As(err, &unavailable):
+			return drained, fmt.Errorf("the destination still did not answer when the drain's deadline passed: %w", err)
+		case err != nil:
 			return drained, err
 		}
-		returned := clock.Now()
-		if first || count != drained.Delivered {
+		if !answered || count != drained.Delivered {
 			drained.Delivered, drained.LastArrival = count, returned
+			answered = true
 		}
 		after := started.Sub(wait.Ended)
 		onCurve := first || len(marks) > 0 && after >= marks[0]
@@ -283,11 +312,19 @@ func Drain(ctx context.Context, dest Destination, want records.Expectation, wait
 		if drained.End != "" {
 			return drained, nil
 		}
-		select {
-		case <-ctx.Done():
-			return drained, ctx.Err()
-		case <-clock.After(drainPoll):
+		if err := sleep(ctx, clock); err != nil {
+			return drained, err
 		}
+	}
+}
+
+// sleep waits drainPoll before the next count.
+func sleep(ctx context.Context, clock Clock) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-clock.After(drainPoll):
+		return nil
 	}
 }
 

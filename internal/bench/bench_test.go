@@ -274,6 +274,68 @@ func TestDrainOfRecordsAlreadyDeliveredEndsWithTheFirstCount(t *testing.T) {
 	}
 }
 
+// restartingDestination is a timeline that does not answer from down to up after pgbench
+// ended, as a backend restarting or unreachable for that long.
+type restartingDestination struct {
+	timeline
+	down, up time.Duration
+}
+
+func (d *restartingDestination) Delivered(ctx context.Context) (int64, error) {
+	if now := d.clock.Now(); !now.Before(d.ended.Add(d.down)) && now.Before(d.ended.Add(d.up)) {
+		d.clock.Spend(d.countTakes)
+		return 0, &UnavailableError{Err: fmt.Errorf("connection refused")}
+	}
+	return d.timeline.Delivered(ctx)
+}
+
+// TestDrainCountsThroughABackendThatDoesNotAnswer: a drain counts again until the
+// destination answers, and its quiet time starts with the first answer, so that records
+// that arrived unseen are not taken as lost; a destination silent at the deadline fails
+// the drain.
+func TestDrainCountsThroughABackendThatDoesNotAnswer(t *testing.T) {
+	shipped := v1alpha1.Destination{Name: "loki", Type: v1alpha1.DestinationLoki}
+	for name, tc := range map[string]struct {
+		down, up      time.Duration
+		arrivals      []arrival
+		wantDelivered int64
+		wantEnd       v1alpha1.DrainEnd
+		wantDrain     time.Duration
+		wantErr       string
+	}{
+		// The restarted backend lost the 700 it held and has 300 from the shipper's retry.
+		"down for 15 s, then it lost records": {2 * time.Second, 17 * time.Second,
+			[]arrival{{0, 700}, {10 * time.Second, 300}}, 300, v1alpha1.DrainQuiet, 17 * time.Second, ""},
+		"down from the first count until past the deadline": {0, time.Hour,
+			[]arrival{{0, 1000}}, 0, "", 0, "still did not answer when the drain's deadline passed: connection refused"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			clock := benchtest.NewSteppingClock(time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC))
+			ended := clock.Now()
+			dest := &restartingDestination{timeline{clock: clock, ended: ended, arrivals: tc.arrivals}, tc.down, tc.up}
+			wait := Wait{Ended: ended, Deadline: ended.Add(time.Minute), Quiet: QuietPeriod(shipped)}
+			drained, err := Drain(context.Background(), dest, records.Expectation{Records: 1000}, wait, clock)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || clock.Now().Sub(ended) > time.Minute+time.Second {
+					t.Fatalf("drain ended at %s with %v, want %q at the deadline", clock.Now().Sub(ended), err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if drain := drained.LastArrival.Sub(ended); drained.Delivered != tc.wantDelivered || drained.End != tc.wantEnd ||
+				drain != tc.wantDrain {
+				t.Errorf("drain saw %d records, ended %s, last arrival after %s; want %d, %s, %s",
+					drained.Delivered, drained.End, drain, tc.wantDelivered, tc.wantEnd, tc.wantDrain)
+			}
+			if quietFor := clock.Now().Sub(drained.LastArrival); quietFor < wait.Quiet {
+				t.Errorf("drain ended quiet %s after the backend answered again, want at least %s", quietFor, wait.Quiet)
+			}
+		})
+	}
+}
+
 // lateDestination holds drained records during the drain and late more once the run has
 // been accounted, as a shipper's retry would deliver them after the drain ended.
 type lateDestination struct {

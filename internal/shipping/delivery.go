@@ -8,6 +8,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/records"
+	"github.com/logbench/logbench/internal/text"
 )
 
 // Account compares the records delivered to a shipping destination by the end of the
@@ -19,14 +20,14 @@ import (
 // never clamped: more records than expected is an accounting error, left as
 // records.Reconcile reports it.
 func Account(want records.Expectation, delivered int64, shipped OutputCounters, lokiRefused map[string]int64,
-	stages *v1alpha1.RecordStages,
+	stages *v1alpha1.RecordStages, trouble LokiTrouble,
 ) v1alpha1.Records {
 	result := records.Reconcile(want, delivered, 0)
 	result.Stages = stages
 	if result.KnownDropped() <= 0 {
 		return result
 	}
-	var reasons []string
+	reasons := trouble.reasons()
 	if refused := sum(lokiRefused); refused > 0 {
 		var byReason []string
 		for _, reason := range slices.Sorted(maps.Keys(lokiRefused)) {
@@ -62,6 +63,39 @@ func Account(want records.Expectation, delivered int64, shipped OutputCounters, 
 	}
 	result.DropReason = strings.Join(reasons, "; ")
 	return result
+}
+
+// LokiTrouble is what the agent saw go wrong with Loki during a run: the backend's
+// failures, which explain drops before the shipper's counters do.
+type LokiTrouble struct {
+	// Restarted is set when the Loki serving /metrics at the end of the run is not the
+	// one that served it at the start (LokiMetrics.RestartedSince).
+	Restarted bool
+	// CountFell is how far Loki's count of the run's records fell below a count it gave
+	// earlier: records Loki had stored and lost.
+	CountFell int64
+	// Unanswered is how many counts of the drain Loki did not answer, the last with
+	// LastError.
+	Unanswered int
+	LastError  string
+}
+
+// reasons explain drops by Loki's trouble, the most telling first.
+func (t LokiTrouble) reasons() []string {
+	var reasons []string
+	if t.Restarted {
+		reasons = append(reasons, "loki restarted during the run: records it held in memory or on storage "+
+			"that did not survive the restart are lost")
+	}
+	if t.CountFell > 0 {
+		reasons = append(reasons, fmt.Sprintf("loki's count of the run's records fell %d below its highest: "+
+			"loki lost records it had stored", t.CountFell))
+	}
+	if t.Unanswered > 0 {
+		reasons = append(reasons, fmt.Sprintf("loki did not answer %d counts during the drain (last: %s)",
+			t.Unanswered, text.Truncate(t.LastError, 300)))
+	}
+	return reasons
 }
 
 // unreadReason explains records the shipper had not read when the drain ended: an input

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -79,26 +80,33 @@ func (c *LokiClient) CountRecords(ctx context.Context, selector, tag string, sin
 	return parseCountResponse(body)
 }
 
-// Discards reads Loki's own /metrics page: the records Loki refused from the client's
-// tenant so far, by reason. The counters cover every client of the tenant, so they
-// explain a run's drops rather than count them. A Loki behind a gateway or a path prefix
-// often does not serve /metrics at the push URL: the error then says so.
-func (c *LokiClient) Discards(ctx context.Context) (map[string]int64, error) {
+// Metrics reads Loki's own /metrics page: the records Loki refused from the client's
+// tenant so far, by reason, and when Loki started. The counters cover every client of
+// the tenant, so they explain a run's drops rather than count them. A Loki behind a
+// gateway or a path prefix often does not serve /metrics at the push URL: the error then
+// says so.
+func (c *LokiClient) Metrics(ctx context.Context) (LokiMetrics, error) {
 	body, err := c.get(ctx, "/metrics")
 	if err != nil {
-		return nil, err
+		return LokiMetrics{}, err
 	}
 	tenant := c.TenantID
 	if tenant == "" {
 		// Loki's tenant when it runs without authentication (auth_enabled: false).
 		tenant = "fake"
 	}
-	return ParseLokiDiscards(bytes.NewReader(body), tenant)
+	return ParseLokiMetrics(bytes.NewReader(body), tenant)
 }
+
+// lokiRequestTimeout bounds a request to Loki: one that never answers (a dropped
+// connection) must not hold a drain past its deadline for long.
+const lokiRequestTimeout = 20 * time.Second
 
 // get sends an authenticated GET for path under the client's URL and returns the body of
 // a 200 answer.
 func (c *LokiClient) get(ctx context.Context, path string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, lokiRequestTimeout)
+	defer cancel()
 	request, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.URL, "/")+path, nil)
 	if err != nil {
 		return nil, err
@@ -116,14 +124,23 @@ func (c *LokiClient) get(ctx context.Context, path string) ([]byte, error) {
 }
 
 // fetch sends the request and returns the body of a 200 answer; what names the server in
-// errors.
+// errors. A server that cannot be reached, times out, or answers that it cannot serve
+// now (5xx, 429) is unavailable (bench.UnavailableError): it may answer later.
 func fetch(httpClient *http.Client, request *http.Request, what string) ([]byte, error) {
 	if httpClient == nil {
 		httpClient = http.DefaultClient
 	}
 	response, err := httpClient.Do(request)
 	if err != nil {
-		return nil, fmt.Errorf("querying %s: %w", what, err)
+		// The URL holds the whole query: the cause says enough.
+		if urlErr := (*url.Error)(nil); errors.As(err, &urlErr) {
+			err = urlErr.Err
+		}
+		err = fmt.Errorf("querying %s: %w", what, err)
+		if errors.Is(request.Context().Err(), context.Canceled) {
+			return nil, err
+		}
+		return nil, &bench.UnavailableError{Err: err}
 	}
 	defer response.Body.Close()
 	// Answers to the queries sent here are small; a bigger one is not the answer.
@@ -132,7 +149,11 @@ func fetch(httpClient *http.Client, request *http.Request, what string) ([]byte,
 		return nil, fmt.Errorf("reading the answer of %s: %w", what, err)
 	}
 	if response.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s answered %s: %s", what, response.Status, answerMessage(body))
+		err := fmt.Errorf("%s answered %s: %s", what, response.Status, answerMessage(body))
+		if response.StatusCode >= http.StatusInternalServerError || response.StatusCode == http.StatusTooManyRequests {
+			return nil, &bench.UnavailableError{Err: err}
+		}
+		return nil, err
 	}
 	return body, nil
 }

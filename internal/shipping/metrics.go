@@ -172,24 +172,56 @@ func (m ShipperMetrics) Since(before ShipperMetrics) (ShipperMetrics, error) {
 // (rate_limited, line_too_long, too_far_behind, ...) and tenant.
 const lokiDiscards = "loki_discarded_samples_total"
 
-// ParseLokiDiscards reads Loki's /metrics page: the records Loki refused from the tenant
-// ("fake" when Loki runs without authentication), by reason.
-func ParseLokiDiscards(r io.Reader, tenant string) (map[string]int64, error) {
+// processStart is the Prometheus client's gauge of when the process started, in seconds
+// since the epoch: a Loki restart changes it.
+const processStart = "process_start_time_seconds"
+
+// LokiMetrics is what Loki's /metrics page says about a tenant's records.
+type LokiMetrics struct {
+	// Discards are the records Loki refused from the tenant so far, by reason.
+	Discards map[string]int64
+	// Started is when the Loki process serving the page started, Unix seconds; 0 when
+	// the page does not say.
+	Started float64
+}
+
+// RestartedSince tells whether the Loki that served m is not the one that served
+// before: a later start, or refusals that went down.
+func (m LokiMetrics) RestartedSince(before LokiMetrics) bool {
+	if m.Started != before.Started {
+		return true
+	}
+	for reason, n := range before.Discards {
+		if m.Discards[reason] < n {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseLokiMetrics reads Loki's /metrics page: the records Loki refused from the tenant
+// ("fake" when Loki runs without authentication), by reason, and when Loki started.
+func ParseLokiMetrics(r io.Reader, tenant string) (LokiMetrics, error) {
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(r)
 	if err != nil {
-		return nil, fmt.Errorf("reading Loki's metrics: %w", err)
+		return LokiMetrics{}, fmt.Errorf("reading Loki's metrics: %w", err)
 	}
-	discards := map[string]int64{}
+	metrics := LokiMetrics{Discards: map[string]int64{}}
 	for _, metric := range families[lokiDiscards].GetMetric() {
 		if labelValue(metric, "tenant") != tenant {
 			continue
 		}
 		value, err := count(lokiDiscards, metric)
 		if err != nil {
-			return nil, err
+			return LokiMetrics{}, err
 		}
-		discards[labelValue(metric, "reason")] += value
+		metrics.Discards[labelValue(metric, "reason")] += value
 	}
-	return discards, nil
+	if started := families[processStart].GetMetric(); len(started) == 1 {
+		if value := started[0].GetGauge().GetValue(); value > 0 && !math.IsInf(value, 1) {
+			metrics.Started = value
+		}
+	}
+	return metrics, nil
 }

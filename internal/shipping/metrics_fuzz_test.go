@@ -26,8 +26,11 @@ func FuzzParseShipperMetrics(f *testing.F) {
 				t.Fatalf("share of %+v since itself: %+v, %v", metrics, run, err)
 			}
 		}
-		if discards, err := ParseLokiDiscards(strings.NewReader(page), ""); err == nil {
-			for reason, n := range discards {
+		if loki, err := ParseLokiMetrics(strings.NewReader(page), ""); err == nil {
+			if loki.RestartedSince(loki) {
+				t.Fatalf("%+v restarted since itself", loki)
+			}
+			for reason, n := range loki.Discards {
 				if n < 0 {
 					t.Fatalf("negative discards %d for %q", n, reason)
 				}

@@ -108,18 +108,37 @@ func TestSinceIsTheRunsShare(t *testing.T) {
 	}
 }
 
-func TestParseLokiDiscards(t *testing.T) {
+func TestParseLokiMetrics(t *testing.T) {
 	page := `# TYPE loki_discarded_samples_total counter
 loki_discarded_samples_total{reason="rate_limited",tenant="bench"} 1234
 loki_discarded_samples_total{reason="line_too_long",tenant="bench"} 3
 loki_discarded_samples_total{reason="rate_limited",tenant="other"} 99
+# TYPE process_start_time_seconds gauge
+process_start_time_seconds 1.76432212345e+09
 `
-	got, err := ParseLokiDiscards(strings.NewReader(page), "bench")
+	got, err := ParseLokiMetrics(strings.NewReader(page), "bench")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got["rate_limited"] != 1234 || got["line_too_long"] != 3 {
-		t.Errorf("discards %v, want rate_limited 1234 and line_too_long 3 of tenant bench", got)
+	if len(got.Discards) != 2 || got.Discards["rate_limited"] != 1234 || got.Discards["line_too_long"] != 3 ||
+		got.Started != 1764322123.45 {
+		t.Errorf("metrics %+v, want rate_limited 1234 and line_too_long 3 of tenant bench, started 1764322123.45", got)
+	}
+}
+
+func TestLokiRestartedSince(t *testing.T) {
+	before := LokiMetrics{Discards: map[string]int64{"rate_limited": 10}, Started: 100}
+	for name, tc := range map[string]struct {
+		after LokiMetrics
+		want  bool
+	}{
+		"same process, more refusals": {LokiMetrics{Discards: map[string]int64{"rate_limited": 12, "line_too_long": 1}, Started: 100}, false},
+		"a later start":               {LokiMetrics{Discards: map[string]int64{"rate_limited": 12}, Started: 160}, true},
+		"refusals went down":          {LokiMetrics{Discards: map[string]int64{}, Started: 100}, true},
+	} {
+		if got := tc.after.RestartedSince(before); got != tc.want {
+			t.Errorf("%s: restarted %v, want %v", name, got, tc.want)
+		}
 	}
 }
 
@@ -160,7 +179,7 @@ func TestAccount(t *testing.T) {
 			new(int64(1000)), nil, "1000 records in the file were not read by the shipper", false},
 	} {
 		t.Run(name, func(t *testing.T) {
-			got := Account(tc.want, tc.delivered, tc.shipped, tc.refused, tc.stages)
+			got := Account(tc.want, tc.delivered, tc.shipped, tc.refused, tc.stages, LokiTrouble{})
 			if (got.Dropped == nil) != (tc.dropped == nil) || got.Dropped != nil && *got.Dropped != *tc.dropped {
 				t.Errorf("dropped %v, want %v", deref(got.Dropped), deref(tc.dropped))
 			}
@@ -175,6 +194,23 @@ func TestAccount(t *testing.T) {
 				t.Errorf("accounting error %q, want one: %v", got.AccountingError, tc.accounting)
 			}
 		})
+	}
+}
+
+// TestAccountExplainsDropsByLokisTroubleFirst: a restarted or silent Loki is why the
+// shipper's retries ran out, so it comes first.
+func TestAccountExplainsDropsByLokisTroubleFirst(t *testing.T) {
+	trouble := LokiTrouble{Restarted: true, CountFell: 700, Unanswered: 12, LastError: "querying loki: connection refused"}
+	got := Account(records.Expectation{Records: 10000}, 8000, OutputCounters{Sent: 9500, Dropped: 500}, nil, nil, trouble)
+	want := "loki restarted during the run: records it held in memory or on storage that did not survive the restart " +
+		"are lost; loki's count of the run's records fell 700 below its highest: loki lost records it had stored; " +
+		"loki did not answer 12 counts during the drain (last: querying loki: connection refused); " +
+		"the shipper dropped 500 records (errors or retries exhausted)"
+	if got.Dropped == nil || *got.Dropped != 2000 || got.DropReason != want {
+		t.Errorf("records %+v, want 2000 dropped: %s", got, want)
+	}
+	if got := Account(records.Expectation{Records: 10000}, 10000, OutputCounters{Sent: 10000}, nil, nil, trouble); got.DropReason != "" {
+		t.Errorf("nothing dropped, yet the reason %q", got.DropReason)
 	}
 }
 

@@ -2,12 +2,16 @@ package shipping
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/bench"
 )
 
 func TestScraperReadsTheShippersPortAndPage(t *testing.T) {
@@ -44,7 +48,7 @@ func TestScraperReadsTheShippersPortAndPage(t *testing.T) {
 	}
 }
 
-func TestDiscardsReadsLokisMetricsOfTheTenant(t *testing.T) {
+func TestMetricsReadsLokisRefusalsOfTheTenant(t *testing.T) {
 	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/metrics" || r.Header.Get("X-Scope-OrgID") != "bench" {
 			http.NotFound(w, r)
@@ -55,9 +59,9 @@ loki_discarded_samples_total{reason="rate_limited",tenant="other"} 7
 `)
 	}))
 	defer server.Close()
-	discards, err := (&LokiClient{URL: server.URL + "/", TenantID: "bench"}).Discards(context.Background())
-	if err != nil || len(discards) != 1 || discards["rate_limited"] != 40 {
-		t.Fatalf("discards %v, %v; want rate_limited 40", discards, err)
+	metrics, err := (&LokiClient{URL: server.URL + "/", TenantID: "bench"}).Metrics(context.Background())
+	if err != nil || len(metrics.Discards) != 1 || metrics.Discards["rate_limited"] != 40 {
+		t.Fatalf("discards %v, %v; want rate_limited 40", metrics.Discards, err)
 	}
 }
 
@@ -69,5 +73,34 @@ func TestNewLokiClientTakesTheCredentialsFromTheEnvironment(t *testing.T) {
 	)
 	if *client != (LokiClient{URL: "http://loki:3100", TenantID: "t", Username: "user", Password: "pass", BearerToken: "token"}) {
 		t.Errorf("client %+v", *client)
+	}
+}
+
+// TestLokiThatCannotAnswerIsUnavailable: a refused connection or a 5xx or 429 answer may
+// pass (a drain counts again); a refusal of the request itself does not.
+func TestLokiThatCannotAnswerIsUnavailable(t *testing.T) {
+	status := http.StatusServiceUnavailable
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "not ready", status)
+	}))
+	client := &LokiClient{URL: server.URL, TenantID: "bench"}
+	count := func() error {
+		_, err := client.CountRecords(context.Background(), `{job="logbench"}`, "lb_x", time.Now(), time.Now())
+		return err
+	}
+	var unavailable *bench.UnavailableError
+	for _, status = range []int{http.StatusServiceUnavailable, http.StatusTooManyRequests} {
+		if err := count(); !errors.As(err, &unavailable) {
+			t.Errorf("answer %d: error %v, want unavailable", status, err)
+		}
+	}
+	status = http.StatusUnauthorized
+	if err := count(); err == nil || errors.As(err, &unavailable) {
+		t.Errorf("answer 401: error %v, want a failure that no retry mends", err)
+	}
+	server.Close()
+	err := count()
+	if !errors.As(err, &unavailable) || strings.Contains(err.Error(), "query=") {
+		t.Errorf("closed server: error %v, want unavailable, without the query's URL", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -90,7 +91,7 @@ var _ = Describe("shipping", Ordered, func() {
 	var benchmark *benchv1alpha1.LoggingBenchmark
 	var planted canaries
 
-	// The benchmark keeps its clusters until now, so that the leak search reads the
+	// The shipping benchmark keeps its clusters until the leak search has read the
 	// shippers' logs and the clusters' passwords.
 	AfterAll(func(ctx SpecContext) {
 		if benchmark != nil {
@@ -176,6 +177,57 @@ var _ = Describe("shipping", Ordered, func() {
 		planted.addClusterPasswords(ctx, benchmark)
 		expectNoLeak(ctx, benchmark, planted)
 	})
+
+	// Last of the shipping specs: the restarted Loki holds nothing of the earlier ones.
+	It("reports the records a Loki restart loses with the restart as their reason, and runs the next run clean",
+		func(ctx SpecContext) {
+			const destination = "loki-restart"
+			restart := newBenchmark(destination)
+			restart.Spec.Baseline.Enabled = false
+			restart.Spec.Destinations = []benchv1alpha1.Destination{{
+				Name:    destination,
+				Type:    benchv1alpha1.DestinationLoki,
+				Shipper: &benchv1alpha1.ShipperSpec{Kind: benchv1alpha1.ShipperFluentBit, Image: shipping.fluentBitImage},
+				Loki:    &benchv1alpha1.LokiSpec{URL: lokiURL, TenantID: lokiTenantOpen},
+			}}
+			restart.Spec.Workload.Clients = []int32{1}
+			restart.Spec.Workload.Repeats = 2
+			restart.Spec.DrainTimeout = metav1.Duration{Duration: 2 * time.Minute}
+			restart.Spec.Cleanup = benchv1alpha1.CleanupAlways
+			// The leak search is done with the shipping benchmark's clusters.
+			Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, benchmark))).To(Succeed())
+			benchmark = restart
+			Expect(k8sClient.Create(ctx, restart)).To(Succeed())
+
+			By("restarting Loki, its storage lost, once it holds records of the first run")
+			Eventually(func(g Gomega) {
+				g.Expect(lokiHolds(ctx, lokiTenantOpen, destination)).To(BeNumerically(">", 0))
+			}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(time.Second).Should(Succeed())
+			Expect(k8sClient.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(benchmarkNamespace),
+				client.MatchingLabels{"app.kubernetes.io/name": "loki"})).To(Succeed())
+			_, _ = fmt.Fprintf(GinkgoWriter, "deleted Loki's pod at %s\n", time.Now().Format(time.RFC3339))
+
+			waitForPhase(ctx, restart, benchv1alpha1.PhaseSucceeded)
+			Expect(restart.Status.Results).To(HaveLen(1))
+			repeats := restart.Status.Results[0].Repeats
+			Expect(repeats).To(HaveLen(2))
+			for _, repeat := range repeats {
+				records := repeat.Records
+				_, _ = fmt.Fprintf(GinkgoWriter, "repeat %d: %d of %d delivered, %d late, drain %.1f s (%s); %s\n",
+					repeat.Repeat, records.Delivered, records.Expected, records.ArrivedLate, repeat.DrainSeconds,
+					repeat.DrainEnd, records.DropReason)
+				Expect(repeat.Error).To(BeEmpty(), "repeat %d was measured", repeat.Repeat)
+				Expect(records.AccountingError).To(BeEmpty(), "repeat %d", repeat.Repeat)
+				Expect(repeat.DrainSeconds).To(BeNumerically("<=", restart.Spec.DrainTimeout.Seconds()))
+				if repeat.Repeat == 1 {
+					Expect(records.Dropped).To(HaveValue(BeNumerically(">", 0)), "the restart lost what Loki held")
+					Expect(records.DropReason).To(HavePrefix("loki restarted during the run"))
+				} else {
+					Expect(records.Delivered+records.ArrivedLate).To(Equal(records.Expected), "the next run lost nothing")
+					Expect(records.DropReason).To(BeEmpty())
+				}
+			}
+		})
 })
 
 // lokiHolds counts the records of every run of destination that the tenant of the
