@@ -68,6 +68,16 @@ var (
 		Name: "logbench_result_drain_seconds",
 		Help: "Seconds from the end of pgbench until the destination held the last record of a result row.",
 	}, resultLabels)
+	resultLogBytesPerRecord = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_log_bytes_per_record",
+		Help: "Bytes the server wrote to the destination's log files per record of a result row's runs, " +
+			"its own records included; absent where logbench reads no file.",
+	}, resultLabels)
+	resultLogGigabytesPerHour = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_log_gigabytes_per_hour",
+		Help: "Log bytes of a result row's runs extrapolated to an hour at their rate, in GB (10^9 bytes); " +
+			"absent where logbench reads no file.",
+	}, resultLabels)
 	runsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "logbench_runs_total",
 		Help: "Benchmark runs (pgbench executions) this operator process saw finish, by outcome (succeeded or failed).",
@@ -81,7 +91,7 @@ var (
 		resultTPS, resultLatency, resultOverhead, resultOverheadLow, resultOverheadHigh, resultOverheadSignificant,
 		resultRecordsExpected,
 		resultRecordsDelivered, resultRecordsDropped, resultRecordsDroppedAtLeast,
-		resultRecordsArrivedLate, resultDrain,
+		resultRecordsArrivedLate, resultDrain, resultLogBytesPerRecord, resultLogGigabytesPerHour,
 	}
 	phases = []v1alpha1.Phase{
 		v1alpha1.PhasePending, v1alpha1.PhaseProvisioning, v1alpha1.PhaseRunning,
@@ -126,6 +136,8 @@ func exportBenchmarkMetrics(benchmark *v1alpha1.LoggingBenchmark) {
 		resultRecordsArrivedLate.With(labels).Set(float64(row.Records.ArrivedLate))
 		resultDrain.With(labels).Set(row.DrainSeconds)
 		setOptional(resultOverhead, labels, row.OverheadPercent)
+		setOptional(resultLogBytesPerRecord, labels, row.LogBytesPerRecord)
+		setOptional(resultLogGigabytesPerHour, labels, row.LogGigabytesPerHour)
 		var low, high, significant *float64
 		if interval := row.OverheadInterval; interval != nil {
 			low, high = &interval.LowPercent, &interval.HighPercent

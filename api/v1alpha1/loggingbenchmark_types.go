@@ -772,6 +772,12 @@ type RepeatResult struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=5
 	DrainCurve []DrainPoint `json:"drainCurve,omitempty"`
+	// LogBytes the server wrote to the destination's log files from the run's start to
+	// the last count (for shipping destinations, to the file the shipper reads): the
+	// run's records and the server's own. Absent where logbench reads no file (Stdout
+	// destinations and the baseline in a cluster).
+	// +optional
+	LogBytes *int64 `json:"logBytes,omitempty"`
 	// ClientNode ran the pgbench pod and ServerNode the cluster's primary when the run
 	// ended, as the pods said; equal when the client competed with the server for a
 	// node's cores. Local runs leave them out.
@@ -824,6 +830,17 @@ type Result struct {
 	Records Records `json:"records"`
 	// DrainSeconds is the longest drain of the repeats.
 	DrainSeconds float64 `json:"drainSeconds"`
+	// LogBytesPerRecord is the log bytes of the successful repeats over the run's records
+	// the server wrote (delivered to a file, or written to a shipper's file): the record's
+	// size with the server's own records spread over it. Absent without log bytes or
+	// records.
+	// +optional
+	LogBytesPerRecord *float64 `json:"logBytesPerRecord,omitempty"`
+	// LogGigabytesPerHour extrapolates the log bytes of the successful repeats to an hour
+	// at the rate they were written: their bytes over their pgbench durations, in GB
+	// (10^9 bytes). Absent without log bytes.
+	// +optional
+	LogGigabytesPerHour *float64 `json:"logGigabytesPerHour,omitempty"`
 	// Repeats are the raw values.
 	Repeats []RepeatResult `json:"repeats,omitempty"`
 }

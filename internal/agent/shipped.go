@@ -168,6 +168,14 @@ func (r *shippedRun) Account(ctx context.Context, want records.Expectation, deli
 	return shipping.Account(want, delivered, shipped.Total(), refused, stages, trouble), nil
 }
 
+// LogBytes is what the server wrote to the file the shipper reads.
+func (r *shippedRun) LogBytes() (int64, bool) {
+	if meter, ok := r.written.(bench.VolumeMeter); ok {
+		return meter.LogBytes()
+	}
+	return 0, false
+}
+
 func (r *shippedRun) shipperCountersOfRun(ctx context.Context) (shipping.ShipperMetrics, error) {
 	now, err := r.shipper.Read(ctx)
 	if err != nil {

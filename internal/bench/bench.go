@@ -43,6 +43,12 @@ type Accounting interface {
 	Account(ctx context.Context, want records.Expectation, delivered int64) (v1alpha1.Records, error)
 }
 
+// VolumeMeter is a Destination that also measures the bytes the server wrote to it since
+// the run started, up to its last count; false when it cannot tell.
+type VolumeMeter interface {
+	LogBytes() (int64, bool)
+}
+
 // PgbenchRunner executes pgbench with the given arguments and extra environment
 // (libpq variables for the connection come from the runner itself) and returns its
 // combined output.
@@ -133,6 +139,11 @@ func Run(
 		Records:            records.Recount(accounted, expectation, recounted),
 		DrainSeconds:       max(0, drained.LastArrival.Sub(ended).Seconds()),
 		DrainEnd:           drained.End,
+	}
+	if meter, ok := dest.(VolumeMeter); ok {
+		if written, measured := meter.LogBytes(); measured {
+			result.LogBytes = &written
+		}
 	}
 	if exec.Destination.Ships() {
 		// Records of files arrive as PostgreSQL writes them; a shipper's arrive later.

@@ -477,6 +477,13 @@ func TestFileDestinationCountsOnlyWhatFollows(t *testing.T) {
 			t.Fatalf("count %d = %d, want 3", attempt, got)
 		}
 	}
+	// Every byte written after the marker's line: its CONTEXT line and the other
+	// session's record included.
+	contextLine := stderrMarker("x")[len(stderrLine("agent", "x")):]
+	want := int64(len(contextLine) + 3*len(line(tag)) + len(line("other")))
+	if written, measured := dest.LogBytes(); !measured || written != want {
+		t.Errorf("log bytes %d, %v; want the %d bytes written after the marker's line", written, measured, want)
+	}
 }
 
 // TestFileDestinationStartsAtARecordBoundary creates the destination while the csvlog

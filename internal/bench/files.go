@@ -54,6 +54,9 @@ type FileDestination struct {
 	marker []byte
 	// markerFound: the server wrote the marker where the destination read it.
 	markerFound bool
+	// written counts the bytes read after the marker's line: what the server wrote
+	// since, every record included.
+	written int64
 }
 
 type tailedFile struct {
@@ -179,6 +182,7 @@ func (d *FileDestination) Delivered(ctx context.Context) (int64, error) {
 				}
 				tailed.search, d.markerFound = nil, true
 			}
+			d.written += int64(len(chunk))
 			if _, err := tailed.counter.Write(chunk); err != nil {
 				return 0, fmt.Errorf("counting %s: %w", f.Name, err)
 			}
@@ -189,6 +193,10 @@ func (d *FileDestination) Delivered(ctx context.Context) (int64, error) {
 	}
 	return total, nil
 }
+
+// LogBytes is what the server wrote to the directory after the marker, up to the last
+// count: the run's records and the server's own (checkpoints, connections).
+func (d *FileDestination) LogBytes() (int64, bool) { return d.written, true }
 
 // markerSearch passes over a file's bytes up to the end of the line holding the marker.
 type markerSearch struct {

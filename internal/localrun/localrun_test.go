@@ -81,6 +81,12 @@ func TestQuickSample(t *testing.T) {
 		if row.Type != v1alpha1.DestinationNone && (row.OverheadInterval == nil || row.OverheadVerdict == v1alpha1.OverheadUnknown) {
 			t.Errorf("%s: overhead %s %s, want an interval and a verdict", name, results.OverheadCell(row), row.OverheadVerdict)
 		}
+		// A record holds at least its time, the run's tag and the statement.
+		if row.Type != v1alpha1.DestinationNone &&
+			(row.LogBytesPerRecord == nil || *row.LogBytesPerRecord < 60 || row.LogGigabytesPerHour == nil) {
+			t.Errorf("%s: log volume %s B/record, %s GB/h; want both, at least 60 B a record", name,
+				results.LogBytesPerRecordCell(row), results.LogGigabytesPerHourCell(row))
+		}
 	}
 	for _, destination := range []v1alpha1.DestinationType{v1alpha1.DestinationNone, v1alpha1.DestinationStderr,
 		v1alpha1.DestinationCSVLog, v1alpha1.DestinationJSONLog, v1alpha1.DestinationStdout} {

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	_ "embed"
 	"fmt"
 	"html/template"
@@ -53,6 +54,7 @@ type tableRow struct {
 	Expected, Delivered      string
 	Dropped, DroppedClass    string
 	Drain                    string
+	LogPerRecord, LogPerHour string
 }
 
 // failure is a failed repeat with its full error, which the tables shorten.
@@ -164,6 +166,8 @@ func newTableRow(row v1alpha1.Result, colour string) tableRow {
 		t.DroppedClass = droppedClass
 	}
 	t.Drain = fmt.Sprintf("%.1f", row.DrainSeconds)
+	t.LogPerRecord = cmp.Or(results.LogBytesPerRecordCell(row), "–")
+	t.LogPerHour = cmp.Or(results.LogGigabytesPerHourCell(row), "–")
 	return t
 }
 

@@ -26,10 +26,14 @@ type run struct {
 
 func repeat(tps float64, expected, delivered int64) v1alpha1.RepeatResult {
 	dropped := expected - delivered
-	return v1alpha1.RepeatResult{
+	r := v1alpha1.RepeatResult{
 		TPS: tps, LatencyAvgMs: 1000 / tps, LatencyStdDevMs: 0.5, Transactions: int64(tps * 10), DrainSeconds: 0.2,
 		Records: v1alpha1.Records{Expected: expected, Delivered: delivered, Dropped: &dropped},
 	}
+	if delivered > 0 {
+		r.LogBytes = new(delivered * 150)
+	}
+	return r
 }
 
 func failedRepeat(msg string) v1alpha1.RepeatResult { return v1alpha1.RepeatResult{Error: msg} }

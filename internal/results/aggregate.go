@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/logbench/logbench/api/v1alpha1"
 )
@@ -38,7 +39,9 @@ func Aggregate(spec *v1alpha1.LoggingBenchmarkSpec, runs map[RunKey]v1alpha1.Rep
 			if len(repeats) == 0 {
 				continue
 			}
-			rows = append(rows, aggregateRow(dest, clients, repeats, spec.Workload.Aggregate))
+			row := aggregateRow(dest, clients, repeats, spec.Workload.Aggregate)
+			row.LogBytesPerRecord, row.LogGigabytesPerHour = logVolume(Successful(repeats), spec.Workload.Duration.Duration)
+			rows = append(rows, row)
 		}
 	}
 	ApplyOverhead(rows, baselineName(spec))
@@ -189,6 +192,35 @@ func aggregateRow(
 	row.Noisy = len(ok) > 1 && row.TPSCoefficientOfVariation > v1alpha1.NoisyCVPercent
 	row.Records = sumRecords(ok)
 	return row
+}
+
+// logVolume is the log bytes of the repeats per record the server wrote for the run,
+// and extrapolated to GB an hour over their pgbench durations; nil without repeats that
+// measured log bytes or, for bytes per record, without records.
+func logVolume(ok []v1alpha1.RepeatResult, duration time.Duration) (perRecord, gigabytesPerHour *float64) {
+	var bytes, written int64
+	var measured int
+	for _, r := range ok {
+		if r.LogBytes == nil {
+			continue
+		}
+		measured++
+		bytes += *r.LogBytes
+		if stages := r.Records.Stages; stages != nil {
+			written += stages.Written
+		} else {
+			written += r.Records.Delivered + r.Records.ArrivedLate
+		}
+	}
+	if measured == 0 || duration <= 0 {
+		return nil, nil
+	}
+	perHour := float64(bytes) / (float64(measured) * duration.Hours()) / 1e9
+	if written == 0 {
+		return nil, &perHour
+	}
+	size := float64(bytes) / float64(written)
+	return &size, &perHour
 }
 
 // chooseRepeat picks the repeat whose latencies represent the row. For Best it is the

@@ -6,6 +6,9 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/logbench/logbench/api/v1alpha1"
 )
@@ -40,6 +43,41 @@ func withStages(r v1alpha1.RepeatResult, written, read, sent int64, stored *int6
 func withPause(r v1alpha1.RepeatResult, seconds float64) v1alpha1.RepeatResult {
 	r.Records.Stages.InputPausedSeconds = seconds
 	return r
+}
+
+func withLogBytes(r v1alpha1.RepeatResult, bytes int64) v1alpha1.RepeatResult {
+	r.LogBytes = &bytes
+	return r
+}
+
+// TestLogVolume: bytes per record of the run written, and an hour's worth at the runs'
+// rate; repeats without log bytes (Stdout, the baseline) leave the row without either.
+func TestLogVolume(t *testing.T) {
+	spec := testSpec(v1alpha1.AggregateMedian, 1)
+	spec.Workload.Duration = metav1.Duration{Duration: 10 * time.Second}
+	rows := Aggregate(spec, map[RunKey]v1alpha1.RepeatResult{
+		{"baseline", 1, 1}: exact(1000, 0, 0),
+		// A shipping run: per record of the file, not of what reached the backend.
+		{"csv", 1, 1}:    withLogBytes(withStages(exact(1000, 10000, 9000), 10000, 10000, 9000, nil), 2_000_000),
+		{"csv", 1, 2}:    withLogBytes(exact(1000, 10000, 10000), 3_000_000),
+		{"csv", 1, 3}:    failed("pgbench: exit status 1"),
+		{"stdout", 1, 1}: exact(1000, 10000, 10000),
+	})
+	byName := map[string]v1alpha1.Result{}
+	for _, row := range rows {
+		byName[row.Destination] = row
+	}
+	csv := byName["csv"]
+	if csv.LogBytesPerRecord == nil || *csv.LogBytesPerRecord != 250 ||
+		csv.LogGigabytesPerHour == nil || math.Abs(*csv.LogGigabytesPerHour-0.9) > 1e-9 {
+		t.Errorf("csv: %v B/record, %v GB/h; want 250 (5 MB over 20000 records) and 0.9 (5 MB in 20 s)",
+			csv.LogBytesPerRecord, csv.LogGigabytesPerHour)
+	}
+	for _, name := range []string{"baseline", "stdout"} {
+		if row := byName[name]; row.LogBytesPerRecord != nil || row.LogGigabytesPerHour != nil {
+			t.Errorf("%s has no log bytes, yet %v B/record, %v GB/h", name, *row.LogBytesPerRecord, *row.LogGigabytesPerHour)
+		}
+	}
 }
 
 func withDropReason(r v1alpha1.RepeatResult, reason string) v1alpha1.RepeatResult {

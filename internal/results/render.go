@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -51,7 +52,7 @@ func Render(w io.Writer, f Format, rows []v1alpha1.Result) error {
 
 var humanHeader = []string{
 	"DESTINATION", "TYPE", "CLIENTS", "REPEATS", "TPS", "±STDDEV(CV%)", "LATENCY(ms)",
-	"OVERHEAD", "EXPECTED", "DELIVERED", "DROPPED", "DRAIN(s)",
+	"OVERHEAD", "EXPECTED", "DELIVERED", "DROPPED", "DRAIN(s)", "LOG(B/rec)", "LOG(GB/h)",
 }
 
 // Markers in human-readable cells; the footnotes explain them.
@@ -96,7 +97,18 @@ func humanCells(row v1alpha1.Result) []string {
 		fmt.Sprintf("%.3f ±%.3f", row.LatencyAvgMs, row.LatencyStdDevMs),
 		overhead, expected, delivered, dropped,
 		fmt.Sprintf("%.1f", row.DrainSeconds),
+		cmp.Or(LogBytesPerRecordCell(row), missing), cmp.Or(LogGigabytesPerHourCell(row), missing),
 	)
+}
+
+// LogBytesPerRecordCell shows a row's log bytes per record, "" when absent.
+func LogBytesPerRecordCell(row v1alpha1.Result) string {
+	return optional(row.LogBytesPerRecord, func(v float64) string { return fmt.Sprintf("%.0f", v) })
+}
+
+// LogGigabytesPerHourCell shows a row's log volume an hour, "" when absent.
+func LogGigabytesPerHourCell(row v1alpha1.Result) string {
+	return optional(row.LogGigabytesPerHour, func(v float64) string { return fmt.Sprintf("%.2f", v) })
 }
 
 // lowerBoundMarker marks a drop that is a lower bound.
@@ -303,7 +315,7 @@ var csvHeader = []string{
 	"tps", "tps_stddev", "tps_cv_percent", "latency_avg_ms", "latency_stddev_ms",
 	"overhead_percent", "overhead_low_percent", "overhead_high_percent", "overhead_confidence_percent",
 	"overhead_verdict", "noisy", "expected", "expected_is_estimate", "delivered", "arrived_late", "dropped",
-	"dropped_at_least", "accounting_error", "drain_seconds",
+	"dropped_at_least", "accounting_error", "drain_seconds", "log_bytes_per_record", "log_gigabytes_per_hour",
 }
 
 // renderCSV writes full-precision numbers for further processing; absent values
@@ -329,6 +341,7 @@ func renderCSV(w io.Writer, rows []v1alpha1.Result) error {
 			strconv.FormatInt(row.Records.Delivered, 10), strconv.FormatInt(row.Records.ArrivedLate, 10),
 			optional(row.Records.Dropped, formatInt), optional(row.Records.DroppedAtLeast, formatInt),
 			row.Records.AccountingError, formatFloat(row.DrainSeconds),
+			optional(row.LogBytesPerRecord, formatFloat), optional(row.LogGigabytesPerHour, formatFloat),
 		}
 		if err := cw.Write(record); err != nil {
 			return err

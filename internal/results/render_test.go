@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/golden"
@@ -17,6 +20,7 @@ import (
 // among successful ones, and a row that failed entirely.
 func goldenRows() []v1alpha1.Result {
 	spec := testSpec(v1alpha1.AggregateMedian, 1, 4)
+	spec.Workload.Duration = metav1.Duration{Duration: 10 * time.Second}
 	spec.Destinations = append(spec.Destinations, v1alpha1.Destination{Name: "json", Type: v1alpha1.DestinationJSONLog})
 	estimate := exact(9100, 91000, 90000)
 	estimate.Records.Dropped, estimate.Records.ExpectedIsEstimate = nil, true
@@ -31,10 +35,10 @@ func goldenRows() []v1alpha1.Result {
 		{"baseline", 1, 3}: exact(27200, 0, 0),
 		{"baseline", 4, 1}: exact(49200, 0, 0),
 		{"baseline", 4, 2}: exact(48800, 0, 0),
-		{"csv", 1, 1}: withPause(
+		{"csv", 1, 1}: withLogBytes(withPause(
 			withStages(exact(16100, 161002, 161002), 161002, 161002, 161002, new(int64(161002))),
 			2.5,
-		),
+		), 32_200_400),
 		{"csv", 1, 2}: withDropReason(
 			withStages(exact(15900, 159002, 158990), 159002, 159002, 158990, new(int64(158990))),
 			"the shipper dropped 12 records (errors or retries exhausted)",

@@ -161,6 +161,9 @@ var _ = Describe("logbench", Ordered, func() {
 			case benchv1alpha1.DestinationCSVLog, benchv1alpha1.DestinationStderr, benchv1alpha1.DestinationJSONLog:
 				Expect(records.Expected).To(BeNumerically(">", 0), what)
 				Expect(records.Delivered).To(Equal(records.Expected), "%s: a file destination loses nothing", what)
+				// A record holds at least its time, the run's tag and the statement.
+				Expect(row.LogBytesPerRecord).To(HaveValue(BeNumerically(">=", 60)), "%s: log bytes per record", what)
+				Expect(row.LogGigabytesPerHour).To(HaveValue(BeNumerically(">", 0)), "%s: log volume an hour", what)
 			default:
 				Expect(records.Expected).To(BeNumerically(">", 0), what)
 			}
@@ -217,6 +220,10 @@ var _ = Describe("logbench", Ordered, func() {
 					To(BeNumerically("==", row.Records.Expected), what)
 				g.Expect(gaugeValue(families, "logbench_result_records_delivered", labels)).
 					To(BeNumerically("==", row.Records.Delivered), what)
+				if row.LogBytesPerRecord != nil {
+					g.Expect(gaugeValue(families, "logbench_result_log_bytes_per_record", labels)).
+						To(BeNumerically("~", *row.LogBytesPerRecord, 0.01), what)
+				}
 			}
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 	})
