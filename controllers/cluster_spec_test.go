@@ -66,6 +66,37 @@ func TestBuildClusterMapsThePostgresSpec(t *testing.T) {
 	}
 }
 
+// TestBuildClusterWithPgaudit: CloudNativePG loads pgaudit for the pgaudit.* parameters
+// of an audited destination; the baseline's cluster has none, and runs without it.
+func TestBuildClusterWithPgaudit(t *testing.T) {
+	benchmark := &v1alpha1.LoggingBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: "ns"},
+		Spec: v1alpha1.LoggingBenchmarkSpec{Logging: v1alpha1.LoggingSpec{Statement: v1alpha1.StatementNone,
+			Pgaudit: &v1alpha1.PgauditSpec{Log: []v1alpha1.PgauditClass{v1alpha1.PgauditRead, v1alpha1.PgauditWrite},
+				LogParameter: true}}},
+	}
+	audited, err := buildCluster(benchmark, v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parameters, _, _ := unstructured.NestedStringMap(audited.Object, "spec", "postgresql", "parameters")
+	for name, want := range map[string]string{
+		"pgaudit.log": "read, write", "pgaudit.log_parameter": "on", "pgaudit.log_relation": "off",
+	} {
+		if parameters[name] != want {
+			t.Errorf("audited cluster: %s = %q, want %q", name, parameters[name], want)
+		}
+	}
+	baseline, err := buildCluster(benchmark, v1alpha1.Destination{Name: "baseline", Type: v1alpha1.DestinationNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parameters, _, _ = unstructured.NestedStringMap(baseline.Object, "spec", "postgresql", "parameters")
+	if v1alpha1.UsesPgaudit(parameters) {
+		t.Errorf("the baseline's cluster loads pgaudit: %v", parameters)
+	}
+}
+
 func TestValidateClusterNames(t *testing.T) {
 	spec := &v1alpha1.LoggingBenchmarkSpec{
 		Destinations: []v1alpha1.Destination{{Name: "csv", Type: v1alpha1.DestinationCSVLog}},

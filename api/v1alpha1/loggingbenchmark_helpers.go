@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"maps"
 	"strconv"
+	"strings"
 )
 
 // BaselineName is the name of the destination added when spec.baseline.enabled is true
@@ -80,7 +81,7 @@ func (t DestinationType) ChoosesFormat() bool {
 // logging off for the baseline. Where records go (log_destination and friends) is not
 // included: it differs between a CloudNativePG pod and a local server.
 func (s *LoggingBenchmarkSpec) ServerParameters(d Destination) map[string]string {
-	parameters := make(map[string]string, len(s.Postgres.Parameters)+7)
+	parameters := make(map[string]string, len(s.Postgres.Parameters)+10)
 	maps.Copy(parameters, s.Postgres.Parameters)
 	logging := s.Logging
 	if d.Type == DestinationNone {
@@ -99,7 +100,27 @@ func (s *LoggingBenchmarkSpec) ServerParameters(d Destination) map[string]string
 	if logging.LinePrefix != "" {
 		parameters["log_line_prefix"] = logging.LinePrefix
 	}
+	if audit := logging.Pgaudit; audit != nil {
+		classes := make([]string, len(audit.Log))
+		for i, class := range audit.Log {
+			classes[i] = string(class)
+		}
+		parameters["pgaudit.log"] = strings.Join(classes, ", ")
+		parameters["pgaudit.log_parameter"] = onOff(audit.LogParameter)
+		parameters["pgaudit.log_relation"] = onOff(audit.LogRelation)
+	}
 	return parameters
+}
+
+// UsesPgaudit reports whether the server parameters load pgaudit: any pgaudit.* one,
+// as CloudNativePG decides.
+func UsesPgaudit(parameters map[string]string) bool {
+	for name := range parameters {
+		if strings.HasPrefix(name, "pgaudit.") {
+			return true
+		}
+	}
+	return false
 }
 
 // MinDurationStatementMs is log_min_duration_statement as the server runs with it: -1,

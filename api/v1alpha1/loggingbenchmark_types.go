@@ -179,6 +179,13 @@ type LoggingSpec struct {
 	// +optional
 	TrackIOTiming bool `json:"trackIOTiming,omitempty"`
 
+	// Pgaudit turns on pgaudit's session audit logging for every destination but the
+	// baseline, which runs without the extension. CloudNativePG loads pgaudit and creates
+	// the extension when a pgaudit.* parameter is set; its operand images ship it, and
+	// locally the installation must have it (Debian: postgresql-15-pgaudit).
+	// +optional
+	Pgaudit *PgauditSpec `json:"pgaudit,omitempty"`
+
 	// LinePrefix is log_line_prefix. It must contain %a (the application name, by which
 	// logbench recognises the records of a run in the plain stderr format).
 	// +kubebuilder:default="%m [%p] %q%u@%d %a "
@@ -186,6 +193,43 @@ type LoggingSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.contains('%a')",message="linePrefix must contain %a: logbench recognises the records of a run by their application name"
 	LinePrefix string `json:"linePrefix,omitempty"`
 }
+
+// PgauditSpec is pgaudit's session audit logging: one AUDIT record per audited statement,
+// besides what log_statement logs.
+type PgauditSpec struct {
+	// Log is pgaudit.log: the classes of statements audited. pgbench's builtin workloads
+	// run read (SELECT), write (UPDATE, INSERT) and misc (BEGIN, END) statements.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=set
+	Log []PgauditClass `json:"log"`
+
+	// LogParameter is pgaudit.log_parameter: each record also holds the statement's
+	// parameters, which makes records longer, not more.
+	// +optional
+	LogParameter bool `json:"logParameter,omitempty"`
+
+	// LogRelation is pgaudit.log_relation: a record per relation a statement reads or
+	// writes instead of one per statement (the builtin workloads' statements each touch
+	// one relation).
+	// +optional
+	LogRelation bool `json:"logRelation,omitempty"`
+}
+
+// PgauditClass is a class of statements pgaudit audits.
+// +kubebuilder:validation:Enum=read;write;function;role;ddl;misc;misc_set;all
+type PgauditClass string
+
+const (
+	PgauditRead     PgauditClass = "read"
+	PgauditWrite    PgauditClass = "write"
+	PgauditFunction PgauditClass = "function"
+	PgauditRole     PgauditClass = "role"
+	PgauditDDL      PgauditClass = "ddl"
+	PgauditMisc     PgauditClass = "misc"
+	PgauditMiscSet  PgauditClass = "misc_set"
+	PgauditAll      PgauditClass = "all"
+)
 
 // DestinationType is where PostgreSQL's log records go.
 // +kubebuilder:validation:Enum=None;Stdout;Stderr;CSVLog;JSONLog;FluentBitSidecar;Loki

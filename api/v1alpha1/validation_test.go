@@ -360,6 +360,10 @@ var _ = Describe("LoggingBenchmark admission", func() {
 			"spec.clusterReadyTimeout", "clusterReadyTimeout must be between 1s and 24h"),
 		Entry("unknown cleanup policy", `cleanup: Sometimes`,
 			"spec.cleanup", "Unsupported value"),
+		Entry("pgaudit without classes", `logging: {pgaudit: {log: []}}`,
+			"spec.logging.pgaudit.log", "should have at least 1 items"),
+		Entry("pgaudit class it does not have", `logging: {pgaudit: {log: [select]}}`,
+			"spec.logging.pgaudit.log[0]", "Unsupported value"),
 	)
 
 	DescribeTable(
@@ -368,6 +372,7 @@ var _ = Describe("LoggingBenchmark admission", func() {
 			Expect(k8sClient.Create(ctx, newBenchmark(specYAML))).To(Succeed())
 		},
 		Entry("the minimal spec", ``),
+		Entry("pgaudit with every option", `logging: {pgaudit: {log: [read, write, misc], logParameter: true, logRelation: true}}`),
 		Entry(
 			"a listed baseline named baseline",
 			`destinations: [{name: baseline, type: None}, {name: csvlog, type: CSVLog}]`,

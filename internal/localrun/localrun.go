@@ -175,6 +175,15 @@ func startDestination(
 		return nil, err
 	}
 	s.closers = append(s.closers, func(context.Context) { s.target.close() })
+	if v1alpha1.UsesPgaudit(s.target.settings) {
+		// CloudNativePG loads pgaudit when a pgaudit.* parameter is set; so does logbench.
+		if !opts.Installation.HasLibrary("pgaudit") {
+			return nil, fmt.Errorf("spec.logging.pgaudit needs the pgaudit extension, which PostgreSQL %d in %s does not have "+
+				"(Debian and Ubuntu: apt-get install postgresql-%d-pgaudit)",
+				opts.Installation.Version, opts.Installation.BinDir, opts.Installation.Version)
+		}
+		s.target.settings["shared_preload_libraries"] = "pgaudit"
+	}
 	server, err := localpg.Start(ctx, localpg.Config{
 		Installation: opts.Installation,
 		Dir:          s.dir,

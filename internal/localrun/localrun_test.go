@@ -11,6 +11,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/localpg"
+	"github.com/logbench/logbench/internal/localpg/localpgtest"
 	"github.com/logbench/logbench/internal/manifest"
 	"github.com/logbench/logbench/internal/results"
 	"github.com/logbench/logbench/internal/testenv"
@@ -226,3 +227,70 @@ func (p *recordedProgress) RunStarted(run Run) {
 }
 
 func (p *recordedProgress) RunFinished(Run, v1alpha1.RepeatResult) { p.finished++ }
+
+// pgauditBenchmark audits write statements of the tpcb-like workload, which log_statement
+// leaves unlogged: every record of the destination is pgaudit's.
+const pgauditBenchmark = `apiVersion: bench.logbench.io/v1alpha1
+kind: LoggingBenchmark
+metadata: {name: pgaudit}
+spec:
+  logging: {statement: none, pgaudit: {log: [write], logParameter: true}}
+  destinations:
+  - {name: audited, type: CSVLog}
+  workload: {builtin: TPCBLike, clients: [1], repeats: 1, duration: 1s, warmup: 0s}
+`
+
+// TestPgauditRun measures pgaudit end to end on the local server that has it: the
+// baseline runs without the extension, the audited destination's records are all
+// pgaudit's (four write statements a transaction) and every one is counted.
+func TestPgauditRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL servers")
+	}
+	installation := localpgtest.WithPgaudit(t)
+	benchmark, err := manifest.Decode([]byte(pgauditBenchmark))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcome, err := Execute(context.Background(), &benchmark.Spec, Options{Installation: installation, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := results.Aggregate(&benchmark.Spec, outcome.Runs)
+	audited := findRow(t, rows, "audited")
+	records := audited.Records
+	transactions := audited.Repeats[0].Transactions
+	if records.Expected != 4*transactions || records.Delivered != records.Expected || records.AccountingError != "" {
+		t.Errorf("audited: records %+v after %d transactions, want 4 a transaction, all delivered", records, transactions)
+	}
+	if baseline := findRow(t, rows, "baseline"); baseline.Records.Delivered != 0 {
+		t.Errorf("the baseline logged %d records, want none", baseline.Records.Delivered)
+	}
+}
+
+// TestPgauditWithoutTheExtensionFails: PostgreSQL 18 from the wheel has no pgaudit; the
+// audited destination's runs fail saying what to install, and the baseline still runs.
+func TestPgauditWithoutTheExtensionFails(t *testing.T) {
+	if testing.Short() {
+		t.Skip("looks for PostgreSQL 18")
+	}
+	installation := localpgtest.PostgreSQL18(t)
+	if installation.HasLibrary("pgaudit") {
+		t.Skipf("PostgreSQL 18 in %s has pgaudit: nothing to check", installation.BinDir)
+	}
+	benchmark, err := manifest.Decode([]byte(pgauditBenchmark))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcome, err := Execute(context.Background(), &benchmark.Spec, Options{Installation: installation})
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := outcome.Runs[results.RunKey{Destination: "audited", Clients: 1, Repeat: 1}].Error
+	if !strings.Contains(failed, "needs the pgaudit extension") || !strings.Contains(failed, "postgresql-18-pgaudit") {
+		t.Errorf("the audited run failed with %q, want the missing extension and its package named", failed)
+	}
+	if baseline := outcome.Runs[results.RunKey{Destination: "baseline", Clients: 1, Repeat: 1}]; baseline.Error != "" {
+		t.Errorf("the baseline, which needs no pgaudit, failed: %s", baseline.Error)
+	}
+}

@@ -86,11 +86,13 @@ var (
 )
 
 var (
-	tab             = []byte("\t")
-	jsonEscapedTab  = []byte(`\t`)
-	labelSeparator  = []byte(":  ")
-	zapLinePrefix   = []byte(`{"level":`)
-	postgresLogger  = []byte(`postgres"`)
+	tab            = []byte("\t")
+	jsonEscapedTab = []byte(`\t`)
+	labelSeparator = []byte(":  ")
+	zapLinePrefix  = []byte(`{"level":`)
+	postgresLogger = []byte(`postgres"`)
+	// CloudNativePG writes pgaudit's csvlog records under a logger of their own.
+	pgauditLogger   = []byte(`pgaudit"`)
 	csvRecordMarker = []byte(`record"`)
 )
 
@@ -128,7 +130,8 @@ func stderrKind(line, tab []byte, complete bool) lineKind {
 // instance manager writes zap JSON lines: csvlog records as
 // {"level":..,"ts":..,"logger":"postgres","msg":"record",..,"record":{..}}, lines of the
 // stderr format one physical line at a time as {..,"logger":"postgres","msg":"<line>",
-// "source":"/controller/log/postgres"}, and its own messages under other loggers.
+// "source":"/controller/log/postgres"}, pgaudit's csvlog records as the others under the
+// logger "pgaudit", and its own messages under other loggers.
 // jsonlog lines are copied through unchanged.
 type containerLines struct{}
 
@@ -140,10 +143,10 @@ func (containerLines) classify(head []byte, complete bool) lineKind {
 		return isRecord
 	}
 	logger, found := valueAfter(head, zapLoggerKey)
-	if !found || (len(logger) < len(postgresLogger) && bytes.HasPrefix(postgresLogger, logger)) {
+	if !found || mayBecomeRecordLogger(logger) {
 		return unknownUnless(complete, ignoredLine)
 	}
-	if !bytes.HasPrefix(logger, postgresLogger) {
+	if !bytes.HasPrefix(logger, postgresLogger) && !bytes.HasPrefix(logger, pgauditLogger) {
 		return ignoredLine
 	}
 	message, found := valueAfter(head, zapMessageKey)
@@ -157,6 +160,17 @@ func (containerLines) classify(head []byte, complete bool) lineKind {
 }
 
 func (containerLines) consume([]byte) {}
+
+// mayBecomeRecordLogger: the logger's name read so far may still be one whose lines are
+// PostgreSQL's records.
+func mayBecomeRecordLogger(logger []byte) bool {
+	for _, name := range [][]byte{postgresLogger, pgauditLogger} {
+		if len(logger) < len(name) && bytes.HasPrefix(name, logger) {
+			return true
+		}
+	}
+	return false
+}
 
 // valueAfter returns what follows key in head.
 func valueAfter(head []byte, key *finder) ([]byte, bool) {

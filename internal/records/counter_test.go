@@ -125,6 +125,12 @@ func TestCounter(t *testing.T) {
 			zap + `"` + prefix + `lbtag ERROR:  boom"` + source + "\n" +
 				zap + `"record","record":{"application_name":"lbtag"}}` + "\n" +
 				zap + `"` + prefix + `lbtag STATEMENT:  select 1"` + source + "\n", 2},
+		// CloudNativePG's logpipe/pgaudit.go: the message moves, parsed, into "audit".
+		{"container pgaudit records", FormatContainerLog, "lbtag",
+			`{"level":"info","ts":"2026-11-23T10:43:03.996Z","logger":"pgaudit","msg":"record","logging_pod":"lb-1",` +
+				`"record":{"application_name":"lbtag","audit":{"audit_type":"SESSION","class":"READ"}}}` + "\n" +
+				`{"level":"info","ts":"2026-11-23T10:43:03.996Z","logger":"pgaudit","msg":"record",` +
+				`"record":{"application_name":"app","audit":{"statement":"select 1"}}}` + "\n", 1},
 		{"container jsonlog passed through", FormatContainerLog, "lbtag",
 			`{"timestamp":"2026-11-23 10:43:03.996 UTC","application_name":"lbtag"}` + "\n" + `{"timestamp":"x","application_name":"app"}` + "\n", 1},
 	}

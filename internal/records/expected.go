@@ -49,7 +49,12 @@ func Expected(exec Execution, s Settings) Expectation {
 
 	// log_statement: one record per executed statement of a logged class ("statement:"
 	// in simple mode, "execute <name>:" in extended and prepared mode, both at Execute).
-	statementRecords := exec.Transactions * int64(loggedStatements(exec.Script, s.Statement))
+	// pgaudit adds an "AUDIT: SESSION" record of its own per executed statement of an
+	// audited class, in every query mode (per relation with log_relation, and each
+	// builtin statement touches one).
+	logged := statementsWhere(exec.Script, func(c workload.StatementClass) bool { return logs(s.Statement, c) })
+	audited := statementsWhere(exec.Script, func(c workload.StatementClass) bool { return audits(s.Pgaudit, c) })
+	statementRecords := exec.Transactions * int64(logged+audited)
 	// log_duration and log_min_duration_statement: one "duration:" record per protocol
 	// message (Query; or Parse, Bind, Execute), never two for one message, whatever
 	// log_statement already logged.
@@ -148,15 +153,33 @@ func protocolMessages(mode v1alpha1.QueryMode) messageCounts {
 	return messageCounts{perExecution: 1}
 }
 
-// loggedStatements counts the statements of one transaction that log_statement logs.
-func loggedStatements(script workload.Script, level v1alpha1.StatementLogging) int {
+// statementsWhere counts the statements of one transaction whose class passes counted.
+func statementsWhere(script workload.Script, counted func(workload.StatementClass) bool) int {
 	n := 0
 	for _, s := range script.Statements {
-		if logs(level, s.Class) {
+		if counted(s.Class) {
 			n++
 		}
 	}
 	return n
+}
+
+// pgauditClassOf is the pgaudit class of a statement of each log_statement class:
+// SELECT is read, INSERT, UPDATE and DELETE write, BEGIN and END misc.
+var pgauditClassOf = map[workload.StatementClass]v1alpha1.PgauditClass{
+	workload.ClassRead:    v1alpha1.PgauditRead,
+	workload.ClassMod:     v1alpha1.PgauditWrite,
+	workload.ClassDDL:     v1alpha1.PgauditDDL,
+	workload.ClassUtility: v1alpha1.PgauditMisc,
+}
+
+func audits(classes []v1alpha1.PgauditClass, class workload.StatementClass) bool {
+	for _, audited := range classes {
+		if audited == v1alpha1.PgauditAll || audited == pgauditClassOf[class] {
+			return true
+		}
+	}
+	return false
 }
 
 // logs reports whether log_statement=level logs a statement of the class: ddl logs

@@ -1,6 +1,7 @@
 package records
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -22,6 +23,8 @@ func TestSettingsFor(t *testing.T) {
 	minDuration := int32(250)
 	logging := v1alpha1.LoggingSpec{Statement: v1alpha1.StatementMod, MinDurationStatement: &minDuration, Duration: true,
 		Connections: true, Disconnections: true}
+	audited := v1alpha1.LoggingSpec{Statement: v1alpha1.StatementNone, Pgaudit: &v1alpha1.PgauditSpec{
+		Log: []v1alpha1.PgauditClass{v1alpha1.PgauditRead, v1alpha1.PgauditMisc}}}
 	tests := []struct {
 		name        string
 		destination v1alpha1.DestinationType
@@ -32,10 +35,13 @@ func TestSettingsFor(t *testing.T) {
 		{"destination takes spec.logging", v1alpha1.DestinationCSVLog, logging, Settings{Statement: v1alpha1.StatementMod, MinDurationStatementMs: 250, Duration: true,
 			Connections: true, Disconnections: true}},
 		{"unset minimum duration is off", v1alpha1.DestinationStderr, v1alpha1.LoggingSpec{Statement: v1alpha1.StatementAll}, Settings{Statement: v1alpha1.StatementAll, MinDurationStatementMs: -1}},
+		{"pgaudit's classes", v1alpha1.DestinationJSONLog, audited, Settings{Statement: v1alpha1.StatementNone, MinDurationStatementMs: -1,
+			Pgaudit: []v1alpha1.PgauditClass{v1alpha1.PgauditRead, v1alpha1.PgauditMisc}}},
+		{"the baseline audits nothing", v1alpha1.DestinationNone, audited, Settings{Statement: v1alpha1.StatementNone, MinDurationStatementMs: -1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := SettingsFor(v1alpha1.Destination{Name: "d", Type: tt.destination}, tt.logging); got != tt.want {
+			if got := SettingsFor(v1alpha1.Destination{Name: "d", Type: tt.destination}, tt.logging); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("SettingsFor = %+v, want %+v", got, tt.want)
 			}
 		})

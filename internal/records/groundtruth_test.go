@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,7 +86,7 @@ func TestExpectedMatchesServer(t *testing.T) {
 	modes := []v1alpha1.QueryMode{v1alpha1.QuerySimple, v1alpha1.QueryExtended, v1alpha1.QueryPrepared}
 
 	localpgtest.Run(t, func(t *testing.T, inst localpg.Installation) {
-		server := startLoggingServer(t, inst)
+		server := startLoggingServer(t, inst, nil)
 		run := 0
 		for _, sc := range settingsCases {
 			destination := v1alpha1.Destination{Name: "groundtruth", Type: v1alpha1.DestinationCSVLog}
@@ -124,13 +125,66 @@ func TestExpectedMatchesServer(t *testing.T) {
 	})
 }
 
+// TestExpectedWithPgauditMatchesServer does what TestExpectedMatchesServer does with
+// pgaudit's session audit logging, on the local server with Debian's pgaudit: every
+// class the builtin workloads run, alone, together, with log_statement beside it and
+// with a record per relation.
+func TestExpectedWithPgauditMatchesServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL server")
+	}
+	inst := localpgtest.WithPgaudit(t)
+	audit := func(statement v1alpha1.StatementLogging, relation bool, classes ...v1alpha1.PgauditClass) v1alpha1.LoggingSpec {
+		l := logging(statement, -1, false)
+		l.Pgaudit = &v1alpha1.PgauditSpec{Log: classes, LogRelation: relation, LogParameter: relation}
+		return l
+	}
+	const none, all = v1alpha1.StatementNone, v1alpha1.StatementAll
+	settingsCases := []struct {
+		name    string
+		logging v1alpha1.LoggingSpec
+	}{
+		{"read", audit(none, false, v1alpha1.PgauditRead)},
+		{"write", audit(none, false, v1alpha1.PgauditWrite)},
+		{"misc", audit(none, false, v1alpha1.PgauditMisc)},
+		{"all", audit(none, false, v1alpha1.PgauditAll)},
+		{"read-write-ddl", audit(none, false, v1alpha1.PgauditRead, v1alpha1.PgauditWrite, v1alpha1.PgauditDDL)},
+		{"all-log-statement-all", audit(all, false, v1alpha1.PgauditAll)},
+		{"write-per-relation-with-parameters", audit(none, true, v1alpha1.PgauditWrite)},
+	}
+	server := startLoggingServer(t, inst, map[string]string{"shared_preload_libraries": "pgaudit"})
+	destination := v1alpha1.Destination{Name: "pgaudit", Type: v1alpha1.DestinationCSVLog}
+	run := 0
+	for _, sc := range settingsCases {
+		spec := v1alpha1.LoggingBenchmarkSpec{Logging: sc.logging}
+		setServerParameters(t, server, spec.ServerParameters(destination))
+		for _, builtin := range []v1alpha1.BuiltinWorkload{
+			v1alpha1.WorkloadSelectOnly, v1alpha1.WorkloadTPCBLike, v1alpha1.WorkloadSimpleUpdate,
+		} {
+			for _, mode := range []v1alpha1.QueryMode{v1alpha1.QuerySimple, v1alpha1.QueryExtended, v1alpha1.QueryPrepared} {
+				run++
+				t.Run(fmt.Sprintf("%s/%s/%s", sc.name, builtin, mode), func(t *testing.T) {
+					tag := workload.NewTag(destination.Name, 2, int32(run), "000000000000")
+					exec, output := runTagged(t, server, inst.Binary("pgbench"), builtin, mode, tag)
+					want := Expected(exec, SettingsFor(destination, sc.logging))
+					got := countInLog(t, server, tag, false)
+					assertCountersAgree(t, server.LogDir(), tag, got)
+					if want.Estimate || got != want.Records {
+						t.Errorf("%d records of %s, expected exactly %+v\npgbench:\n%s", got, tag, want, output)
+					}
+				})
+			}
+		}
+	}
+}
+
 func logging(statement v1alpha1.StatementLogging, minDurationMs int32, duration bool) v1alpha1.LoggingSpec {
 	return v1alpha1.LoggingSpec{Statement: statement, MinDurationStatement: &minDurationMs, Duration: duration}
 }
 
 // startLoggingServer starts a throwaway server of inst writing stderr, csvlog and
 // jsonlog files and creates the pgbench tables at scale 1.
-func startLoggingServer(t *testing.T, inst localpg.Installation) *localpg.Server {
+func startLoggingServer(t *testing.T, inst localpg.Installation, extra map[string]string) *localpg.Server {
 	t.Helper()
 	// The OS user postgres must traverse the server's parent directory when the tests
 	// run as root, and t.TempDir is closed to other users.
@@ -142,12 +196,14 @@ func startLoggingServer(t *testing.T, inst localpg.Installation) *localpg.Server
 	if err := os.Chmod(parent, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// The API's default line prefix: stderr-format records carry the tag through %a.
+	settings := map[string]string{"logging_collector": "on", "log_destination": "stderr,csvlog,jsonlog",
+		"log_line_prefix": "%m [%p] %q%u@%d %a "}
+	maps.Copy(settings, extra)
 	server, err := localpg.Start(context.Background(), localpg.Config{
 		Installation: inst,
 		Dir:          parent,
-		// The API's default line prefix: stderr-format records carry the tag through %a.
-		Settings: map[string]string{"logging_collector": "on", "log_destination": "stderr,csvlog,jsonlog",
-			"log_line_prefix": "%m [%p] %q%u@%d %a "},
+		Settings:     settings,
 	})
 	if err != nil {
 		t.Fatalf("starting PostgreSQL: %v", err)

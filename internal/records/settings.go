@@ -12,6 +12,8 @@ type Settings struct {
 	Duration bool
 	// Connections is log_connections; Disconnections is log_disconnections.
 	Connections, Disconnections bool
+	// Pgaudit are the classes pgaudit.log audits; none when pgaudit is off.
+	Pgaudit []v1alpha1.PgauditClass
 }
 
 // SettingsFor returns the settings the destination's server runs with, as
@@ -21,6 +23,10 @@ func SettingsFor(d v1alpha1.Destination, l v1alpha1.LoggingSpec) Settings {
 	if d.Type == v1alpha1.DestinationNone {
 		l = v1alpha1.LoggingSpec{Statement: v1alpha1.StatementNone}
 	}
-	return Settings{Statement: l.Statement, MinDurationStatementMs: l.MinDurationStatementMs(), Duration: l.Duration,
+	s := Settings{Statement: l.Statement, MinDurationStatementMs: l.MinDurationStatementMs(), Duration: l.Duration,
 		Connections: l.Connections, Disconnections: l.Disconnections}
+	if l.Pgaudit != nil {
+		s.Pgaudit = l.Pgaudit.Log
+	}
+	return s
 }

@@ -74,3 +74,23 @@ func PostgreSQL18(t testing.TB) localpg.Installation {
 	t.Skip(msg)
 	return localpg.Installation{}
 }
+
+// WithPgaudit returns the local installation when it has the pgaudit extension. When it
+// does not, the test fails if CI=true and is skipped, saying so, otherwise.
+func WithPgaudit(t testing.TB) localpg.Installation {
+	t.Helper()
+	local, err := localpg.FindInstallation()
+	if err == nil && local.HasLibrary("pgaudit") {
+		return local
+	}
+	msg := fmt.Sprintf("the local PostgreSQL has no pgaudit, so the measurements with it are not made: "+
+		"install postgresql-%d-pgaudit (Debian; .ci/run does)", local.Version)
+	if err != nil {
+		msg = fmt.Sprintf("no local PostgreSQL server binaries, so the measurements with pgaudit are not made: %v", err)
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return localpg.Installation{}
+}
