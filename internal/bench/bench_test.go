@@ -236,11 +236,7 @@ func TestDrainWaitsForRecordsOnTheirWay(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if drain := drained.LastArrival.Sub(ended); drained.Delivered != tc.wantDelivered || drained.End != tc.wantEnd ||
-				drain != tc.wantDrain {
-				t.Errorf("drain saw %d records, ended %s, last arrival after %s; want %d, %s, %s",
-					drained.Delivered, drained.End, drain, tc.wantDelivered, tc.wantEnd, tc.wantDrain)
-			}
+			assertDrained(t, drained, ended, tc.wantDelivered, tc.wantEnd, tc.wantDrain)
 			if tc.wantCurve != nil && !slices.Equal(drained.Curve, tc.wantCurve) {
 				t.Errorf("curve %v, want %v", drained.Curve, tc.wantCurve)
 			}
@@ -248,6 +244,18 @@ func TestDrainWaitsForRecordsOnTheirWay(t *testing.T) {
 				t.Errorf("drain ended quiet %s after the last arrival, want at least %s", quietFor, wait.Quiet)
 			}
 		})
+	}
+}
+
+// assertDrained checks what a drain that began when pgbench ended saw: the records, why
+// it ended and when the last of them arrived.
+func assertDrained(t *testing.T, drained Drained, ended time.Time, delivered int64, end v1alpha1.DrainEnd,
+	drain time.Duration,
+) {
+	t.Helper()
+	if got := drained.LastArrival.Sub(ended); drained.Delivered != delivered || drained.End != end || got != drain {
+		t.Errorf("drain saw %d records, ended %s, last arrival after %s; want %d, %s, %s",
+			drained.Delivered, drained.End, got, delivered, end, drain)
 	}
 }
 
@@ -324,11 +332,7 @@ func TestDrainCountsThroughABackendThatDoesNotAnswer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if drain := drained.LastArrival.Sub(ended); drained.Delivered != tc.wantDelivered || drained.End != tc.wantEnd ||
-				drain != tc.wantDrain {
-				t.Errorf("drain saw %d records, ended %s, last arrival after %s; want %d, %s, %s",
-					drained.Delivered, drained.End, drain, tc.wantDelivered, tc.wantEnd, tc.wantDrain)
-			}
+			assertDrained(t, drained, ended, tc.wantDelivered, tc.wantEnd, tc.wantDrain)
 			if quietFor := clock.Now().Sub(drained.LastArrival); quietFor < wait.Quiet {
 				t.Errorf("drain ended quiet %s after the backend answered again, want at least %s", quietFor, wait.Quiet)
 			}

@@ -369,10 +369,7 @@ var _ = Describe("logbench", Ordered, func() {
 		failover.Spec.Workload.Duration = metav1.Duration{Duration: 15 * time.Second}
 		// The cluster stays until the spec has seen the promotion, whenever the run ends.
 		failover.Spec.Cleanup = benchv1alpha1.CleanupNever
-		Expect(k8sClient.Create(ctx, failover)).To(Succeed())
-		DeferCleanup(func(ctx SpecContext) {
-			Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, failover))).To(Succeed())
-		})
+		createForThisSpec(ctx, failover)
 
 		By("deleting the primary's pod while the run's pod runs")
 		cluster := failover.Name + "-csvlog"
@@ -436,6 +433,51 @@ var _ = Describe("logbench", Ordered, func() {
 		}
 	})
 })
+
+var _ = Describe("pgaudit", func() {
+	It("counts pgaudit's records exactly in the files and through CloudNativePG's container log", func(ctx SpecContext) {
+		audited := newBenchmark("pgaudit")
+		audited.Spec.Baseline.Enabled = false
+		audited.Spec.Destinations = []benchv1alpha1.Destination{
+			{Name: "csvlog", Type: benchv1alpha1.DestinationCSVLog},
+			{Name: "stdout", Type: benchv1alpha1.DestinationStdout},
+		}
+		// Every record is pgaudit's: log_statement logs nothing.
+		audited.Spec.Logging.Statement = benchv1alpha1.StatementNone
+		audited.Spec.Logging.Pgaudit = &benchv1alpha1.PgauditSpec{
+			Log: []benchv1alpha1.PgauditClass{benchv1alpha1.PgauditWrite, benchv1alpha1.PgauditMisc},
+		}
+		audited.Spec.Workload.Builtin = benchv1alpha1.WorkloadTPCBLike
+		audited.Spec.Workload.Clients = []int32{1}
+		audited.Spec.Workload.Duration = metav1.Duration{Duration: 5 * time.Second}
+		audited.Spec.Cleanup = benchv1alpha1.CleanupAlways
+		createForThisSpec(ctx, audited)
+		DeferCleanup(func() {
+			if CurrentSpecReport().Failed() {
+				printDiagnostics(audited)
+			}
+		})
+
+		waitForPhase(ctx, audited, benchv1alpha1.PhaseSucceeded)
+		Expect(audited.Status.Results).To(HaveLen(2))
+		for _, row := range audited.Status.Results {
+			transactions := row.Repeats[0].Transactions
+			_, _ = fmt.Fprintf(GinkgoWriter, "%s: %d of %d records after %d transactions\n",
+				row.Destination, row.Records.Delivered, row.Records.Expected, transactions)
+			Expect(transactions).To(BeNumerically(">", 0), row.Destination)
+			Expect(row.Records.Expected).To(Equal(6*transactions), "%s: four writes, BEGIN and END", row.Destination)
+			Expect(row.Records.Delivered).To(Equal(row.Records.Expected), "%s: every AUDIT record counted", row.Destination)
+		}
+	})
+})
+
+// createForThisSpec creates the benchmark and deletes it when the spec ends.
+func createForThisSpec(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark) {
+	Expect(k8sClient.Create(ctx, benchmark)).To(Succeed())
+	DeferCleanup(func(ctx SpecContext) {
+		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, benchmark))).To(Succeed())
+	})
+}
 
 // newBenchmark is the small benchmark of the suite: baseline, two file destinations,
 // CloudNativePG's default stdout and stdout in jsonlog, two client counts, one 10 s
