@@ -1,7 +1,9 @@
 package controllers
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -33,7 +35,7 @@ func TestBuildClusterMapsThePostgresSpec(t *testing.T) {
 	if cluster.GetName() != "bench-csv" || cluster.GetLabels()[LabelDestination] != "csv" {
 		t.Errorf("name %q, labels %v", cluster.GetName(), cluster.GetLabels())
 	}
-	strings := []struct {
+	stringFields := []struct {
 		path []string
 		want string
 	}{
@@ -44,7 +46,7 @@ func TestBuildClusterMapsThePostgresSpec(t *testing.T) {
 		{[]string{"spec", "postgresql", "parameters", "log_statement"}, "all"},
 		{[]string{"spec", "postgresql", "parameters", "log_line_prefix"}, "%a "},
 	}
-	for _, s := range strings {
+	for _, s := range stringFields {
 		if got, _, _ := unstructured.NestedString(cluster.Object, s.path...); got != s.want {
 			t.Errorf("%v = %q, want %q", s.path, got, s.want)
 		}
@@ -94,6 +96,26 @@ func TestBuildClusterWithPgaudit(t *testing.T) {
 	parameters, _, _ = unstructured.NestedStringMap(baseline.Object, "spec", "postgresql", "parameters")
 	if v1alpha1.UsesPgaudit(parameters) {
 		t.Errorf("the baseline's cluster loads pgaudit: %v", parameters)
+	}
+}
+
+// TestNotReadyReasonPointsAtPgaudit: an audited destination's cluster that never starts
+// may lack the extension in its image; the baseline's never loads it.
+func TestNotReadyReasonPointsAtPgaudit(t *testing.T) {
+	spec := &v1alpha1.LoggingBenchmarkSpec{Logging: v1alpha1.LoggingSpec{
+		Pgaudit: &v1alpha1.PgauditSpec{Log: []v1alpha1.PgauditClass{v1alpha1.PgauditAll}},
+	}}
+	cluster := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"phase": "Setting up primary"}}}
+	cluster.SetName("bench-csv")
+	const hint = "needs an image with the pgaudit extension"
+	audited := notReadyReason(spec, v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}, cluster, time.Minute)
+	if !strings.Contains(audited, `cluster bench-csv not ready within 1m0s (CloudNativePG phase "Setting up primary")`) ||
+		!strings.Contains(audited, hint) {
+		t.Errorf("audited destination: %q, want the phase and the pgaudit hint", audited)
+	}
+	if baseline := notReadyReason(spec, v1alpha1.Destination{Name: "baseline", Type: v1alpha1.DestinationNone},
+		cluster, time.Minute); strings.Contains(baseline, hint) {
+		t.Errorf("baseline: %q, which loads no pgaudit", baseline)
 	}
 }
 

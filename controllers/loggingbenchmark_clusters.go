@@ -55,13 +55,23 @@ func (r *LoggingBenchmarkReconciler) reconcileCluster(
 	if waited < timeout {
 		return clusterOutcome{State: clusterWaiting, Wait: timeout - waited}, nil
 	}
-	phase, _, _ := unstructured.NestedString(cluster.Object, "status", "phase")
-	pass.failDestination(
-		state,
-		fmt.Sprintf("cluster %s not ready within %s (CloudNativePG phase %q): check its pods and events",
-			cluster.GetName(), timeout, phase),
-	)
+	pass.failDestination(state, notReadyReason(&pass.benchmark.Spec, dest, cluster, timeout))
 	return clusterOutcome{State: clusterFailed}, nil
+}
+
+// notReadyReason says why a destination failed whose cluster was not ready in time.
+func notReadyReason(
+	spec *v1alpha1.LoggingBenchmarkSpec, dest v1alpha1.Destination, cluster *unstructured.Unstructured,
+	timeout time.Duration,
+) string {
+	phase, _, _ := unstructured.NestedString(cluster.Object, "status", "phase")
+	reason := fmt.Sprintf("cluster %s not ready within %s (CloudNativePG phase %q): check its pods and events",
+		cluster.GetName(), timeout, phase)
+	if v1alpha1.UsesPgaudit(spec.ServerParameters(dest)) {
+		// A server told to preload a library its image lacks never starts.
+		reason += "; spec.logging.pgaudit needs an image with the pgaudit extension, as CloudNativePG's are"
+	}
+	return reason
 }
 
 // createCluster creates the destination's cluster, after its shipper configuration.
