@@ -101,15 +101,20 @@ func (s *LoggingBenchmarkSpec) ServerParameters(d Destination) map[string]string
 		parameters["log_line_prefix"] = logging.LinePrefix
 	}
 	if audit := logging.Pgaudit; audit != nil {
-		classes := make([]string, len(audit.Log))
-		for i, class := range audit.Log {
-			classes[i] = string(class)
-		}
-		parameters["pgaudit.log"] = strings.Join(classes, ", ")
+		parameters["pgaudit.log"] = audit.LogSetting()
 		parameters["pgaudit.log_parameter"] = onOff(audit.LogParameter)
 		parameters["pgaudit.log_relation"] = onOff(audit.LogRelation)
 	}
 	return parameters
+}
+
+// LogSetting is pgaudit.log: the audited classes, comma-separated.
+func (p *PgauditSpec) LogSetting() string {
+	classes := make([]string, len(p.Log))
+	for i, class := range p.Log {
+		classes[i] = string(class)
+	}
+	return strings.Join(classes, ", ")
 }
 
 // UsesPgaudit reports whether the server parameters load pgaudit: any pgaudit.* one,

@@ -179,7 +179,7 @@ func joinInts(values []int32) string {
 
 // loggingSettings names the PostgreSQL parameters, as people tune them by those names.
 func loggingSettings(l v1alpha1.LoggingSpec) string {
-	return fmt.Sprintf(
+	settings := fmt.Sprintf(
 		"log_statement=%s, log_min_duration_statement=%d, log_duration=%s, track_io_timing=%s, log_line_prefix=%q",
 		l.Statement,
 		l.MinDurationStatementMs(),
@@ -187,6 +187,11 @@ func loggingSettings(l v1alpha1.LoggingSpec) string {
 		onOff(l.TrackIOTiming),
 		l.LinePrefix,
 	)
+	if audit := l.Pgaudit; audit != nil {
+		settings += fmt.Sprintf(", pgaudit.log=%q, pgaudit.log_parameter=%s, pgaudit.log_relation=%s (not on the baseline)",
+			audit.LogSetting(), onOff(audit.LogParameter), onOff(audit.LogRelation))
+	}
+	return settings
 }
 
 func onOff(b bool) string {

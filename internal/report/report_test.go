@@ -271,3 +271,15 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestLoggingSettingsNamePgaudit(t *testing.T) {
+	logging := v1alpha1.LoggingSpec{Statement: v1alpha1.StatementNone, Pgaudit: &v1alpha1.PgauditSpec{
+		Log: []v1alpha1.PgauditClass{v1alpha1.PgauditRead, v1alpha1.PgauditWrite}, LogRelation: true}}
+	want := `pgaudit.log="read, write", pgaudit.log_parameter=off, pgaudit.log_relation=on (not on the baseline)`
+	if got := loggingSettings(logging); !strings.HasSuffix(got, want) {
+		t.Errorf("logging settings %q, want them to end with %q", got, want)
+	}
+	if got := loggingSettings(v1alpha1.LoggingSpec{Statement: v1alpha1.StatementAll}); strings.Contains(got, "pgaudit") {
+		t.Errorf("logging settings %q name pgaudit, which is off", got)
+	}
+}
