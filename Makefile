@@ -61,6 +61,7 @@ vet: ## Run go vet against code, the e2e and shipping suites' build tags include
 .PHONY: test
 test: manifests helm-sync generate fmt vet envtest helm postgresql18 ## Run the unit, envtest and chart suites, then fuzz every Fuzz target for FUZZTIME.
 	KUBEBUILDER_ASSETS="$(ENVTEST_DIR)" LOGBENCH_POSTGRESQL18_BIN="$$(hack/install-postgresql.sh)" go test ./... -coverprofile cover.out
+	cd test/dashboard && go vet ./... && go test ./...
 	FUZZTIME=$(FUZZTIME) hack/fuzz-brief.sh
 
 .PHONY: verify-generated
