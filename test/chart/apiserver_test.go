@@ -59,7 +59,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		release := []string{releaseName, chartDir(t), "--kubeconfig", kubeconfig, "--namespace", releaseNamespace}
 		steps := [][]string{
 			append([]string{"install"}, release...),
-			append(append([]string{"upgrade"}, release...), setArgs(valueSets[1].set)...),
+			append(append([]string{"upgrade"}, release...), setArgs(valueSet(t, "monitoring"))...),
 		}
 		for _, step := range steps {
 			if _, err := runHelm(t, step...); err != nil {
@@ -84,9 +84,8 @@ func TestAgainstAPIServer(t *testing.T) {
 	})
 
 	t.Run("helm install watching namespaces", func(t *testing.T) {
-		namespaced := valueSets[len(valueSets)-1]
 		install := append([]string{"install", releaseName, chartDir(t), "--kubeconfig", kubeconfig,
-			"--namespace", releaseNamespace}, setArgs(namespaced.set)...)
+			"--namespace", releaseNamespace}, setArgs(valueSet(t, "namespaced"))...)
 		if _, err := runHelm(t, install...); err != nil {
 			t.Fatal(err)
 		}

@@ -62,6 +62,18 @@ var valueSets = []struct {
 	{name: "namespaced", set: []string{"watchNamespaces={" + strings.Join(watchedNamespaces, ",") + "}"}},
 }
 
+// valueSet returns the --set values of the value set called name.
+func valueSet(t *testing.T, name string) []string {
+	t.Helper()
+	for _, values := range valueSets {
+		if values.name == name {
+			return values.set
+		}
+	}
+	t.Fatalf("no value set %q", name)
+	return nil
+}
+
 // watchedNamespaces are the namespaces of the namespaced value set, which the API
 // server test creates.
 var watchedNamespaces = []string{"bench-a", "bench-b"}
