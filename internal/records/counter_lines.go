@@ -1,6 +1,9 @@
 package records
 
-import "bytes"
+import (
+	"bytes"
+	"slices"
+)
 
 // maxHead bounds how much of a line its classification may look at: more than
 // log_line_prefix's longest expansion (timestamp, pid, and user, database and
@@ -94,6 +97,8 @@ var (
 	// CloudNativePG writes pgaudit's csvlog records under a logger of their own.
 	pgauditLogger   = []byte(`pgaudit"`)
 	csvRecordMarker = []byte(`record"`)
+	// recordLoggers name the loggers whose lines are PostgreSQL's records.
+	recordLoggers = [][]byte{postgresLogger, pgauditLogger}
 )
 
 // stderrKind classifies a line of the stderr format. PostgreSQL writes a record as
@@ -146,7 +151,7 @@ func (containerLines) classify(head []byte, complete bool) lineKind {
 	if !found || mayBecomeRecordLogger(logger) {
 		return unknownUnless(complete, ignoredLine)
 	}
-	if !bytes.HasPrefix(logger, postgresLogger) && !bytes.HasPrefix(logger, pgauditLogger) {
+	if !slices.ContainsFunc(recordLoggers, func(name []byte) bool { return bytes.HasPrefix(logger, name) }) {
 		return ignoredLine
 	}
 	message, found := valueAfter(head, zapMessageKey)
@@ -164,12 +169,9 @@ func (containerLines) consume([]byte) {}
 // mayBecomeRecordLogger: the logger's name read so far may still be one whose lines are
 // PostgreSQL's records.
 func mayBecomeRecordLogger(logger []byte) bool {
-	for _, name := range [][]byte{postgresLogger, pgauditLogger} {
-		if len(logger) < len(name) && bytes.HasPrefix(name, logger) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(recordLoggers, func(name []byte) bool {
+		return len(logger) < len(name) && bytes.HasPrefix(name, logger)
+	})
 }
 
 // valueAfter returns what follows key in head.

@@ -34,6 +34,14 @@ const csvMessage = 13
 // many times, few enough to keep the whole test well under a minute.
 const groundTruthTransactions = 15
 
+// The ground-truth tests run every builtin workload in every query mode.
+var (
+	groundTruthBuiltins = []v1alpha1.BuiltinWorkload{
+		v1alpha1.WorkloadSelectOnly, v1alpha1.WorkloadTPCBLike, v1alpha1.WorkloadSimpleUpdate,
+	}
+	groundTruthModes = []v1alpha1.QueryMode{v1alpha1.QuerySimple, v1alpha1.QueryExtended, v1alpha1.QueryPrepared}
+)
+
 // TestExpectedMatchesServer runs the tagged workloads against a real PostgreSQL, the
 // local one and PostgreSQL 18, each with its own pgbench, with every statement and
 // session logging setting, the server parameters the API accepts that could change the
@@ -78,12 +86,6 @@ func TestExpectedMatchesServer(t *testing.T) {
 		{name: "min0-terse", logging: logging(v1alpha1.StatementNone, 0, false),
 			parameters: map[string]string{"log_error_verbosity": "terse", "log_min_messages": "error"}},
 	}
-	builtins := []v1alpha1.BuiltinWorkload{
-		v1alpha1.WorkloadSelectOnly,
-		v1alpha1.WorkloadTPCBLike,
-		v1alpha1.WorkloadSimpleUpdate,
-	}
-	modes := []v1alpha1.QueryMode{v1alpha1.QuerySimple, v1alpha1.QueryExtended, v1alpha1.QueryPrepared}
 
 	localpgtest.Run(t, func(t *testing.T, inst localpg.Installation) {
 		server := startLoggingServer(t, inst, nil)
@@ -100,8 +102,8 @@ func TestExpectedMatchesServer(t *testing.T) {
 			// Server-wide, as the operator and the local runner set them: log_connections
 			// set for a session only would apply after its "connection authorized" record.
 			setServerParameters(t, server, spec.ServerParameters(destination))
-			for _, builtin := range builtins {
-				for _, mode := range modes {
+			for _, builtin := range groundTruthBuiltins {
+				for _, mode := range groundTruthModes {
 					run++
 					t.Run(fmt.Sprintf("%s/%s/%s", sc.name, builtin, mode), func(t *testing.T) {
 						tag := workload.NewTag(destination.Name, 2, int32(run), "000000000000")
@@ -158,10 +160,8 @@ func TestExpectedWithPgauditMatchesServer(t *testing.T) {
 	for _, sc := range settingsCases {
 		spec := v1alpha1.LoggingBenchmarkSpec{Logging: sc.logging}
 		setServerParameters(t, server, spec.ServerParameters(destination))
-		for _, builtin := range []v1alpha1.BuiltinWorkload{
-			v1alpha1.WorkloadSelectOnly, v1alpha1.WorkloadTPCBLike, v1alpha1.WorkloadSimpleUpdate,
-		} {
-			for _, mode := range []v1alpha1.QueryMode{v1alpha1.QuerySimple, v1alpha1.QueryExtended, v1alpha1.QueryPrepared} {
+		for _, builtin := range groundTruthBuiltins {
+			for _, mode := range groundTruthModes {
 				run++
 				t.Run(fmt.Sprintf("%s/%s/%s", sc.name, builtin, mode), func(t *testing.T) {
 					tag := workload.NewTag(destination.Name, 2, int32(run), "000000000000")

@@ -39,9 +39,7 @@ func Aggregate(spec *v1alpha1.LoggingBenchmarkSpec, runs map[RunKey]v1alpha1.Rep
 			if len(repeats) == 0 {
 				continue
 			}
-			row := aggregateRow(dest, clients, repeats, spec.Workload.Aggregate)
-			row.LogBytesPerRecord, row.LogGigabytesPerHour = logVolume(Successful(repeats), spec.Workload.Duration.Duration)
-			rows = append(rows, row)
+			rows = append(rows, aggregateRow(dest, clients, repeats, spec.Workload))
 		}
 	}
 	ApplyOverhead(rows, baselineName(spec))
@@ -160,8 +158,9 @@ func aggregateRow(
 	dest v1alpha1.Destination,
 	clients int32,
 	repeats []v1alpha1.RepeatResult,
-	how v1alpha1.Aggregate,
+	workload v1alpha1.WorkloadSpec,
 ) v1alpha1.Result {
+	how := workload.Aggregate
 	row := v1alpha1.Result{
 		Destination: dest.Name,
 		Type:        dest.Type,
@@ -191,6 +190,7 @@ func aggregateRow(
 	}
 	row.Noisy = len(ok) > 1 && row.TPSCoefficientOfVariation > v1alpha1.NoisyCVPercent
 	row.Records = sumRecords(ok)
+	row.LogBytesPerRecord, row.LogGigabytesPerHour = logVolume(ok, workload.Duration.Duration)
 	return row
 }
 
