@@ -61,7 +61,7 @@ vet: ## Run go vet against code, the e2e and shipping suites' build tags include
 .PHONY: test
 test: manifests helm-sync generate fmt vet envtest helm postgresql18 ## Run the unit, envtest and chart suites, then fuzz every Fuzz target for FUZZTIME.
 	KUBEBUILDER_ASSETS="$(ENVTEST_DIR)" LOGBENCH_POSTGRESQL18_BIN="$$(hack/install-postgresql.sh)" go test ./... -coverprofile cover.out
-	cd test/dashboard && go vet ./... && go test ./...
+	cd test/promql && go vet ./... && go test ./...
 	FUZZTIME=$(FUZZTIME) hack/fuzz-brief.sh
 
 .PHONY: verify-generated
@@ -210,6 +210,10 @@ LOKI_VERSION ?= 3.6.4
 # Fluent Bit, the default shipper, is the release logbench pins (internal/shipping); the
 # local cluster's image holds the shared build of it (hack/local-cluster/images.sh).
 FLUENT_BIT_VERSION ?= 5.0.3
+# The Prometheus Operator stack that scrapes logbench in the local e2e cluster: Prometheus
+# 3.MM.P is Go module version 0.3MM.P. The chart test installs this operator's CRDs too.
+PROMETHEUS_MODULE_VERSION ?= 0.316.0
+PROMETHEUS_OPERATOR_VERSION ?= 0.88.0
 # The Kubernetes release whose kube-apiserver envtest runs; it matches k8s.io/* in go.mod.
 ENVTEST_K8S_VERSION ?= 1.34.4
 
@@ -266,6 +270,11 @@ otelcol-builder: | $(LOCALBIN) ## Install the OpenTelemetry Collector builder in
 .PHONY: otelcol
 otelcol: otelcol-builder ## Build the OpenTelemetry Collector of hack/otelcol/builder-config.yaml into bin/ unless it is there.
 	OTELCOL_BUILDER=$(OTELCOL_BUILDER) hack/build-otelcol.sh $(LOCALBIN)
+
+.PHONY: prometheus-stack
+prometheus-stack: | $(LOCALBIN) ## Build Prometheus, the Prometheus Operator and its config reloader into bin/ unless there.
+	PROMETHEUS_MODULE_VERSION=$(PROMETHEUS_MODULE_VERSION) PROMETHEUS_OPERATOR_VERSION=$(PROMETHEUS_OPERATOR_VERSION) \
+		hack/build-prometheus.sh $(LOCALBIN)
 
 .PHONY: loki
 loki: | $(LOCALBIN) ## Build Loki's single binary into bin/ unless it is there.

@@ -78,6 +78,11 @@ var (
 		Help: "Log bytes of a result row's runs extrapolated to an hour at their rate, in GB (10^9 bytes); " +
 			"absent where logbench reads no file.",
 	}, resultLabels)
+	resultAccountingError = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_accounting_error",
+		Help: "1 when the records of a result row do not add up (more arrived than the server can have emitted), " +
+			"so that its record counts are not to be trusted; 0 otherwise.",
+	}, resultLabels)
 	runsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "logbench_runs_total",
 		Help: "Benchmark runs (pgbench executions) this operator process saw finish, by outcome (succeeded or failed).",
@@ -92,6 +97,7 @@ var (
 		resultRecordsExpected,
 		resultRecordsDelivered, resultRecordsDropped, resultRecordsDroppedAtLeast,
 		resultRecordsArrivedLate, resultDrain, resultLogBytesPerRecord, resultLogGigabytesPerHour,
+		resultAccountingError,
 	}
 	phases = []v1alpha1.Phase{
 		v1alpha1.PhasePending, v1alpha1.PhaseProvisioning, v1alpha1.PhaseRunning,
@@ -135,6 +141,11 @@ func exportBenchmarkMetrics(benchmark *v1alpha1.LoggingBenchmark) {
 		resultRecordsDelivered.With(labels).Set(float64(row.Records.Delivered))
 		resultRecordsArrivedLate.With(labels).Set(float64(row.Records.ArrivedLate))
 		resultDrain.With(labels).Set(row.DrainSeconds)
+		accountingError := 0.0
+		if row.Records.AccountingError != "" {
+			accountingError = 1
+		}
+		resultAccountingError.With(labels).Set(accountingError)
 		setOptional(resultOverhead, labels, row.OverheadPercent)
 		setOptional(resultLogBytesPerRecord, labels, row.LogBytesPerRecord)
 		setOptional(resultLogGigabytesPerHour, labels, row.LogGigabytesPerHour)

@@ -3,6 +3,9 @@
 # it; the e2e cluster providers differ only in the image and the cluster they point Helm
 # at.
 # Usage: hack/install-logbench.sh IMAGE [--kubeconfig FILE | --kube-context NAME]
+#          [--prometheus-release NAME]
+# With --prometheus-release, the chart's ServiceMonitor and PrometheusRule are enabled and
+# labelled release: NAME, as README tells kube-prometheus-stack users to install it.
 set -euo pipefail
 
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -17,13 +20,16 @@ helm_flags=()
 # The namespace must exist before its Role; kubectl talks to the cluster Helm does.
 E2E_NAMESPACE=logbench-e2e
 kubectl_flags=()
+monitoring=()
 while (($#)); do
   case $1 in
-    --kubeconfig) kubectl_flags+=(--kubeconfig "$2") ;;
-    --kube-context) kubectl_flags+=(--context "$2") ;;
-    *) echo "$0: unknown Helm flag $1" >&2; exit 2 ;;
+    --kubeconfig) kubectl_flags+=(--kubeconfig "$2"); helm_flags+=("$1" "$2") ;;
+    --kube-context) kubectl_flags+=(--context "$2"); helm_flags+=("$1" "$2") ;;
+    --prometheus-release)
+      monitoring=(--set serviceMonitor.enabled=true --set-string "serviceMonitor.labels.release=$2"
+        --set prometheusRule.enabled=true --set-string "prometheusRule.labels.release=$2") ;;
+    *) echo "$0: unknown flag $1" >&2; exit 2 ;;
   esac
-  helm_flags+=("$1" "$2")
   shift 2
 done
 kubectl "${kubectl_flags[@]}" create namespace "$E2E_NAMESPACE" --dry-run=client -o yaml |
@@ -33,5 +39,5 @@ kubectl "${kubectl_flags[@]}" create namespace "$E2E_NAMESPACE" --dry-run=client
 "${REPO_ROOT}/bin/helm" upgrade --install logbench "${REPO_ROOT}/charts/logbench" "${helm_flags[@]}" \
   --namespace logbench-system --create-namespace \
   --set-string "image.repository=${image%:*}" --set-string "image.tag=${image##*:}" \
-  --set "watchNamespaces={${E2E_NAMESPACE}}" \
+  --set "watchNamespaces={${E2E_NAMESPACE}}" "${monitoring[@]}" \
   --wait --timeout 5m >/dev/null

@@ -3,7 +3,7 @@
 # from the Go module proxy, the PostgreSQL operand from Debian's packages, and umoci
 # assembles OCI layouts that `ctr images import` loads. Each archive lands in IMAGE_CACHE
 # and is never rebuilt once there, except logbench's, whose tag follows its binary.
-# Usage: hack/local-cluster/images.sh [pause|coredns|cnpg|postgres|fluentbit|logbench|loki|otelcol]...
+# Usage: hack/local-cluster/images.sh [pause|coredns|cnpg|postgres|fluentbit|logbench|loki|otelcol|prometheus]...
 # Prints nothing on stdout but, for logbench, the image reference it built.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -197,9 +197,10 @@ build_fluentbit() {
 # The Loki destination's store and its OpenTelemetry shipper come from the Makefile's
 # loki and otelcol targets, which pin their versions and cache the binaries in bin/; the
 # image tag is the version the target's symlink points at.
-# pinned_binary NAME builds bin/NAME and prints the version its symlink names.
+# pinned_binary NAME [TARGET] builds bin/NAME with make TARGET (default NAME) and prints
+# the version its symlink names.
 pinned_binary() {
-  (cd "$REPO_ROOT" && make --no-print-directory "$1" >&2)
+  (cd "$REPO_ROOT" && make --no-print-directory "${2:-$1}" >&2)
   local target
   target=$(readlink "${REPO_ROOT}/bin/$1")
   echo "${target#"$1"-v}"
@@ -231,6 +232,23 @@ build_otelcol() {
   cp "${REPO_ROOT}/bin/otelcol-v${version}" "$ROOTFS/otelcol"
   oci_archive otelcol "$version" 26:26 /otelcol
   rm -rf "$ROOTFS"
+}
+
+# The Prometheus Operator stack that scrapes logbench in the e2e suite: each binary where
+# its upstream image has it, run as nobody like those (the operator sets Prometheus's own
+# user), the tag being the version the make target pinned.
+build_prometheus() {
+  local name version
+  for name in prometheus prometheus-operator prometheus-config-reloader; do
+    version=$(pinned_binary "$name" prometheus-stack)
+    [ -f "${IMAGE_CACHE}/${name}_${version}.tar" ] && continue
+    fresh_rootfs "$name"
+    local entrypoint=/bin/${name/#prometheus-operator/operator}
+    mkdir -p "$ROOTFS/bin"
+    cp "${REPO_ROOT}/bin/${name}-v${version}" "${ROOTFS}${entrypoint}"
+    oci_archive "$name" "$version" 65534:65534 "$entrypoint"
+    rm -rf "$ROOTFS"
+  done
 }
 
 # The logbench image is rebuilt whenever its binary changes; the tag carries the binary's

@@ -286,10 +286,23 @@ install_addons() {
   sed -e "s#ghcr.io/cloudnative-pg/cloudnative-pg:${CNPG_VERSION}#${CNPG_IMAGE}#" \
     -e 's#imagePullPolicy: Always#imagePullPolicy: IfNotPresent#' "$cnpg_manifest" |
     kubectl_local apply --server-side --force-conflicts -f - >/dev/null
-  # logbench is installed as users install it, with its Helm chart; only the image differs.
-  "${REPO_ROOT}/hack/install-logbench.sh" "$LOGBENCH_IMAGE" --kubeconfig "$KUBECONFIG_FILE"
+  log "installing the Prometheus Operator stack"
+  "${REPO_ROOT}/hack/install-prometheus-stack.sh" "$(stack_image prometheus-operator)" \
+    "$(stack_image prometheus-config-reloader)" "$(stack_image prometheus)" --kubeconfig "$KUBECONFIG_FILE"
+  # logbench is installed as users install it, with its Helm chart, scraped as
+  # kube-prometheus-stack users have it scraped; only the image differs.
+  "${REPO_ROOT}/hack/install-logbench.sh" "$LOGBENCH_IMAGE" --kubeconfig "$KUBECONFIG_FILE" \
+    --prometheus-release kube-prometheus-stack
   kubectl_local -n kube-system rollout status deployment/coredns --timeout=180s >/dev/null
   kubectl_local -n cnpg-system rollout status deployment/cnpg-controller-manager --timeout=300s >/dev/null
+}
+
+# stack_image NAME is the image of bin/NAME that images.sh built: its tag is the version
+# the symlink names.
+stack_image() {
+  local target
+  target=$(readlink "${REPO_ROOT}/bin/$1")
+  echo "${IMAGE_REGISTRY}/$1:${target#"$1"-v}"
 }
 
 # Volumes are pre-made host folders owned by the postgres uid (hostPath ignores fsGroup);
@@ -354,7 +367,7 @@ KUBE_VERSION=$KUBE_VERSION "${REPO_ROOT}/hack/build-kube.sh" "$KUBE_BIN" \
   kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy
 [ -x /usr/bin/etcd ] && ln -sf /usr/bin/etcd "${KUBE_BIN}/etcd"
 (cd "$REPO_ROOT" && make --no-print-directory helm >/dev/null)
-"${REPO_ROOT}/hack/local-cluster/images.sh" pause coredns cnpg loki otelcol
+"${REPO_ROOT}/hack/local-cluster/images.sh" pause coredns cnpg loki otelcol prometheus
 wait "$postgres_build" || die "building the PostgreSQL or Fluent Bit image failed: see ${IMAGE_CACHE}/postgres-build.log"
 LOGBENCH_IMAGE=$("${REPO_ROOT}/hack/local-cluster/images.sh" logbench)
 make_certificates

@@ -20,13 +20,18 @@ import (
 	"github.com/logbench/logbench/internal/testenv"
 )
 
-// The ServiceMonitor CRD comes from the prometheus-operator release whose example
-// manifests kube-prometheus-stack installs, read from the Go module cache.
+// The ServiceMonitor and PrometheusRule CRDs come from the Prometheus Operator release
+// the local e2e cluster runs (PROMETHEUS_OPERATOR_VERSION in the Makefile), read from the
+// Go module cache.
 const (
 	prometheusOperatorModule  = "github.com/prometheus-operator/prometheus-operator"
-	prometheusOperatorVersion = "v0.85.0"
-	serviceMonitorCRD         = "example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml"
+	prometheusOperatorVersion = "v0.88.0"
 )
+
+var prometheusOperatorCRDs = []string{
+	"example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml",
+	"example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml",
+}
 
 // TestAgainstAPIServer submits every rendered object to a real API server with a
 // server-side apply dry run, so that a field the schema does not know or a value it
@@ -139,7 +144,7 @@ func operatorMay(
 }
 
 // startAPIServer starts an envtest control plane, stopped when the test ends, that
-// holds the ServiceMonitor CRD but not logbench's, which the chart installs. It returns
+// holds the Prometheus Operator's CRDs but not logbench's, which the chart installs. It returns
 // a client and a kubeconfig file for helm, both of a cluster administrator.
 func startAPIServer(t *testing.T) (client.Client, string) {
 	t.Helper()
@@ -147,11 +152,13 @@ func startAPIServer(t *testing.T) (client.Client, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	crd, err := testenv.ModuleFile(prometheusOperatorModule, prometheusOperatorVersion, serviceMonitorCRD)
-	if err != nil {
-		t.Fatal(err)
+	for _, file := range prometheusOperatorCRDs {
+		crd, err := testenv.ModuleFile(prometheusOperatorModule, prometheusOperatorVersion, file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		environment.CRDDirectoryPaths = append(environment.CRDDirectoryPaths, crd)
 	}
-	environment.CRDDirectoryPaths = []string{crd}
 	config, err := environment.Start()
 	if err != nil {
 		t.Fatal(err)

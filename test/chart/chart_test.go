@@ -41,6 +41,8 @@ var valueSets = []struct {
 		"serviceMonitor.enabled=true",
 		"serviceMonitor.labels.release=kube-prometheus-stack",
 		"serviceMonitor.interval=30s",
+		"prometheusRule.enabled=true",
+		"prometheusRule.labels.release=kube-prometheus-stack",
 		"grafanaDashboard.enabled=true",
 		"grafanaDashboard.annotations.grafana_folder=Benchmarks",
 	}},

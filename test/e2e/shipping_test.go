@@ -174,6 +174,26 @@ var _ = Describe("shipping", Ordered, func() {
 		}
 	})
 
+	It("is scraped by a Prometheus set up as kube-prometheus-stack's: every row, every dashboard panel, "+
+		"the dropped-records alert firing", func(ctx SpecContext) {
+		Expect(benchmark).NotTo(BeNil(), "needs the benchmark of the previous spec")
+		// The alerts and the rows come from scrapes every 5 s and rule evaluations as often.
+		Eventually(func(g Gomega) {
+			expectResultsInPrometheus(ctx, g, benchmark)
+			expectDashboardPanelsAnswer(ctx, g, benchmark)
+			expectDroppedRecordsAlerts(ctx, g, benchmark)
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
+		query := fmt.Sprintf(`logbench_result_records_dropped{namespace=%q, benchmark=%q} > 0`,
+			benchmark.Namespace, benchmark.Name)
+		lossy, err := prometheusQuery(ctx, query)
+		Expect(err).NotTo(HaveOccurred())
+		_, _ = fmt.Fprintf(GinkgoWriter, "Prometheus: %s\n", query)
+		for _, sample := range lossy {
+			_, _ = fmt.Fprintf(GinkgoWriter, "  %s (%s) at %s clients: %g\n", sample.Labels["destination"],
+				sample.Labels["type"], sample.Labels["clients"], sample.Value)
+		}
+	})
+
 	It("leaks no credential into anything it writes", func(ctx SpecContext) {
 		planted.addClusterPasswords(ctx, benchmark)
 		expectNoLeak(ctx, benchmark, planted)

@@ -1,4 +1,4 @@
-package dashboard
+package promql
 
 import (
 	"encoding/json"

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Installs the Prometheus Operator stack the e2e suite scrapes logbench with, set up as
+# kube-prometheus-stack sets up a release named kube-prometheus-stack: in namespace
+# monitoring, the operator with its CRDs and RBAC from the operator release's own example
+# manifests, and a Prometheus that selects ServiceMonitors, PodMonitors and
+# PrometheusRules labelled release: kube-prometheus-stack in every namespace (the chart's
+# *SelectorNilUsesHelmValues defaults). Only the scrape and evaluation intervals are
+# shorter than the chart's 30s, so that the suite waits less.
+# Usage: hack/install-prometheus-stack.sh OPERATOR_IMAGE RELOADER_IMAGE PROMETHEUS_IMAGE
+#          [--kubeconfig FILE | --kube-context NAME]
+# The images' tags are the releases: the operator's (0.88.0 or v0.88.0) names the module
+# whose manifests are applied, Prometheus's (3.16.0 or v3.16.0) the Prometheus version.
+set -euo pipefail
+
+[ $# -ge 3 ] || {
+  echo "usage: $0 OPERATOR_IMAGE RELOADER_IMAGE PROMETHEUS_IMAGE [--kubeconfig FILE | --kube-context NAME]" >&2
+  exit 2
+}
+operator_image=$1 reloader_image=$2 prometheus_image=$3
+shift 3
+kubectl_flags=()
+while (($#)); do
+  case $1 in
+    --kubeconfig) kubectl_flags+=(--kubeconfig "$2") ;;
+    --kube-context) kubectl_flags+=(--context "$2") ;;
+    *) echo "$0: unknown flag $1" >&2; exit 2 ;;
+  esac
+  shift 2
+done
+kubectl_stack() { kubectl "${kubectl_flags[@]}" "$@"; }
+
+RELEASE=kube-prometheus-stack
+NAMESPACE=monitoring
+operator_version=${operator_image##*:}
+operator_version=v${operator_version#v}
+prometheus_version=${prometheus_image##*:}
+prometheus_version=v${prometheus_version#v}
+module=github.com/prometheus-operator/prometheus-operator
+examples=$(go mod download -json "${module}@${operator_version}" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')/example
+[ -d "$examples" ] || { echo "$0: no example manifests in ${module}@${operator_version}" >&2; exit 1; }
+
+kubectl_stack create namespace "$NAMESPACE" --dry-run=client -o yaml | kubectl_stack apply -f - >/dev/null
+# The CRDs are too large for a client-side apply's last-applied annotation.
+kubectl_stack apply --server-side --force-conflicts -f "${examples}/prometheus-operator-crd" >/dev/null
+kubectl_stack wait --for condition=Established --timeout=60s \
+  crd/servicemonitors.monitoring.coreos.com crd/prometheusrules.monitoring.coreos.com crd/prometheuses.monitoring.coreos.com >/dev/null
+
+# The example manifests install into namespace default and pull the upstream images.
+for file in service-account cluster-role cluster-role-binding deployment service; do
+  cat "${examples}/rbac/prometheus-operator/prometheus-operator-${file}.yaml"
+  echo ---
+done | sed -e "s#namespace: default#namespace: ${NAMESPACE}#" \
+  -e "s#quay.io/prometheus-operator/prometheus-operator:${operator_version}#${operator_image}#" \
+  -e "s#quay.io/prometheus-operator/prometheus-config-reloader:${operator_version}#${reloader_image}#" |
+  kubectl_stack -n "$NAMESPACE" apply --server-side --force-conflicts -f - >/dev/null
+for file in service-account cluster-role cluster-role-binding; do
+  cat "${examples}/rbac/prometheus/prometheus-${file}.yaml"
+  echo ---
+done | sed -e "s#namespace: default#namespace: ${NAMESPACE}#" |
+  kubectl_stack -n "$NAMESPACE" apply --server-side -f - >/dev/null
+kubectl_stack -n "$NAMESPACE" rollout status deployment/prometheus-operator --timeout=180s >/dev/null
+
+kubectl_stack apply --server-side -f - >/dev/null <<EOF
+apiVersion: monitoring.coreos.com/v1
+kind: Prometheus
+metadata:
+  name: ${RELEASE}-prometheus
+  namespace: ${NAMESPACE}
+  labels:
+    release: ${RELEASE}
+spec:
+  image: ${prometheus_image}
+  version: ${prometheus_version}
+  replicas: 1
+  serviceAccountName: prometheus
+  serviceMonitorSelector:
+    matchLabels:
+      release: ${RELEASE}
+  serviceMonitorNamespaceSelector: {}
+  podMonitorSelector:
+    matchLabels:
+      release: ${RELEASE}
+  podMonitorNamespaceSelector: {}
+  ruleSelector:
+    matchLabels:
+      release: ${RELEASE}
+  ruleNamespaceSelector: {}
+  scrapeInterval: 5s
+  evaluationInterval: 5s
+  retention: 1d
+EOF
+kubectl_stack -n "$NAMESPACE" wait --for condition=Available --timeout=300s "prometheus/${RELEASE}-prometheus" >/dev/null
