@@ -229,6 +229,30 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Eventually(func() int { return seriesOfNamespace(namespace) }, timeout).Should(BeZero())
 	})
 
+	It("ramps the client count round by round and stops a destination at its knee", func() {
+		DeferCleanup(startOperator(time.Minute))
+		ramped := newBenchmark(namespace, "ramp", v1alpha1.CleanupOnSuccess)
+		ramped.Spec.Workload.Ramp = &v1alpha1.RampSpec{Start: 1, Factor: 2, Max: 4,
+			StopWhen: v1alpha1.RampStopConditions{OverheadAbovePercent: ptr.To[int32](30)}}
+		ramped.Spec.Workload.Clients = []int32{1, 4} // the API server's default
+		Expect(k8sClient.Create(ctx, ramped)).To(Succeed())
+
+		By("planning 2 clients once the round at 1 ended, then nothing more: csv loses 50% at 2")
+		order := playRuns(namespace, "ramp", []string{"baseline", "csv"},
+			runTPS{"baseline": {1: 1000, 2: 2000}, "csv": {1: 900, 2: 1000}}, nil)
+		Expect(order[:2]).To(ConsistOf("ramp-baseline-c1-r1", "ramp-csv-c1-r1"))
+		Expect(order[2:]).To(ConsistOf("ramp-baseline-c2-r1", "ramp-csv-c2-r1"))
+		benchmark := expectPhase(namespace, "ramp", v1alpha1.PhaseSucceeded)
+		Expect(listJobs(namespace)).To(HaveLen(4), "no run at 4 clients")
+		Expect(benchmark.Status.Progress.RunsTotal).To(Equal(int32(4)))
+		Expect(benchmark.Status.Knees).To(Equal([]v1alpha1.Knee{{Destination: "csv", Clients: 1, StoppedAt: 2,
+			Reason: "overhead 50.0% above 30% at 2 clients"}}))
+		for _, row := range benchmark.Status.Results {
+			Expect(row.Knee).To(Equal(row.Destination == "csv" && row.Clients == 1), results.RowName(row))
+		}
+		Expect(testutil.ToFloat64(kneeClients.WithLabelValues(namespace, "ramp", "csv"))).To(Equal(1.0))
+	})
+
 	It("creates agent Jobs that reference the superuser secret and never hold the password", func() {
 		DeferCleanup(startOperator(time.Minute))
 		jobs := newBenchmark(namespace, "jobs", v1alpha1.CleanupNever)
@@ -549,7 +573,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 // seedRunningFirst returns a seed whose schedule starts with destination.
 func seedRunningFirst(spec *v1alpha1.LoggingBenchmarkSpec, destination string) *int64 {
 	for seed := range int64(100) {
-		if results.Plan(spec, seed)[0].Destination == destination {
+		if results.Plan(spec, seed, nil)[0].Destination == destination {
 			return &seed
 		}
 	}

@@ -71,7 +71,7 @@ func (r *LoggingBenchmarkReconciler) observe(
 	seed := scheduleSeed(benchmark)
 	pass := &benchmarkPass{
 		benchmark:    benchmark,
-		planned:      plannedRuns(&benchmark.Spec, seed),
+		planned:      plannedRuns(&benchmark.Spec, seed, runs.Finished),
 		seed:         seed,
 		runs:         runs,
 		clusters:     clusters,
@@ -175,7 +175,7 @@ func (p *benchmarkPass) failDestination(state *v1alpha1.DestinationStatus, reaso
 }
 
 // failDestinationRuns records the unfinished runs of a failed destination as failed with
-// its reason.
+// its reason. Their end may complete a ramp's round: the plan is made again.
 func (p *benchmarkPass) failDestinationRuns(destination, reason string) {
 	for _, run := range p.planned {
 		if _, done := p.runs.Finished[run.key()]; done || run.Destination.Name != destination {
@@ -183,6 +183,7 @@ func (p *benchmarkPass) failDestinationRuns(destination, reason string) {
 		}
 		p.runs.Finished[run.key()] = v1alpha1.RepeatResult{Repeat: run.Repeat, Error: reason}
 	}
+	p.planned = plannedRuns(&p.benchmark.Spec, p.seed, p.runs.Finished)
 }
 
 // observeRuns reads the runs of a benchmark from its Jobs: the result of a finished Job

@@ -27,13 +27,16 @@ func (r plannedRun) key() results.RunKey {
 	return results.RunKey{Destination: r.Destination.Name, Clients: r.Clients, Repeat: r.Repeat}
 }
 
-// plannedRuns lists the runs of a benchmark in the order they execute.
-func plannedRuns(spec *v1alpha1.LoggingBenchmarkSpec, seed int64) []plannedRun {
+// plannedRuns lists the runs of a benchmark in the order they execute, as far as the
+// finished runs decide them (a ramp's next rounds depend on its last).
+func plannedRuns(
+	spec *v1alpha1.LoggingBenchmarkSpec, seed int64, finished map[results.RunKey]v1alpha1.RepeatResult,
+) []plannedRun {
 	destinations := map[string]v1alpha1.Destination{}
 	for _, dest := range spec.EffectiveDestinations() {
 		destinations[dest.Name] = dest
 	}
-	plan := results.Plan(spec, seed)
+	plan := results.Plan(spec, seed, finished)
 	runs := make([]plannedRun, 0, len(plan))
 	for _, run := range plan {
 		runs = append(runs, plannedRun{Destination: destinations[run.Destination], Clients: run.Clients, Repeat: run.Repeat})

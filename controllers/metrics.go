@@ -9,15 +9,17 @@ import (
 	"github.com/logbench/logbench/api/v1alpha1"
 )
 
-// The labels that name the benchmark of every logbench series.
+// The labels that name the benchmark of every logbench series, and a result's
+// destination.
 const (
-	metricLabelNamespace = "namespace"
-	metricLabelBenchmark = "benchmark"
+	metricLabelNamespace   = "namespace"
+	metricLabelDestination = "destination"
+	metricLabelBenchmark   = "benchmark"
 )
 
 // Metrics the operator exports on its metrics endpoint, beside controller-runtime's own.
 var (
-	resultLabels = []string{metricLabelNamespace, metricLabelBenchmark, "destination", "type", "clients"}
+	resultLabels = []string{metricLabelNamespace, metricLabelBenchmark, metricLabelDestination, "type", "clients"}
 
 	resultTPS = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "logbench_result_tps",
@@ -83,6 +85,11 @@ var (
 		Help: "1 when the records of a result row do not add up (more arrived than the server can have emitted), " +
 			"so that its record counts are not to be trusted; 0 otherwise.",
 	}, resultLabels)
+	kneeClients = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_knee_clients",
+		Help: "Highest client count at which a destination met every bound of its ramp (spec.workload.ramp); " +
+			"0 when its first count did not; absent until its ramp ends.",
+	}, []string{metricLabelNamespace, metricLabelBenchmark, metricLabelDestination})
 	runsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "logbench_runs_total",
 		Help: "Benchmark runs (pgbench executions) this operator process saw finish, by outcome (succeeded or failed).",
@@ -111,7 +118,7 @@ const (
 )
 
 func init() {
-	metrics.Registry.MustRegister(runsTotal, benchmarkPhase)
+	metrics.Registry.MustRegister(runsTotal, benchmarkPhase, kneeClients)
 	for _, gauge := range resultGauges {
 		metrics.Registry.MustRegister(gauge)
 	}
@@ -127,13 +134,16 @@ func exportBenchmarkMetrics(benchmark *v1alpha1.LoggingBenchmark) {
 		}
 		benchmarkPhase.WithLabelValues(benchmark.Namespace, benchmark.Name, string(phase)).Set(value)
 	}
+	for _, knee := range benchmark.Status.Knees {
+		kneeClients.WithLabelValues(benchmark.Namespace, benchmark.Name, knee.Destination).Set(float64(knee.Clients))
+	}
 	for _, row := range benchmark.Status.Results {
 		labels := prometheus.Labels{
-			metricLabelNamespace: benchmark.Namespace,
-			metricLabelBenchmark: benchmark.Name,
-			"destination":        row.Destination,
-			"type":               string(row.Type),
-			"clients":            strconv.Itoa(int(row.Clients)),
+			metricLabelNamespace:   benchmark.Namespace,
+			metricLabelBenchmark:   benchmark.Name,
+			metricLabelDestination: row.Destination,
+			"type":                 string(row.Type),
+			"clients":              strconv.Itoa(int(row.Clients)),
 		}
 		resultTPS.With(labels).Set(row.TPS)
 		resultLatency.With(labels).Set(row.LatencyAvgMs)
@@ -192,5 +202,6 @@ func forgetBenchmarkMetrics(namespace, name string) {
 		gauge.DeletePartialMatch(owner)
 	}
 	runsTotal.DeletePartialMatch(owner)
+	kneeClients.DeletePartialMatch(owner)
 	benchmarkPhase.DeletePartialMatch(owner)
 }

@@ -26,8 +26,8 @@ func TestPlannedRunsFollowTheSchedule(t *testing.T) {
 	if again := scheduleSeed(benchmark.DeepCopy()); again != seed {
 		t.Fatalf("the seed of one benchmark changed from %d to %d", seed, again)
 	}
-	planned := plannedRuns(&benchmark.Spec, seed)
-	plan := results.Plan(&benchmark.Spec, seed)
+	planned := plannedRuns(&benchmark.Spec, seed, nil)
+	plan := results.Plan(&benchmark.Spec, seed, nil)
 	if int32(len(planned)) != benchmark.Spec.RunsTotal() || len(planned) != len(plan) {
 		t.Fatalf("%d runs planned, RunsTotal says %d", len(planned), benchmark.Spec.RunsTotal())
 	}

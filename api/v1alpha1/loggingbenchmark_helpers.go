@@ -29,9 +29,29 @@ func (s *LoggingBenchmarkSpec) BaselineDestination() (string, bool) {
 	return "", false
 }
 
-// RunsTotal is the number of pgbench executions the benchmark needs.
+// RunsTotal is the number of pgbench executions the benchmark needs; with a ramp, the
+// most it may need.
 func (s *LoggingBenchmarkSpec) RunsTotal() int32 {
-	return int32(len(s.EffectiveDestinations())*len(s.Workload.Clients)) * s.Workload.Repeats
+	return int32(len(s.EffectiveDestinations())*len(s.Workload.ClientCounts())) * s.Workload.Repeats
+}
+
+// ClientCounts are the client counts the workload may run at, ascending for a ramp:
+// clients, or every count of the ramp up to its maximum.
+func (w *WorkloadSpec) ClientCounts() []int32 {
+	ramp := w.Ramp
+	if ramp == nil {
+		return w.Clients
+	}
+	var counts []int32
+	for clients := ramp.Start; clients < ramp.Max; {
+		counts = append(counts, clients)
+		if ramp.Factor > 1 {
+			clients *= ramp.Factor
+		} else {
+			clients += max(ramp.Step, 1)
+		}
+	}
+	return append(counts, ramp.Max)
 }
 
 // typeRecords is what the API says about the records of each destination type: the

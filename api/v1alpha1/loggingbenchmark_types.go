@@ -10,6 +10,7 @@ import (
 // they log, where the logs go, and which pgbench workload measures the cost.
 // +kubebuilder:validation:XValidation:rule="!self.baseline.enabled || self.destinations.all(d, d.name != 'baseline' || d.type == 'None')",message="the destination name 'baseline' is reserved for the automatic baseline; rename it or set baseline.enabled: false"
 // +kubebuilder:validation:XValidation:rule="self.destinations.filter(d, d.type == 'None').size() <= 1",message="at most one destination may have type None (the baseline)"
+// +kubebuilder:validation:XValidation:rule="!has(self.workload.ramp) || !has(self.workload.ramp.stopWhen) || !has(self.workload.ramp.stopWhen.overheadAbovePercent) || self.baseline.enabled || self.destinations.exists(d, d.type == 'None')",message="ramp.stopWhen.overheadAbovePercent needs the baseline to measure overhead against: enable it or list a destination of type None"
 type LoggingBenchmarkSpec struct {
 	// Postgres describes every benchmark cluster.
 	// +kubebuilder:default={}
@@ -504,6 +505,9 @@ const (
 )
 
 // WorkloadSpec is the pgbench workload.
+// The API server fills in clients' default before it validates: a ramp is accepted
+// beside that default only, which cannot be told from clients set to it.
+// +kubebuilder:validation:XValidation:rule="!has(self.ramp) || self.clients == [1, 4]",message="ramp replaces clients: leave clients unset"
 type WorkloadSpec struct {
 	// Builtin is the pgbench builtin script reproduced (with the run's tag in it).
 	// +kubebuilder:default=SelectOnly
@@ -523,7 +527,7 @@ type WorkloadSpec struct {
 	// +optional
 	UnloggedTables bool `json:"unloggedTables,omitempty"`
 
-	// Clients are the client counts to run, each a separate run.
+	// Clients are the client counts to run, each a separate run; ramp replaces them.
 	// +kubebuilder:default={1,4}
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=16
@@ -531,6 +535,12 @@ type WorkloadSpec struct {
 	// +kubebuilder:validation:items:Maximum=1000
 	// +listType=set
 	Clients []int32 `json:"clients,omitempty"`
+
+	// Ramp, instead of a fixed list of clients, finds each destination's knee: it runs
+	// rounds at growing client counts and stops a destination at the first count that
+	// meets one of its stop conditions. Leave clients unset with it.
+	// +optional
+	Ramp *RampSpec `json:"ramp,omitempty"`
 
 	// Threads is pgbench's --jobs; 0 means min(clients, CPUs available to pgbench).
 	// +kubebuilder:default=0
@@ -582,6 +592,83 @@ type WorkloadSpec struct {
 	Placement Placement `json:"placement,omitempty"`
 }
 
+// RampSpec grows the client count round by round: start, then start×factor or
+// start+step and so on, up to max (which is run even when the growth steps over it).
+// +kubebuilder:validation:XValidation:rule="has(self.factor) != has(self.step)",message="ramp grows by factor or by step: set exactly one"
+// +kubebuilder:validation:XValidation:rule="self.max >= self.start",message="ramp.max must be at least ramp.start"
+// +kubebuilder:validation:XValidation:rule="!has(self.step) || (self.max - self.start) / self.step < 16",message="a ramp runs at most 16 client counts: raise step or lower max"
+type RampSpec struct {
+	// Start is the first client count.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	Start int32 `json:"start,omitempty"`
+
+	// Factor multiplies the client count from one round to the next.
+	// +optional
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=10
+	Factor int32 `json:"factor,omitempty"`
+
+	// Step adds to the client count from one round to the next.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	Step int32 `json:"step,omitempty"`
+
+	// Max is the highest client count.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	Max int32 `json:"max"`
+
+	// StopWhen are the conditions that stop a destination's ramp; with none, every
+	// destination runs up to max.
+	// +optional
+	StopWhen RampStopConditions `json:"stopWhen,omitempty"`
+}
+
+// RampStopConditions stop a destination's ramp at the first client count whose result
+// row (its repeats aggregated) meets one of them; a count whose runs all failed stops
+// it too.
+type RampStopConditions struct {
+	// OverheadAbovePercent stops a destination whose overhead against the baseline
+	// exceeds this percentage.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	OverheadAbovePercent *int32 `json:"overheadAbovePercent,omitempty"`
+
+	// DroppedRecords stops a destination that lost records (dropped or droppedAtLeast
+	// above 0).
+	// +optional
+	DroppedRecords bool `json:"droppedRecords,omitempty"`
+
+	// TPSGainBelowPercent stops a destination whose TPS rose by less than this percentage
+	// over its TPS at the previous client count; 0 stops it once TPS falls.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	TPSGainBelowPercent *int32 `json:"tpsGainBelowPercent,omitempty"`
+}
+
+// Knee is where a destination's ramp stopped.
+type Knee struct {
+	// Destination is the destination's name.
+	Destination string `json:"destination"`
+
+	// Clients is the highest client count that met every bound; 0 when the first did not.
+	Clients int32 `json:"clients"`
+
+	// StoppedAt is the client count whose result met a stop condition; absent when the
+	// ramp reached its maximum.
+	// +optional
+	StoppedAt int32 `json:"stoppedAt,omitempty"`
+
+	// Reason says which condition stopped the ramp and by how much, or that it reached
+	// its maximum.
+	Reason string `json:"reason"`
+}
+
 // Placement of the pgbench pod against its cluster's primary.
 // +kubebuilder:validation:Enum=Apart;SameNode;Anywhere
 type Placement string
@@ -628,6 +715,12 @@ type LoggingBenchmarkStatus struct {
 	// Schedule is the order the runs execute in.
 	// +optional
 	Schedule *Schedule `json:"schedule,omitempty"`
+
+	// Knees are the knees of the destinations whose ramp (spec.workload.ramp) ended.
+	// +optional
+	// +listType=map
+	// +listMapKey=destination
+	Knees []Knee `json:"knees,omitempty"`
 
 	// StartTime is when the first cluster was requested.
 	// +optional
@@ -885,6 +978,13 @@ type Result struct {
 	// (10^9 bytes). Absent without log bytes.
 	// +optional
 	LogGigabytesPerHour *float64 `json:"logGigabytesPerHour,omitempty"`
+	// Knee marks the row at its destination's knee (spec.workload.ramp): the highest
+	// client count that met every bound of the ramp.
+	// +optional
+	Knee bool `json:"knee,omitempty"`
+	// RampStop is the stop condition this row met, which ended its destination's ramp.
+	// +optional
+	RampStop string `json:"rampStop,omitempty"`
 	// Repeats are the raw values.
 	Repeats []RepeatResult `json:"repeats,omitempty"`
 }

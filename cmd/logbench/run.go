@@ -124,7 +124,7 @@ func runLocal(ctx context.Context, opts runOptions, stdout, stderr io.Writer) er
 	benchmark.Status.StartTime = &started
 	status.Set(
 		benchmark,
-		status.Observation{Planned: results.Plan(spec, seed), Seed: seed, Finished: outcome.Runs, Done: true},
+		status.Observation{Planned: outcome.PlannedRuns(spec, seed), Seed: seed, Finished: outcome.Runs, Done: true},
 	)
 	rows := benchmark.Status.Results
 	if err := results.Render(stdout, format, rows); err != nil {

@@ -62,6 +62,24 @@ type Skipped struct {
 type Outcome struct {
 	Runs    map[results.RunKey]v1alpha1.RepeatResult
 	Skipped []Skipped
+	// Planned are the runs of the destinations that run here, in order (results.Plan).
+	Planned []results.RunKey
+}
+
+// PlannedRuns are the runs of the benchmark in order, for its status: those planned here
+// and, as in a cluster, those of the skipped destinations, which never ran.
+func (o Outcome) PlannedRuns(spec *v1alpha1.LoggingBenchmarkSpec, seed int64) []results.RunKey {
+	skipped := map[string]bool{}
+	for _, dest := range o.Skipped {
+		skipped[dest.Destination] = true
+	}
+	planned := slices.Clone(o.Planned)
+	for _, run := range results.Plan(spec, seed, o.Runs) {
+		if skipped[run.Destination] {
+			planned = append(planned, run)
+		}
+	}
+	return planned
 }
 
 // Execute measures every runnable destination at every client count and repeat, in the
@@ -95,13 +113,25 @@ func Execute(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec, opts Opti
 		}
 		servers[dest.Name] = server
 	}
-	runnable := slices.DeleteFunc(results.Plan(spec, opts.Seed), func(run results.RunKey) bool {
-		_, up := servers[run.Destination]
-		_, down := failed[run.Destination]
+	// A ramp's plan grows as its rounds finish: it is made again after every run, of the
+	// destinations that run here.
+	runnable := *spec
+	runnable.Destinations = slices.DeleteFunc(slices.Clone(spec.Destinations), func(dest v1alpha1.Destination) bool {
+		_, up := servers[dest.Name]
+		_, down := failed[dest.Name]
 		return !up && !down
 	})
-	for i, key := range runnable {
-		run := Run{Key: key, Index: i + 1, Total: len(runnable)}
+	for index := 1; ; index++ {
+		outcome.Planned = results.Plan(&runnable, opts.Seed, outcome.Runs)
+		next := slices.IndexFunc(outcome.Planned, func(run results.RunKey) bool {
+			_, done := outcome.Runs[run]
+			return !done
+		})
+		if next < 0 {
+			break
+		}
+		key := outcome.Planned[next]
+		run := Run{Key: key, Index: index, Total: len(outcome.Planned)}
 		if opts.Progress != nil {
 			opts.Progress.RunStarted(run)
 		}

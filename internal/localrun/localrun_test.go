@@ -14,6 +14,7 @@ import (
 	"github.com/logbench/logbench/internal/localpg/localpgtest"
 	"github.com/logbench/logbench/internal/manifest"
 	"github.com/logbench/logbench/internal/results"
+	"github.com/logbench/logbench/internal/status"
 	"github.com/logbench/logbench/internal/testenv"
 )
 
@@ -55,7 +56,7 @@ func TestQuickSample(t *testing.T) {
 			len(outcome.Runs), progress.finished, len(outcome.Skipped), want, want)
 	}
 
-	if !slices.Equal(progress.order, results.Plan(spec, 1)) {
+	if !slices.Equal(progress.order, results.Plan(spec, 1, nil)) {
 		t.Errorf("runs went %v, not in the order of the schedule", progress.order)
 	}
 
@@ -293,4 +294,74 @@ func TestPgauditWithoutTheExtensionFails(t *testing.T) {
 	if baseline := outcome.Runs[results.RunKey{Destination: "baseline", Clients: 1, Repeat: 1}]; baseline.Error != "" {
 		t.Errorf("the baseline, which needs no pgaudit, failed: %s", baseline.Error)
 	}
+}
+
+// TestRampStopsOnRealRuns ramps log_statement=all to stderr from 1 client, doubling up to
+// 4, against real servers: the overhead and drop bounds are evaluated on the real rows
+// and hold (an overhead cannot exceed 100%, a file loses nothing), while no doubling of
+// clients raises TPS by the tenfold the TPS bound asks for. The ramp stops at 2 clients
+// with its knee at 1, the baseline stops with it, and no run at 4 clients is made.
+func TestRampStopsOnRealRuns(t *testing.T) {
+	installation := postgresqlInstallation(t)
+	benchmark, err := manifest.Decode([]byte(`
+apiVersion: bench.logbench.io/v1alpha1
+kind: LoggingBenchmark
+metadata:
+  name: ramp
+spec:
+  destinations:
+  - name: stderr
+    type: Stderr
+  workload:
+    scale: 1
+    duration: 1s
+    warmup: 0s
+    repeats: 1
+    ramp:
+      start: 1
+      factor: 2
+      max: 4
+      stopWhen:
+        overheadAbovePercent: 100
+        droppedRecords: true
+        tpsGainBelowPercent: 1000
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := &benchmark.Spec
+	var progress recordedProgress
+	outcome, err := Execute(context.Background(), spec, Options{Installation: installation, Progress: &progress, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := make([]string, 0, len(progress.order))
+	for _, run := range progress.order {
+		ran = append(ran, run.String())
+	}
+	slices.Sort(ran)
+	if want := []string{"baseline/1/1", "baseline/2/1", "stderr/1/1", "stderr/2/1"}; !slices.Equal(ran, want) {
+		t.Fatalf("ran %v, want %v", ran, want)
+	}
+
+	status.Set(benchmark, status.Observation{Planned: outcome.PlannedRuns(spec, 1), Seed: 1, Finished: outcome.Runs, Done: true})
+	if benchmark.Status.Phase != v1alpha1.PhaseSucceeded {
+		t.Errorf("phase %s, want Succeeded: %+v", benchmark.Status.Phase, benchmark.Status.Conditions)
+	}
+	knees := benchmark.Status.Knees
+	if len(knees) != 1 || knees[0].Destination != "stderr" || knees[0].Clients != 1 || knees[0].StoppedAt != 2 ||
+		!strings.HasPrefix(knees[0].Reason, "TPS went from ") {
+		t.Fatalf("knees %+v, want stderr's at 1 client, stopped at 2 by the TPS bound", knees)
+	}
+	stopRow := findRow(t, benchmark.Status.Results, "stderr")
+	for _, row := range benchmark.Status.Results {
+		if row.Destination == "stderr" && row.Clients == 2 {
+			stopRow = row
+		}
+	}
+	if stopRow.RampStop != knees[0].Reason || stopRow.OverheadPercent == nil || stopRow.Records.Dropped == nil {
+		t.Errorf("row at 2 clients: ramp stop %q, overhead %v, dropped %v", stopRow.RampStop,
+			stopRow.OverheadPercent, stopRow.Records.Dropped)
+	}
+	t.Logf("stderr: %s", knees[0].Reason)
 }

@@ -49,6 +49,22 @@ func TestDecodeRejectsWhatTheAPIServerRejects(t *testing.T) {
 		},
 		"not an object":      {"- a\n- b\n", "not a single YAML or JSON object"},
 		"bounds of duration": {header + "spec:\n  workload:\n    duration: 100ms\n", "duration"},
+		"ramp beside clients": {
+			header + "spec:\n  workload:\n    clients: [2]\n    ramp: {factor: 2, max: 8}\n",
+			"ramp replaces clients",
+		},
+		"ramp by factor and step": {header + "spec:\n  workload:\n    ramp: {factor: 2, step: 1, max: 8}\n", "exactly one"},
+		"ramp without growth":     {header + "spec:\n  workload:\n    ramp: {max: 8}\n", "exactly one"},
+		"ramp below its start":    {header + "spec:\n  workload:\n    ramp: {start: 4, step: 1, max: 2}\n", "at least ramp.start"},
+		"ramp of many counts": {
+			header + "spec:\n  workload:\n    ramp: {start: 1, step: 1, max: 100}\n",
+			"at most 16 client counts",
+		},
+		"overhead bound without baseline": {
+			header + "spec:\n  baseline: {enabled: false}\n  destinations:\n  - name: a\n    type: Stderr\n" +
+				"  workload:\n    ramp: {factor: 2, max: 8, stopWhen: {overheadAbovePercent: 10}}\n",
+			"needs the baseline",
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Decode([]byte(tc.doc))

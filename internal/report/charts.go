@@ -81,9 +81,13 @@ func seriesOf(b *v1alpha1.LoggingBenchmark) []series {
 	return all
 }
 
-// clientCounts are the client counts of the spec and the results, ascending.
+// clientCounts are the client counts of the spec and the results, ascending; a ramp's
+// are those it ran.
 func clientCounts(b *v1alpha1.LoggingBenchmark) []int32 {
-	counts := slices.Clone(b.Spec.Workload.Clients)
+	var counts []int32
+	if b.Spec.Workload.Ramp == nil {
+		counts = slices.Clone(b.Spec.Workload.Clients)
+	}
 	for _, row := range b.Status.Results {
 		counts = append(counts, row.Clients)
 	}
@@ -153,10 +157,12 @@ func legendOf(all []series, mark string) []legendEntry {
 	return entries
 }
 
-// point is a marker with the text shown when the pointer rests on it.
+// point is a marker with the text shown when the pointer rests on it; a knee's is
+// ringed and labelled.
 type point struct {
 	X, Y  px
 	Title string
+	Knee  bool
 }
 
 // errorBar spans a range of the value axis: one standard deviation either side of the
@@ -222,8 +228,12 @@ func newTPSChart(all []series, counts []int32) tpsChart {
 			}
 			fmt.Fprintf(&path, "%s%s %s ", verb, x, y.at(row.TPS))
 			joined = true
-			line.Points = append(line.Points, point{X: x, Y: y.at(row.TPS),
-				Title: fmt.Sprintf("%s, %d clients: %.1f TPS ±%.1f", s.Name, c, row.TPS, row.TPSStdDev)})
+			marker := point{X: x, Y: y.at(row.TPS), Knee: row.Knee,
+				Title: fmt.Sprintf("%s, %d clients: %.1f TPS ±%.1f", s.Name, c, row.TPS, row.TPSStdDev)}
+			if row.Knee {
+				marker.Title += " (knee: the highest client count within the ramp's bounds)"
+			}
+			line.Points = append(line.Points, marker)
 			if row.TPSStdDev > 0 {
 				line.ErrorBars = append(line.ErrorBars, errorBar{X: x,
 					Low: y.at(max(0, row.TPS-row.TPSStdDev)), High: y.at(row.TPS + row.TPSStdDev),

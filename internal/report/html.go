@@ -25,10 +25,11 @@ type page struct {
 	Table     []tableRow
 	Failures  []failure
 	Estimates bool
-	// OverheadNotes explain the overhead column's intervals and verdicts.
-	OverheadNotes []string
-	TPS           tpsChart
-	Overhead      overheadChart
+	// OverheadNotes explain the overhead column's intervals and verdicts, KneeNotes
+	// where each destination's ramp ended.
+	OverheadNotes, KneeNotes []string
+	TPS                      tpsChart
+	Overhead                 overheadChart
 	// HasOverhead and HasRecords are false when the chart would be empty.
 	HasOverhead bool
 	Records     recordsChart
@@ -47,6 +48,7 @@ type drainCurve struct {
 type tableRow struct {
 	Destination, Type, Color string
 	Clients                  int32
+	Knee                     bool
 	Repeats                  string
 	Failed                   bool
 	TPS, StdDev, Latency     string
@@ -70,7 +72,7 @@ func renderHTML(w io.Writer, b *v1alpha1.LoggingBenchmark) error {
 	counts := clientCounts(b)
 	p := page{
 		Name: b.Name, Facts: describe(b), TPS: newTPSChart(all, counts),
-		OverheadNotes: results.OverheadNotes(b.Status.Results),
+		OverheadNotes: results.OverheadNotes(b.Status.Results), KneeNotes: results.KneeNotes(b.Status.Results),
 	}
 	p.Overhead, p.HasOverhead = newOverheadChart(all, counts)
 	p.Records, p.HasRecords = newRecordsChart(all, counts)
@@ -131,7 +133,7 @@ func checkChartable(rows []v1alpha1.Result) error {
 func newTableRow(row v1alpha1.Result, colour string) tableRow {
 	ok := len(results.Successful(row.Repeats))
 	t := tableRow{
-		Destination: row.Destination, Type: string(row.Type), Color: colour, Clients: row.Clients,
+		Destination: row.Destination, Type: string(row.Type), Color: colour, Clients: row.Clients, Knee: row.Knee,
 		Repeats: fmt.Sprintf("%d/%d", ok, len(row.Repeats)), Failed: ok == 0,
 	}
 	if t.Failed {

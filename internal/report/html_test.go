@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"golang.org/x/net/html"
+	"k8s.io/utils/ptr"
 
 	"github.com/logbench/logbench/api/v1alpha1"
 )
@@ -324,5 +325,28 @@ func TestHTMLExplainsTheOverheadIntervals(t *testing.T) {
 		return strings.HasPrefix(text, "overhead: median over the repeats paired with the baseline's; [low, high]")
 	}) {
 		t.Errorf("notes under the table %q, want the one that explains the intervals", texts)
+	}
+}
+
+func TestHTMLMarksTheKneeOfARamp(t *testing.T) {
+	benchmark := fullBenchmark()
+	benchmark.Spec.Workload.Ramp = &v1alpha1.RampSpec{Start: 1, Factor: 4, Max: 4,
+		StopWhen: v1alpha1.RampStopConditions{TPSGainBelowPercent: ptr.To[int32](10)}}
+	rows := benchmark.Status.Results
+	for i := range rows {
+		rows[i].Knee = rows[i].Destination == "csvlog" && rows[i].Clients == 1
+		if rows[i].Destination == "csvlog" && rows[i].Clients == 4 {
+			rows[i].RampStop = "TPS went from 1000 at 1 clients to 1050 at 4 (+5.0%), a gain below 10%"
+		}
+	}
+	page := string(renderPage(t, benchmark))
+	for _, want := range []string{
+		`class="knee"`, ">knee</text>", "(knee: the highest client count within the ramp",
+		"^ csvlog: knee at 1 clients; the ramp stopped at 4: TPS went from 1000",
+		"clients ramped from 1, ×4, up to 4 (stopping at TPS gain below 10%)",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
 	}
 }

@@ -111,8 +111,8 @@ func describe(b *v1alpha1.LoggingBenchmark) []fact {
 	w := spec.Workload
 	facts = append(
 		facts,
-		fact{"Workload", fmt.Sprintf("%s, %s queries, scale %d%s, clients %s, threads %s",
-			w.Builtin, w.QueryMode, w.Scale, unloggedNote(w.UnloggedTables), joinInts(w.Clients), threads(w.Threads))},
+		fact{"Workload", fmt.Sprintf("%s, %s queries, scale %d%s, %s, threads %s",
+			w.Builtin, w.QueryMode, w.Scale, unloggedNote(w.UnloggedTables), clientsFact(w), threads(w.Threads))},
 		fact{
 			"Runs",
 			fmt.Sprintf(
@@ -237,4 +237,32 @@ func Decode(data []byte) (*v1alpha1.LoggingBenchmark, error) {
 		return nil, errors.New("the LoggingBenchmark has no metadata.name")
 	}
 	return &benchmark, nil
+}
+
+// clientsFact says which client counts the workload runs: its list, or its ramp and the
+// conditions that stop it.
+func clientsFact(w v1alpha1.WorkloadSpec) string {
+	ramp := w.Ramp
+	if ramp == nil {
+		return "clients " + joinInts(w.Clients)
+	}
+	growth := fmt.Sprintf("×%d", ramp.Factor)
+	if ramp.Factor == 0 {
+		growth = fmt.Sprintf("+%d", ramp.Step)
+	}
+	var stops []string
+	if bound := ramp.StopWhen.OverheadAbovePercent; bound != nil {
+		stops = append(stops, fmt.Sprintf("overhead above %d%%", *bound))
+	}
+	if ramp.StopWhen.DroppedRecords {
+		stops = append(stops, "a dropped record")
+	}
+	if bound := ramp.StopWhen.TPSGainBelowPercent; bound != nil {
+		stops = append(stops, fmt.Sprintf("TPS gain below %d%%", *bound))
+	}
+	stop := "no stop condition"
+	if len(stops) > 0 {
+		stop = "stopping at " + strings.Join(stops, ", ")
+	}
+	return fmt.Sprintf("clients ramped from %d, %s, up to %d (%s)", ramp.Start, growth, ramp.Max, stop)
 }

@@ -28,13 +28,13 @@ func (k RunKey) String() string {
 }
 
 // Aggregate combines the repeats of every (destination, client count) into one row.
-// Rows follow spec.EffectiveDestinations() and then spec.Workload.Clients order; a pair
+// Rows follow spec.EffectiveDestinations() and then spec.Workload.ClientCounts() order; a pair
 // without any run yet has no row. Runs of destinations or client counts the spec does not
 // list are ignored.
 func Aggregate(spec *v1alpha1.LoggingBenchmarkSpec, runs map[RunKey]v1alpha1.RepeatResult) []v1alpha1.Result {
 	var rows []v1alpha1.Result
 	for _, dest := range spec.EffectiveDestinations() {
-		for _, clients := range spec.Workload.Clients {
+		for _, clients := range spec.Workload.ClientCounts() {
 			repeats := repeatsOf(runs, dest.Name, clients)
 			if len(repeats) == 0 {
 				continue

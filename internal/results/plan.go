@@ -12,16 +12,47 @@ import (
 // neighbour's load, caches filling) spreads over every destination instead of landing
 // on the one that runs while it lasts, and a repeat's runs share their moment with the
 // baseline's run they are paired with. The same seed gives the same order.
-func Plan(spec *v1alpha1.LoggingBenchmarkSpec, seed int64) []RunKey {
+//
+// With a ramp, the plan grows with the finished runs: the rounds of a client count are
+// planned once every run of the count before it finished, without the destinations whose
+// ramp that count stopped (Knees), and the baseline runs as long as another destination
+// does. Computed from the finished runs alone, it is the same after a restart.
+func Plan(spec *v1alpha1.LoggingBenchmarkSpec, seed int64, finished map[RunKey]v1alpha1.RepeatResult) []RunKey {
 	destinations := spec.EffectiveDestinations()
-	runs := make([]RunKey, 0, len(destinations)*len(spec.Workload.Clients)*int(spec.Workload.Repeats))
+	counts := spec.Workload.ClientCounts()
+	runs := make([]RunKey, 0, len(destinations)*len(counts)*int(spec.Workload.Repeats))
+	stopped := map[string]bool{}
 	round := uint64(0)
-	for _, clients := range spec.Workload.Clients {
+	for _, clients := range counts {
+		roundStart := len(runs)
 		for repeat := int32(1); repeat <= spec.Workload.Repeats; repeat++ {
 			for _, i := range shuffled(len(destinations), uint64(seed), round) {
-				runs = append(runs, RunKey{Destination: destinations[i].Name, Clients: clients, Repeat: repeat})
+				if !stopped[destinations[i].Name] {
+					runs = append(runs, RunKey{Destination: destinations[i].Name, Clients: clients, Repeat: repeat})
+				}
 			}
 			round++
+		}
+		if spec.Workload.Ramp == nil {
+			continue
+		}
+		for _, run := range runs[roundStart:] {
+			if _, done := finished[run]; !done {
+				return runs
+			}
+		}
+		for _, knee := range Knees(spec, Aggregate(spec, finished)) {
+			// Knees reads every finished run, those of later counts too: only a knee at
+			// this count or before stops the destination's next rounds.
+			if knee.StoppedAt != 0 && knee.StoppedAt <= clients {
+				stopped[knee.Destination] = true
+			}
+		}
+		if baseline := baselineName(spec); baseline != "" && len(stopped) == len(destinations)-1 {
+			stopped[baseline] = true
+		}
+		if len(stopped) == len(destinations) {
+			return runs
 		}
 	}
 	return runs

@@ -14,7 +14,7 @@ func TestPlanInterleavesRounds(t *testing.T) {
 	spec := testSpec(v1alpha1.AggregateMedian, 4, 1)
 	spec.Workload.Repeats = 3
 	destinations := len(spec.EffectiveDestinations())
-	plan := Plan(spec, 7)
+	plan := Plan(spec, 7, nil)
 	if int32(len(plan)) != spec.RunsTotal() {
 		t.Fatalf("%d runs planned, RunsTotal says %d", len(plan), spec.RunsTotal())
 	}
@@ -32,12 +32,12 @@ func TestPlanInterleavesRounds(t *testing.T) {
 			round++
 		}
 	}
-	if !slices.Equal(plan, Plan(spec, 7)) {
+	if !slices.Equal(plan, Plan(spec, 7, nil)) {
 		t.Error("the same seed planned another order")
 	}
 	shuffledRounds := 0
 	for seed := range int64(20) {
-		if !slices.Equal(Plan(spec, seed), plan) {
+		if !slices.Equal(Plan(spec, seed, nil), plan) {
 			shuffledRounds++
 		}
 	}

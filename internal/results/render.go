@@ -59,6 +59,7 @@ var humanHeader = []string{
 const (
 	estimateMarker   = "~"
 	accountingMarker = "!"
+	kneeMarker       = "^"
 	missing          = "-"
 )
 
@@ -71,6 +72,9 @@ func humanCells(row v1alpha1.Result) []string {
 		string(row.Type),
 		strconv.Itoa(int(row.Clients)),
 		fmt.Sprintf("%d/%d", ok, len(row.Repeats)),
+	}
+	if row.Knee {
+		cells[2] += kneeMarker
 	}
 	if ok == 0 {
 		for range humanHeader[len(cells):] {
@@ -154,7 +158,7 @@ func footnotes(rows []v1alpha1.Result) []string {
 			}
 		}
 	}
-	notes := OverheadNotes(rows)
+	notes := append(KneeNotes(rows), OverheadNotes(rows)...)
 	if estimates {
 		notes = append(
 			notes,
@@ -316,6 +320,7 @@ var csvHeader = []string{
 	"overhead_percent", "overhead_low_percent", "overhead_high_percent", "overhead_confidence_percent",
 	"overhead_verdict", "noisy", "expected", "expected_is_estimate", "delivered", "arrived_late", "dropped",
 	"dropped_at_least", "accounting_error", "drain_seconds", "log_bytes_per_record", "log_gigabytes_per_hour",
+	"knee", "ramp_stop",
 }
 
 // renderCSV writes full-precision numbers for further processing; absent values
@@ -342,6 +347,7 @@ func renderCSV(w io.Writer, rows []v1alpha1.Result) error {
 			optional(row.Records.Dropped, formatInt), optional(row.Records.DroppedAtLeast, formatInt),
 			row.Records.AccountingError, formatFloat(row.DrainSeconds),
 			optional(row.LogBytesPerRecord, formatFloat), optional(row.LogGigabytesPerHour, formatFloat),
+			strconv.FormatBool(row.Knee), row.RampStop,
 		}
 		if err := cw.Write(record); err != nil {
 			return err

@@ -56,6 +56,8 @@ func Set(benchmark *v1alpha1.LoggingBenchmark, observed Observation) {
 	current := &benchmark.Status
 	current.Results = results.Aggregate(&benchmark.Spec, finished)
 	current.Summary = results.Summarize(current.Results)
+	current.Knees = results.Knees(&benchmark.Spec, current.Results)
+	results.MarkKnees(current.Results, current.Knees)
 	current.Destinations = observed.Destinations
 	failures := results.Failures(current.Results)
 	current.Phase = observed.Phase
