@@ -80,6 +80,21 @@ var (
 		Help: "Log bytes of a result row's runs extrapolated to an hour at their rate, in GB (10^9 bytes); " +
 			"absent where logbench reads no file.",
 	}, resultLabels)
+	resultServerCPUCores = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_server_cpu_cores",
+		Help: "CPU cores PostgreSQL's processes used while pgbench ran, median of a result row's repeats; " +
+			"absent where not measured.",
+	}, resultLabels)
+	resultServerCPUPerTransactions = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_server_cpu_ms_per_1k_transactions",
+		Help: "CPU milliseconds PostgreSQL's processes used per 1,000 transactions, median of a result row's repeats; " +
+			"absent where not measured.",
+	}, resultLabels)
+	resultServerPeakMemory = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_server_peak_memory_bytes",
+		Help: "Most memory PostgreSQL's processes held while pgbench ran (proportional set size), highest of a " +
+			"result row's repeats; absent where not measured.",
+	}, resultLabels)
 	resultAccountingError = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "logbench_result_accounting_error",
 		Help: "1 when the records of a result row do not add up (more arrived than the server can have emitted), " +
@@ -104,7 +119,7 @@ var (
 		resultRecordsExpected,
 		resultRecordsDelivered, resultRecordsDropped, resultRecordsDroppedAtLeast,
 		resultRecordsArrivedLate, resultDrain, resultLogBytesPerRecord, resultLogGigabytesPerHour,
-		resultAccountingError,
+		resultAccountingError, resultServerCPUCores, resultServerCPUPerTransactions, resultServerPeakMemory,
 	}
 	phases = []v1alpha1.Phase{
 		v1alpha1.PhasePending, v1alpha1.PhaseProvisioning, v1alpha1.PhaseRunning,
@@ -159,6 +174,9 @@ func exportBenchmarkMetrics(benchmark *v1alpha1.LoggingBenchmark) {
 		setOptional(resultOverhead, labels, row.OverheadPercent)
 		setOptional(resultLogBytesPerRecord, labels, row.LogBytesPerRecord)
 		setOptional(resultLogGigabytesPerHour, labels, row.LogGigabytesPerHour)
+		setOptional(resultServerCPUCores, labels, row.ServerCPUCores)
+		setOptional(resultServerCPUPerTransactions, labels, row.ServerCPUMsPer1kTransactions)
+		setOptional(resultServerPeakMemory, labels, asFloat(row.ServerPeakMemoryBytes))
 		var low, high, significant *float64
 		if interval := row.OverheadInterval; interval != nil {
 			low, high = &interval.LowPercent, &interval.HighPercent

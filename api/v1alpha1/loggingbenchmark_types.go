@@ -651,6 +651,19 @@ type RampStopConditions struct {
 	TPSGainBelowPercent *int32 `json:"tpsGainBelowPercent,omitempty"`
 }
 
+// ServerUsage is what PostgreSQL's processes (every backend, the logging collector, the
+// checkpointer and the others) spent while pgbench ran.
+type ServerUsage struct {
+	// CPUSeconds is their CPU time over the measurement.
+	CPUSeconds float64 `json:"cpuSeconds"`
+	// WallSeconds is how long the measurement lasted.
+	WallSeconds float64 `json:"wallSeconds"`
+	// PeakMemoryBytes is the most memory they held at once, sampled every 250 ms as the
+	// proportional set size (shared buffers counted once); absent when unreadable.
+	// +optional
+	PeakMemoryBytes *int64 `json:"peakMemoryBytes,omitempty"`
+}
+
 // Knee is where a destination's ramp stopped.
 type Knee struct {
 	// Destination is the destination's name.
@@ -915,6 +928,10 @@ type RepeatResult struct {
 	// destinations and the baseline in a cluster).
 	// +optional
 	LogBytes *int64 `json:"logBytes,omitempty"`
+	// Server is what PostgreSQL's processes spent while pgbench ran; measured by local
+	// runs only so far.
+	// +optional
+	Server *ServerUsage `json:"server,omitempty"`
 	// ClientNode ran the pgbench pod and ServerNode the cluster's primary when the run
 	// ended, as the pods said; equal when the client competed with the server for a
 	// node's cores. Local runs leave them out.
@@ -978,6 +995,17 @@ type Result struct {
 	// (10^9 bytes). Absent without log bytes.
 	// +optional
 	LogGigabytesPerHour *float64 `json:"logGigabytesPerHour,omitempty"`
+	// ServerCPUCores is the median over the repeats of the server's CPU time per second
+	// of run; absent when no repeat measured it.
+	// +optional
+	ServerCPUCores *float64 `json:"serverCPUCores,omitempty"`
+	// ServerCPUMsPer1kTransactions is the median over the repeats of the server's CPU
+	// milliseconds per 1,000 transactions, the same as thousandths of a core per 1,000 TPS.
+	// +optional
+	ServerCPUMsPer1kTransactions *float64 `json:"serverCPUMsPer1kTransactions,omitempty"`
+	// ServerPeakMemoryBytes is the highest memory peak of the repeats.
+	// +optional
+	ServerPeakMemoryBytes *int64 `json:"serverPeakMemoryBytes,omitempty"`
 	// Knee marks the row at its destination's knee (spec.workload.ramp): the highest
 	// client count that met every bound of the ramp.
 	// +optional

@@ -49,6 +49,12 @@ type VolumeMeter interface {
 	LogBytes() (int64, bool)
 }
 
+// ServerMeter measures what the server spends while pgbench runs.
+type ServerMeter interface {
+	// Start begins a measurement; the function it returns ends it.
+	Start() (stop func() (v1alpha1.ServerUsage, error), err error)
+}
+
 // PgbenchRunner executes pgbench with the given arguments and extra environment
 // (libpq variables for the connection come from the runner itself) and returns its
 // combined output.
@@ -71,6 +77,8 @@ type Execution struct {
 	ScriptDir string
 	// Clock times the drain; nil means SystemClock.
 	Clock Clock
+	// Meter measures the server during pgbench; nil measures nothing.
+	Meter ServerMeter
 }
 
 // Run executes pgbench and waits for the destination to drain. A returned error means
@@ -82,7 +90,7 @@ func Run(
 	runPgbench PgbenchRunner,
 	dest Destination,
 ) (v1alpha1.RepeatResult, error) {
-	script, output, err := runTagged(ctx, exec, exec.Tag, exec.Workload.Duration.Duration, runPgbench)
+	script, output, server, err := runMetered(ctx, exec, runPgbench)
 	if err != nil {
 		return v1alpha1.RepeatResult{}, err
 	}
@@ -139,6 +147,7 @@ func Run(
 		Records:            records.Recount(accounted, expectation, recounted),
 		DrainSeconds:       max(0, drained.LastArrival.Sub(ended).Seconds()),
 		DrainEnd:           drained.End,
+		Server:             server,
 	}
 	if meter, ok := dest.(VolumeMeter); ok {
 		if written, measured := meter.LogBytes(); measured {
@@ -150,6 +159,30 @@ func Run(
 		result.DrainCurve = drained.Curve
 	}
 	return result, nil
+}
+
+// runMetered runs the measured pgbench, with the server measured meanwhile when the
+// execution has a meter.
+func runMetered(
+	ctx context.Context, exec Execution, runPgbench PgbenchRunner,
+) (workload.Script, []byte, *v1alpha1.ServerUsage, error) {
+	if exec.Meter == nil {
+		script, output, err := runTagged(ctx, exec, exec.Tag, exec.Workload.Duration.Duration, runPgbench)
+		return script, output, nil, err
+	}
+	stop, err := exec.Meter.Start()
+	if err != nil {
+		return workload.Script{}, nil, nil, fmt.Errorf("measuring the server: %w", err)
+	}
+	script, output, err := runTagged(ctx, exec, exec.Tag, exec.Workload.Duration.Duration, runPgbench)
+	usage, meterErr := stop()
+	if err != nil {
+		return script, output, nil, err
+	}
+	if meterErr != nil {
+		return script, output, nil, fmt.Errorf("measuring the server: %w", meterErr)
+	}
+	return script, output, &usage, nil
 }
 
 // WarmUp runs pgbench for workload.warmup, unmeasured, before a destination's first run

@@ -254,6 +254,9 @@ func (s *Server) ConnString() string {
 func (s *Server) LogDir() string { return s.logDir }
 
 // Port is the server's TCP port on 127.0.0.1.
+// PID is the postmaster's process ID, the root of the server's processes.
+func (s *Server) PID() int { return s.process.cmd.Process.Pid }
+
 func (s *Server) Port() int { return s.port }
 
 // Stop shuts the server down (fast shutdown, then a kill when it has not stopped within

@@ -176,6 +176,7 @@ type destinationServer struct {
 	target     *target
 	mark       bench.LogMarker
 	runPgbench bench.PgbenchRunner
+	meter      bench.ServerMeter
 	// closers release what startDestination acquired, in reverse order.
 	closers []func(ctx context.Context)
 }
@@ -226,6 +227,7 @@ func startDestination(
 	// Stop kills a server that does not shut down; its error, once the runs are
 	// measured, changes no result.
 	s.closers = append(s.closers, func(ctx context.Context) { _ = server.Stop(ctx) })
+	s.meter = processMeter{proc: "/proc", pid: server.PID()}
 	if s.target.logDir == "" {
 		s.target.logDir = server.LogDir()
 	}
@@ -276,6 +278,7 @@ func (s *destinationServer) measure(
 		Tag:          workload.NewTag(dest.Name, run.Clients, run.Repeat, nonce),
 		WarmupTag:    workload.NewWarmupTag(dest.Name, run.Clients, nonce),
 		ScriptDir:    s.dir,
+		Meter:        s.meter,
 	}
 	if err := bench.WarmUp(ctx, execution, s.runPgbench); err != nil {
 		return v1alpha1.RepeatResult{}, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -89,6 +90,7 @@ func TestQuickSample(t *testing.T) {
 			t.Errorf("%s: log volume %s B/record, %s GB/h; want both, at least 60 B a record", name,
 				results.LogBytesPerRecordCell(row), results.LogGigabytesPerHourCell(row))
 		}
+		expectPlausibleServerCost(t, row)
 	}
 	for _, destination := range []v1alpha1.DestinationType{v1alpha1.DestinationNone, v1alpha1.DestinationStderr,
 		v1alpha1.DestinationCSVLog, v1alpha1.DestinationJSONLog, v1alpha1.DestinationStdout} {
@@ -364,4 +366,23 @@ spec:
 			stopRow.OverheadPercent, stopRow.Records.Dropped)
 	}
 	t.Logf("stderr: %s", knees[0].Reason)
+}
+
+// expectPlausibleServerCost checks a row's server cost: a busy server uses some CPU, at
+// most the machine's cores (and a little more for the sampling's edges), spends some
+// CPU on every 1,000 transactions, and holds more than its shared buffers' 16 MiB
+// default in sum but nowhere near this machine's memory.
+func expectPlausibleServerCost(t *testing.T, row v1alpha1.Result) {
+	t.Helper()
+	name := results.RowName(row)
+	cores, perTransactions, peak := row.ServerCPUCores, row.ServerCPUMsPer1kTransactions, row.ServerPeakMemoryBytes
+	if cores == nil || *cores < 0.05 || *cores > float64(runtime.NumCPU())*1.2 {
+		t.Errorf("%s: server CPU %s cores on %d CPUs", name, results.ServerCPUCoresCell(row), runtime.NumCPU())
+	}
+	if perTransactions == nil || *perTransactions <= 0 {
+		t.Errorf("%s: server CPU %s ms per 1,000 transactions", name, results.ServerCPUPerTransactionsCell(row))
+	}
+	if peak == nil || *peak < 16<<20 || *peak > 4<<30 {
+		t.Errorf("%s: server memory peak %s MiB", name, results.ServerPeakMemoryCell(row))
+	}
 }

@@ -57,6 +57,8 @@ type tableRow struct {
 	Dropped, DroppedClass    string
 	Drain                    string
 	LogPerRecord, LogPerHour string
+	// The server's CPU cores, CPU milliseconds per 1,000 transactions and memory peak.
+	ServerCores, ServerCPUPerTransactions, ServerMemory string
 }
 
 // failure is a failed repeat with its full error, which the tables shorten.
@@ -170,6 +172,9 @@ func newTableRow(row v1alpha1.Result, colour string) tableRow {
 	t.Drain = fmt.Sprintf("%.1f", row.DrainSeconds)
 	t.LogPerRecord = cmp.Or(results.LogBytesPerRecordCell(row), "–")
 	t.LogPerHour = cmp.Or(results.LogGigabytesPerHourCell(row), "–")
+	t.ServerCores = cmp.Or(results.ServerCPUCoresCell(row), "–")
+	t.ServerCPUPerTransactions = cmp.Or(results.ServerCPUPerTransactionsCell(row), "–")
+	t.ServerMemory = cmp.Or(results.ServerPeakMemoryCell(row), "–")
 	return t
 }
 

@@ -191,7 +191,36 @@ func aggregateRow(
 	row.Noisy = len(ok) > 1 && row.TPSCoefficientOfVariation > v1alpha1.NoisyCVPercent
 	row.Records = sumRecords(ok)
 	row.LogBytesPerRecord, row.LogGigabytesPerHour = logVolume(ok, workload.Duration.Duration)
+	row.ServerCPUCores, row.ServerCPUMsPer1kTransactions, row.ServerPeakMemoryBytes = serverCost(ok)
 	return row
+}
+
+// serverCost is the median of the repeats' server CPU, per second of run and per 1,000
+// transactions, and the highest of their memory peaks; nil where no repeat measured it.
+func serverCost(ok []v1alpha1.RepeatResult) (cores, msPer1kTransactions *float64, peakMemory *int64) {
+	var perSecond, perTransactions []float64
+	for _, r := range ok {
+		server := r.Server
+		if server == nil {
+			continue
+		}
+		if server.WallSeconds > 0 {
+			perSecond = append(perSecond, server.CPUSeconds/server.WallSeconds)
+		}
+		if r.Transactions > 0 {
+			perTransactions = append(perTransactions, server.CPUSeconds*1e3/(float64(r.Transactions)/1e3))
+		}
+		if peak := server.PeakMemoryBytes; peak != nil && (peakMemory == nil || *peak > *peakMemory) {
+			peakMemory = peak
+		}
+	}
+	if len(perSecond) > 0 {
+		cores = new(median(perSecond))
+	}
+	if len(perTransactions) > 0 {
+		msPer1kTransactions = new(median(perTransactions))
+	}
+	return cores, msPer1kTransactions, peakMemory
 }
 
 // logVolume is the log bytes of the repeats per record the server wrote for the run,

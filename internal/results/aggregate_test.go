@@ -50,6 +50,41 @@ func withLogBytes(r v1alpha1.RepeatResult, bytes int64) v1alpha1.RepeatResult {
 	return r
 }
 
+// withServer adds a server measurement of wall seconds to a repeat, whose transactions
+// then are its TPS over them.
+func withServer(r v1alpha1.RepeatResult, cpuSeconds, wallSeconds float64, peak *int64) v1alpha1.RepeatResult {
+	r.Server = &v1alpha1.ServerUsage{CPUSeconds: cpuSeconds, WallSeconds: wallSeconds, PeakMemoryBytes: peak}
+	r.Transactions = int64(r.TPS * wallSeconds)
+	return r
+}
+
+// TestServerCost: the median of the repeats' cores and CPU per 1,000 transactions, the
+// highest memory peak; repeats without a measurement (a cluster's, so far) count for none.
+func TestServerCost(t *testing.T) {
+	spec := testSpec(v1alpha1.AggregateMedian, 2)
+	rows := Aggregate(spec, map[RunKey]v1alpha1.RepeatResult{
+		{"csv", 2, 1}:    withServer(exact(1000, 100, 100), 4, 2, new(int64(300<<20))),
+		{"csv", 2, 2}:    withServer(exact(1000, 100, 100), 3, 2, nil),
+		{"csv", 2, 3}:    withServer(exact(2000, 100, 100), 2, 2, new(int64(200<<20))),
+		{"csv", 2, 4}:    exact(1000, 100, 100),
+		{"stdout", 2, 1}: exact(1000, 100, 100),
+	})
+	csv, stdout := rows[0], rows[1]
+	if csv.ServerCPUCores == nil || *csv.ServerCPUCores != 1.5 {
+		t.Errorf("cores %v, want the median of 2, 1.5 and 1", csv.ServerCPUCores)
+	}
+	// 4 s, 3 s and 2 s of CPU for 2000, 2000 and 4000 transactions.
+	if got := csv.ServerCPUMsPer1kTransactions; got == nil || *got != 1500 {
+		t.Errorf("CPU per 1,000 transactions %v ms, want the median of 2000, 1500 and 500", got)
+	}
+	if got := csv.ServerPeakMemoryBytes; got == nil || *got != 300<<20 {
+		t.Errorf("peak memory %v, want the highest, 300 MiB", got)
+	}
+	if stdout.ServerCPUCores != nil || stdout.ServerCPUMsPer1kTransactions != nil || stdout.ServerPeakMemoryBytes != nil {
+		t.Errorf("a row without a measurement has %+v", stdout)
+	}
+}
+
 // TestLogVolume: bytes per record of the run written, and an hour's worth at the runs'
 // rate; repeats without log bytes (Stdout, the baseline) leave the row without either.
 func TestLogVolume(t *testing.T) {

@@ -53,6 +53,7 @@ func Render(w io.Writer, f Format, rows []v1alpha1.Result) error {
 var humanHeader = []string{
 	"DESTINATION", "TYPE", "CLIENTS", "REPEATS", "TPS", "±STDDEV(CV%)", "LATENCY(ms)",
 	"OVERHEAD", "EXPECTED", "DELIVERED", "DROPPED", "DRAIN(s)", "LOG(B/rec)", "LOG(GB/h)",
+	"CPU(cores)", "CPU(ms/1k tx)", "MEM(MiB)",
 }
 
 // Markers in human-readable cells; the footnotes explain them.
@@ -102,7 +103,25 @@ func humanCells(row v1alpha1.Result) []string {
 		overhead, expected, delivered, dropped,
 		fmt.Sprintf("%.1f", row.DrainSeconds),
 		cmp.Or(LogBytesPerRecordCell(row), missing), cmp.Or(LogGigabytesPerHourCell(row), missing),
+		cmp.Or(ServerCPUCoresCell(row), missing), cmp.Or(ServerCPUPerTransactionsCell(row), missing),
+		cmp.Or(ServerPeakMemoryCell(row), missing),
 	)
+}
+
+// ServerCPUCoresCell shows the server's CPU cores during a row's runs, "" when absent.
+func ServerCPUCoresCell(row v1alpha1.Result) string {
+	return optional(row.ServerCPUCores, func(v float64) string { return fmt.Sprintf("%.2f", v) })
+}
+
+// ServerCPUPerTransactionsCell shows the server's CPU milliseconds per 1,000
+// transactions of a row, "" when absent.
+func ServerCPUPerTransactionsCell(row v1alpha1.Result) string {
+	return optional(row.ServerCPUMsPer1kTransactions, func(v float64) string { return fmt.Sprintf("%.1f", v) })
+}
+
+// ServerPeakMemoryCell shows the server's memory peak of a row in MiB, "" when absent.
+func ServerPeakMemoryCell(row v1alpha1.Result) string {
+	return optional(row.ServerPeakMemoryBytes, func(v int64) string { return fmt.Sprintf("%.0f", float64(v)/(1<<20)) })
 }
 
 // LogBytesPerRecordCell shows a row's log bytes per record, "" when absent.
@@ -320,7 +339,7 @@ var csvHeader = []string{
 	"overhead_percent", "overhead_low_percent", "overhead_high_percent", "overhead_confidence_percent",
 	"overhead_verdict", "noisy", "expected", "expected_is_estimate", "delivered", "arrived_late", "dropped",
 	"dropped_at_least", "accounting_error", "drain_seconds", "log_bytes_per_record", "log_gigabytes_per_hour",
-	"knee", "ramp_stop",
+	"knee", "ramp_stop", "server_cpu_cores", "server_cpu_ms_per_1k_transactions", "server_peak_memory_bytes",
 }
 
 // renderCSV writes full-precision numbers for further processing; absent values
@@ -348,6 +367,8 @@ func renderCSV(w io.Writer, rows []v1alpha1.Result) error {
 			row.Records.AccountingError, formatFloat(row.DrainSeconds),
 			optional(row.LogBytesPerRecord, formatFloat), optional(row.LogGigabytesPerHour, formatFloat),
 			strconv.FormatBool(row.Knee), row.RampStop,
+			optional(row.ServerCPUCores, formatFloat), optional(row.ServerCPUMsPer1kTransactions, formatFloat),
+			optional(row.ServerPeakMemoryBytes, formatInt),
 		}
 		if err := cw.Write(record); err != nil {
 			return err

@@ -1,0 +1,150 @@
+// Package procfs measures what a process tree spends on Linux from /proc: the CPU time
+// of the tree, exited children included, and the memory it holds, shared pages counted
+// once. Local runs measure their PostgreSQL servers with it.
+package procfs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// ClockTicks is USER_HZ, the unit of /proc's CPU times: 100 on every Linux architecture
+// since the kernel fixed the user-visible value.
+const ClockTicks = 100
+
+// Stat is what logbench reads of /proc/PID/stat.
+type Stat struct {
+	PID, PPID int
+	// UserTicks and SystemTicks are the process's own CPU time; ChildrenUserTicks and
+	// ChildrenSystemTicks those of its children it waited for, which left the tree.
+	UserTicks, SystemTicks, ChildrenUserTicks, ChildrenSystemTicks uint64
+}
+
+// ParseStat reads the content of /proc/PID/stat. The command name, in parentheses, may
+// hold spaces and parentheses itself: the fields start after the last ')'.
+func ParseStat(content []byte) (Stat, error) {
+	open, closing := bytes.IndexByte(content, '('), bytes.LastIndexByte(content, ')')
+	if open < 1 || closing < open {
+		return Stat{}, errors.New("stat: no command name in parentheses")
+	}
+	pid, err := strconv.Atoi(string(bytes.TrimSpace(content[:open])))
+	if err != nil || pid < 0 {
+		return Stat{}, fmt.Errorf("stat: pid %q", bytes.TrimSpace(content[:open]))
+	}
+	// After the name: state (field 3), ppid (4), ..., utime (14), stime (15), cutime
+	// (16), cstime (17).
+	fields := bytes.Fields(content[closing+1:])
+	if len(fields) < 15 {
+		return Stat{}, fmt.Errorf("stat: %d fields after the command name, want at least 15", len(fields))
+	}
+	stat := Stat{PID: pid}
+	if stat.PPID, err = strconv.Atoi(string(fields[1])); err != nil || stat.PPID < 0 {
+		return Stat{}, fmt.Errorf("stat: ppid %q", fields[1])
+	}
+	times := []*uint64{&stat.UserTicks, &stat.SystemTicks, &stat.ChildrenUserTicks, &stat.ChildrenSystemTicks}
+	for i, time := range times {
+		// cutime and cstime are signed in the kernel's format, never negative in practice.
+		value, err := strconv.ParseInt(string(fields[11+i]), 10, 64)
+		if err != nil || value < 0 {
+			return Stat{}, fmt.Errorf("stat: CPU time field %d: %q", 14+i, fields[11+i])
+		}
+		*time = uint64(value)
+	}
+	return stat, nil
+}
+
+// ParsePss reads the Pss line of /proc/PID/smaps_rollup, in bytes: the process's
+// resident memory with each shared page divided among the processes that map it, so
+// that a tree's sum counts shared memory (PostgreSQL's shared buffers) once.
+func ParsePss(content []byte) (int64, error) {
+	for line := range bytes.SplitSeq(content, []byte("\n")) {
+		fields := bytes.Fields(line)
+		if len(fields) != 3 || string(fields[0]) != "Pss:" || string(fields[2]) != "kB" {
+			continue
+		}
+		kilobytes, err := strconv.ParseInt(string(fields[1]), 10, 64)
+		if err != nil || kilobytes < 0 || kilobytes > 1<<40 {
+			return 0, fmt.Errorf("smaps_rollup: Pss %q", fields[1])
+		}
+		return kilobytes << 10, nil
+	}
+	return 0, errors.New("smaps_rollup: no Pss line")
+}
+
+// Usage is what a process tree spent or holds at one moment.
+type Usage struct {
+	// CPUTicks is the CPU time of the tree's processes and of the children they waited
+	// for, in ClockTicks.
+	CPUTicks uint64
+	// PssBytes is the memory the tree holds (ParsePss summed); MemoryKnown is false when
+	// a process's memory could not be read (another user's, without the privilege).
+	PssBytes    int64
+	MemoryKnown bool
+}
+
+// TreeUsage reads the usage of root and every process descending from it under the proc
+// folder (normally /proc). Processes that exit while it reads are left out.
+func TreeUsage(proc string, root int) (Usage, error) {
+	entries, err := os.ReadDir(proc)
+	if err != nil {
+		return Usage{}, err
+	}
+	stats := map[int]Stat{}
+	for _, entry := range entries {
+		pid, err := strconv.Atoi(entry.Name())
+		if err != nil {
+			continue
+		}
+		content, err := os.ReadFile(filepath.Join(proc, entry.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		if stat, err := ParseStat(content); err == nil && stat.PID == pid {
+			stats[pid] = stat
+		}
+	}
+	if _, found := stats[root]; !found {
+		return Usage{}, fmt.Errorf("process %d is not running", root)
+	}
+	usage := Usage{MemoryKnown: true}
+	for pid, stat := range stats {
+		if !descends(stats, pid, root) {
+			continue
+		}
+		usage.CPUTicks += stat.UserTicks + stat.SystemTicks + stat.ChildrenUserTicks + stat.ChildrenSystemTicks
+		content, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "smaps_rollup"))
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || (err == nil && len(content) == 0):
+			continue // exited since, or a zombie: no memory left
+		case err != nil:
+			usage.MemoryKnown = false // another user's, without the privilege
+			continue
+		}
+		pss, err := ParsePss(content)
+		if err != nil {
+			usage.MemoryKnown = false
+		}
+		usage.PssBytes += pss
+	}
+	return usage, nil
+}
+
+// descends reports whether pid is root or one of its descendants.
+func descends(stats map[int]Stat, pid, root int) bool {
+	for range len(stats) {
+		if pid == root {
+			return true
+		}
+		stat, found := stats[pid]
+		if !found || stat.PPID == pid {
+			return false
+		}
+		pid = stat.PPID
+	}
+	return false
+}
