@@ -89,4 +89,15 @@ spec:
   evaluationInterval: 5s
   retention: 1d
 EOF
-kubectl_stack -n "$NAMESPACE" wait --for condition=Available --timeout=300s "prometheus/${RELEASE}-prometheus" >/dev/null
+# kubectl wait fails at once while the operator has not written a status yet: poll.
+deadline=$((SECONDS + 300))
+until [ "$(kubectl_stack -n "$NAMESPACE" get "prometheus/${RELEASE}-prometheus" \
+  -o jsonpath='{.status.conditions[?(@.type=="Available")].status}')" = True ]; do
+  if ((SECONDS >= deadline)); then
+    kubectl_stack -n "$NAMESPACE" get "prometheus/${RELEASE}-prometheus" -o yaml >&2
+    kubectl_stack -n "$NAMESPACE" get pods,events >&2
+    echo "$0: the Prometheus did not become Available within 300 s" >&2
+    exit 1
+  fi
+  sleep 2
+done
