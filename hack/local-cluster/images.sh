@@ -201,9 +201,7 @@ build_fluentbit() {
 # the version its symlink names.
 pinned_binary() {
   (cd "$REPO_ROOT" && make --no-print-directory "${2:-$1}" >&2)
-  local target
-  target=$(readlink "${REPO_ROOT}/bin/$1")
-  echo "${target#"$1"-v}"
+  pinned_version "$1"
 }
 
 # Loki runs as uid 10001 like the official image and keeps its data under /loki, which

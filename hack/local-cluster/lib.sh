@@ -80,6 +80,14 @@ running() {
 
 kubectl_local() { kubectl --kubeconfig "${KUBECONFIG_FILE}" "$@"; }
 
+# pinned_version NAME prints the version that the symlink bin/NAME names: the Makefile's
+# pinned builds are bin/NAME-v<version>.
+pinned_version() {
+  local target
+  target=$(readlink "${REPO_ROOT}/bin/$1")
+  echo "${target#"$1"-v}"
+}
+
 # wait_for DESCRIPTION SECONDS COMMAND... retries COMMAND every second until it succeeds.
 wait_for() {
   local what=$1 timeout=$2

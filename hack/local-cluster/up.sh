@@ -299,11 +299,7 @@ install_addons() {
 
 # stack_image NAME is the image of bin/NAME that images.sh built: its tag is the version
 # the symlink names.
-stack_image() {
-  local target
-  target=$(readlink "${REPO_ROOT}/bin/$1")
-  echo "${IMAGE_REGISTRY}/$1:${target#"$1"-v}"
-}
+stack_image() { echo "${IMAGE_REGISTRY}/$1:$(pinned_version "$1")"; }
 
 # Volumes are pre-made host folders owned by the postgres uid (hostPath ignores fsGroup);
 # the Recycle policy, with a recycler pod on an image we hold, empties and returns them.

@@ -166,15 +166,17 @@ func Run(
 func runMetered(
 	ctx context.Context, exec Execution, runPgbench PgbenchRunner,
 ) (workload.Script, []byte, *v1alpha1.ServerUsage, error) {
-	if exec.Meter == nil {
-		script, output, err := runTagged(ctx, exec, exec.Tag, exec.Workload.Duration.Duration, runPgbench)
-		return script, output, nil, err
-	}
-	stop, err := exec.Meter.Start()
-	if err != nil {
-		return workload.Script{}, nil, nil, fmt.Errorf("measuring the server: %w", err)
+	var stop func() (v1alpha1.ServerUsage, error)
+	if exec.Meter != nil {
+		var err error
+		if stop, err = exec.Meter.Start(); err != nil {
+			return workload.Script{}, nil, nil, fmt.Errorf("measuring the server: %w", err)
+		}
 	}
 	script, output, err := runTagged(ctx, exec, exec.Tag, exec.Workload.Duration.Duration, runPgbench)
+	if stop == nil {
+		return script, output, nil, err
+	}
 	usage, meterErr := stop()
 	if err != nil {
 		return script, output, nil, err

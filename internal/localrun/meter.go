@@ -1,7 +1,6 @@
 package localrun
 
 import (
-	"sync"
 	"time"
 
 	"github.com/logbench/logbench/api/v1alpha1"
@@ -24,8 +23,8 @@ func (m processMeter) Start() (func() (v1alpha1.ServerUsage, error), error) {
 	if err != nil {
 		return nil, err
 	}
+	// The sampler alone writes these until it ends; stop reads them after that.
 	peak, memoryKnown := first.PssBytes, first.MemoryKnown
-	var mu sync.Mutex
 	done := make(chan struct{})
 	sampled := make(chan struct{})
 	go func() {
@@ -39,12 +38,10 @@ func (m processMeter) Start() (func() (v1alpha1.ServerUsage, error), error) {
 			case <-ticker.C:
 			}
 			usage, err := procfs.TreeUsage(m.proc, m.pid)
-			mu.Lock()
 			if err != nil || !usage.MemoryKnown {
 				memoryKnown = false
 			}
 			peak = max(peak, usage.PssBytes)
-			mu.Unlock()
 		}
 	}()
 	return func() (v1alpha1.ServerUsage, error) {

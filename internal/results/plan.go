@@ -22,6 +22,10 @@ func Plan(spec *v1alpha1.LoggingBenchmarkSpec, seed int64, finished map[RunKey]v
 	counts := spec.Workload.ClientCounts()
 	runs := make([]RunKey, 0, len(destinations)*len(counts)*int(spec.Workload.Repeats))
 	stopped := map[string]bool{}
+	var knees []v1alpha1.Knee
+	if spec.Workload.Ramp != nil {
+		knees = Knees(spec, Aggregate(spec, finished))
+	}
 	round := uint64(0)
 	for _, clients := range counts {
 		roundStart := len(runs)
@@ -41,9 +45,9 @@ func Plan(spec *v1alpha1.LoggingBenchmarkSpec, seed int64, finished map[RunKey]v
 				return runs
 			}
 		}
-		for _, knee := range Knees(spec, Aggregate(spec, finished)) {
-			// Knees reads every finished run, those of later counts too: only a knee at
-			// this count or before stops the destination's next rounds.
+		for _, knee := range knees {
+			// The knees come from every finished run, those of later counts too: only a
+			// knee at this count or before stops the destination's next rounds.
 			if knee.StoppedAt != 0 && knee.StoppedAt <= clients {
 				stopped[knee.Destination] = true
 			}

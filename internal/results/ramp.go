@@ -136,10 +136,12 @@ func MarkKnees(rows []v1alpha1.Result, knees []v1alpha1.Knee) {
 func KneeNotes(rows []v1alpha1.Result) []string {
 	var notes []string
 	knees := map[string]int32{}
+	stopped := map[string]bool{}
 	for _, row := range rows {
 		if row.Knee {
 			knees[row.Destination] = row.Clients
 		}
+		stopped[row.Destination] = stopped[row.Destination] || row.RampStop != ""
 	}
 	for _, row := range rows {
 		knee, found := knees[row.Destination]
@@ -150,21 +152,10 @@ func KneeNotes(rows []v1alpha1.Result) []string {
 		case row.RampStop != "":
 			notes = append(notes, fmt.Sprintf("%s %s: no knee, its first client count stopped the ramp: %s",
 				kneeMarker, row.Destination, row.RampStop))
-		case row.Knee && row.Clients == maxClients(rows, row.Destination):
+		case row.Knee && !stopped[row.Destination]:
 			notes = append(notes, fmt.Sprintf("%s %s: knee at %d clients; the ramp %s",
 				kneeMarker, row.Destination, row.Clients, ReachedMax))
 		}
 	}
 	return notes
-}
-
-// maxClients is the highest client count of destination's rows.
-func maxClients(rows []v1alpha1.Result, destination string) int32 {
-	var highest int32
-	for _, row := range rows {
-		if row.Destination == destination {
-			highest = max(highest, row.Clients)
-		}
-	}
-	return highest
 }
