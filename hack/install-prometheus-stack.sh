@@ -42,8 +42,25 @@ examples=$(go mod download -json "${module}@${operator_version}" | sed -n 's/^\t
 kubectl_stack create namespace "$NAMESPACE" --dry-run=client -o yaml | kubectl_stack apply -f - >/dev/null
 # The CRDs are too large for a client-side apply's last-applied annotation.
 kubectl_stack apply --server-side --force-conflicts -f "${examples}/prometheus-operator-crd" >/dev/null
-kubectl_stack wait --for condition=Established --timeout=60s \
-  crd/servicemonitors.monitoring.coreos.com crd/prometheusrules.monitoring.coreos.com crd/prometheuses.monitoring.coreos.com >/dev/null
+# kubectl wait fails at once on an object whose status holds no condition yet (a CRD or
+# Prometheus just created): poll instead.
+# wait_condition OBJECT TYPE SECONDS waits until OBJECT's condition TYPE is True.
+wait_condition() {
+  local object=$1 type=$2 deadline=$((SECONDS + $3))
+  until [ "$(kubectl_stack -n "$NAMESPACE" get "$object" \
+    -o jsonpath="{.status.conditions[?(@.type==\"${type}\")].status}")" = True ]; do
+    if ((SECONDS >= deadline)); then
+      kubectl_stack -n "$NAMESPACE" get "$object" -o yaml >&2
+      kubectl_stack -n "$NAMESPACE" get pods,events >&2
+      echo "$0: ${object} was not ${type} within $3 s" >&2
+      exit 1
+    fi
+    sleep 2
+  done
+}
+for crd in servicemonitors prometheusrules prometheuses; do
+  wait_condition "crd/${crd}.monitoring.coreos.com" Established 60
+done
 
 # The example manifests install into namespace default and pull the upstream images.
 for file in service-account cluster-role cluster-role-binding deployment service; do
@@ -89,15 +106,4 @@ spec:
   evaluationInterval: 5s
   retention: 1d
 EOF
-# kubectl wait fails at once while the operator has not written a status yet: poll.
-deadline=$((SECONDS + 300))
-until [ "$(kubectl_stack -n "$NAMESPACE" get "prometheus/${RELEASE}-prometheus" \
-  -o jsonpath='{.status.conditions[?(@.type=="Available")].status}')" = True ]; do
-  if ((SECONDS >= deadline)); then
-    kubectl_stack -n "$NAMESPACE" get "prometheus/${RELEASE}-prometheus" -o yaml >&2
-    kubectl_stack -n "$NAMESPACE" get pods,events >&2
-    echo "$0: the Prometheus did not become Available within 300 s" >&2
-    exit 1
-  fi
-  sleep 2
-done
+wait_condition "prometheus/${RELEASE}-prometheus" Available 300
