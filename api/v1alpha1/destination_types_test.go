@@ -62,3 +62,32 @@ func TestEffectiveFormatAndShips(t *testing.T) {
 		}
 	}
 }
+
+// TestLosingStageOfAStdoutPipeline: a Stdout destination counted in its node agent's
+// Loki has two stages; the container log loses records when it holds fewer than an exact
+// expectation, Loki when it holds fewer than the container log.
+func TestLosingStageOfAStdoutPipeline(t *testing.T) {
+	count := func(n int64) *int64 { return &n }
+	for name, tc := range map[string]struct {
+		expected     *int64
+		containerLog *int64
+		stored       *int64
+		want         string
+	}{
+		"nothing lost":                       {count(100), count(100), count(100), ""},
+		"the agent or Loki lost them":        {count(100), count(100), count(60), "stored"},
+		"the kubelet's log lost them":        {count(100), count(90), count(90), "containerLog"},
+		"the kubelet's log lost the most":    {count(100), count(90), count(80), "containerLog"},
+		"an estimate names no kubelet loss":  {nil, count(90), count(90), ""},
+		"container log not counted":          {count(100), nil, count(70), "stored"},
+		"container log not counted, no loss": {count(100), nil, count(100), ""},
+		"stored holds more than the log":     {count(100), count(90), count(100), ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			stages := RecordStages{ContainerLog: tc.containerLog, Stored: tc.stored}
+			if got := stages.LosingStage(tc.expected); got != tc.want {
+				t.Errorf("LosingStage = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -176,6 +176,18 @@ func (d Destination) ShipsToLoki() bool {
 	return d.Ships() && d.EffectiveShipper().Output == OutputLoki
 }
 
+// CountedInNodeAgentsLoki reports whether a Stdout destination's records are counted in
+// the Loki the platform's node agent ships the container log to.
+func (d Destination) CountedInNodeAgentsLoki() bool {
+	return d.Type == DestinationStdout && d.Loki != nil
+}
+
+// CountsContainerLog reports whether the destination's records are counted in the
+// container log: Stdout destinations unless they skip it for their node agent's Loki.
+func (d Destination) CountsContainerLog() bool {
+	return d.Type == DestinationStdout && (d.Loki == nil || d.ContainerLog != ContainerLogSkip)
+}
+
 // EffectiveShipper returns the shipper of a shipping destination with the defaults the
 // API leaves implicit: kind FluentBit, format CSVLog, output Null for a FluentBitSidecar
 // destination and Loki for a Loki destination. The image stays as given: its default
@@ -215,21 +227,31 @@ func (f LogFormat) LogDestination() string {
 }
 
 // LosingStage names the first stage holding fewer records than the one before it, or ""
-// when the last stage holds every record written. A later stage holding more loses
-// nothing: the collector reads the file's other records too, and a retried push may be
-// stored twice. Counters read a moment apart may lag one another by a batch (Loki holds
-// a push before Fluent Bit counts it sent), so a dip in the middle is no loss when the
-// end holds everything.
-func (s RecordStages) LosingStage() string {
+// when the last stage holds every record of the first. exactExpected, when the
+// expectation is exact, stands before the first stage: a first stage holding fewer lost
+// them (the kubelet's container log can). Stages that were not counted are skipped. A
+// later stage holding more loses nothing: the collector reads the file's other records
+// too, and a retried push may be stored twice. Counters read a moment apart may lag one
+// another by a batch (Loki holds a push before Fluent Bit counts it sent), so a dip in
+// the middle is no loss when the end holds everything.
+func (s RecordStages) LosingStage(exactExpected *int64) string {
 	type stage struct {
 		name  string
 		count int64
 	}
-	chain := []stage{{"written", s.Written}, {"read", s.Read}, {"sent", s.Sent}}
-	if s.Stored != nil {
-		chain = append(chain, stage{"stored", *s.Stored})
+	var chain []stage
+	if exactExpected != nil {
+		chain = append(chain, stage{"expected", *exactExpected})
 	}
-	if chain[len(chain)-1].count >= s.Written {
+	for _, counted := range []struct {
+		name  string
+		count *int64
+	}{{"containerLog", s.ContainerLog}, {"written", s.Written}, {"read", s.Read}, {"sent", s.Sent}, {"stored", s.Stored}} {
+		if counted.count != nil {
+			chain = append(chain, stage{counted.name, *counted.count})
+		}
+	}
+	if len(chain) < 2 || chain[len(chain)-1].count >= chain[0].count {
 		return ""
 	}
 	for i := 1; i < len(chain); i++ {
@@ -238,6 +260,14 @@ func (s RecordStages) LosingStage() string {
 		}
 	}
 	return ""
+}
+
+// ExactExpected is the expected records when the count is exact, nil for an estimate.
+func (r Records) ExactExpected() *int64 {
+	if r.ExpectedIsEstimate {
+		return nil
+	}
+	return &r.Expected
 }
 
 // KnownDropped is how many records are known to be dropped: exactly when expected is

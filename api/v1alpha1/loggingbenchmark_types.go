@@ -277,7 +277,10 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.shipper) || self.type in ['FluentBitSidecar', 'Loki']",message="shipper applies only to destinations of type FluentBitSidecar and Loki"
 // +kubebuilder:validation:XValidation:rule="self.type != 'FluentBitSidecar' || !has(self.shipper) || !has(self.shipper.kind) || self.shipper.kind == 'FluentBit'",message="a FluentBitSidecar destination ships with Fluent Bit: set shipper.kind FluentBit or leave it out"
 // +kubebuilder:validation:XValidation:rule="self.type != 'Loki' || !has(self.shipper) || !has(self.shipper.output) || self.shipper.output == 'Loki'",message="a Loki destination always ships to Loki: leave shipper.output out"
-// +kubebuilder:validation:XValidation:rule="has(self.loki) == (self.type == 'Loki' || (self.type == 'FluentBitSidecar' && has(self.shipper) && has(self.shipper.output) && self.shipper.output == 'Loki'))",message="loki is required by Loki destinations and by FluentBitSidecar destinations with shipper.output Loki, and applies to no other destination"
+// +kubebuilder:validation:XValidation:rule="self.type == 'Stdout' || has(self.loki) == (self.type == 'Loki' || (self.type == 'FluentBitSidecar' && has(self.shipper) && has(self.shipper.output) && self.shipper.output == 'Loki'))",message="loki is required by Loki destinations and by FluentBitSidecar destinations with shipper.output Loki, optional for Stdout destinations (the Loki their node agent ships to), and applies to no other destination"
+// +kubebuilder:validation:XValidation:rule="!has(self.loki) || !has(self.loki.selector) || self.type == 'Stdout'",message="loki.selector applies only to Stdout destinations: a shipper labels its own records"
+// +kubebuilder:validation:XValidation:rule="self.type != 'Stdout' || !has(self.loki) || !has(self.loki.labels)",message="loki.labels label a shipper's records; a Stdout destination's records are labelled by the platform's node agent: select them with loki.selector"
+// +kubebuilder:validation:XValidation:rule="!has(self.containerLog) || (self.type == 'Stdout' && has(self.loki))",message="containerLog applies only to Stdout destinations counted in Loki"
 type Destination struct {
 	// Name identifies the destination; it is part of the cluster's name.
 	// +kubebuilder:validation:MinLength=1
@@ -299,10 +302,30 @@ type Destination struct {
 	Shipper *ShipperSpec `json:"shipper,omitempty"`
 
 	// Loki is where a Loki destination, or a FluentBitSidecar destination with output
-	// Loki, sends its records.
+	// Loki, sends its records. For a Stdout destination it is the Loki the platform's own
+	// node agent (a Fluent Bit or OpenTelemetry Collector DaemonSet, Promtail, Alloy)
+	// ships the container log to: the run's records are counted there too, and logbench
+	// deploys nothing for it.
 	// +optional
 	Loki *LokiSpec `json:"loki,omitempty"`
+
+	// ContainerLog says whether a Stdout destination counted in Loki also counts its
+	// records in the container log the kubelet holds: Count (the default) tells the
+	// kubelet's losses from those of the node agent and Loki; Skip spares the API server a
+	// log stream as fast as the server logs.
+	// +optional
+	ContainerLog ContainerLogCounting `json:"containerLog,omitempty"`
 }
+
+// ContainerLogCounting says whether a Stdout destination counted in its node agent's
+// backend counts its records in the container log too.
+// +kubebuilder:validation:Enum=Count;Skip
+type ContainerLogCounting string
+
+const (
+	ContainerLogCount ContainerLogCounting = "Count"
+	ContainerLogSkip  ContainerLogCounting = "Skip"
+)
 
 // ShipperKind is the program that ships the records.
 // +kubebuilder:validation:Enum=FluentBit;OpenTelemetryCollector
@@ -403,6 +426,18 @@ type LokiSpec struct {
 	// a Secret of the benchmark's namespace; they never enter the resource.
 	// +optional
 	Auth *LokiAuth `json:"auth,omitempty"`
+
+	// Selector is the LogQL stream selector under which the platform's node agent stores
+	// the primary's container log, for a Stdout destination. ${namespace}, ${pod},
+	// ${container} and ${cluster} stand for the primary's namespace, pod, container
+	// (postgres) and CloudNativePG cluster when a run starts. Empty means
+	// {namespace="${namespace}", pod="${pod}"}, the labels Promtail, Grafana Alloy and the
+	// common Fluent Bit DaemonSet setups attach.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('{') && self.endsWith('}')",message="selector must be a LogQL stream selector such as {namespace=\"${namespace}\", pod=\"${pod}\"}"
+	// +kubebuilder:validation:XValidation:rule="!self.replace('${namespace}', '').replace('${pod}', '').replace('${container}', '').replace('${cluster}', '').contains('${')",message="selector may use only ${namespace}, ${pod}, ${container} and ${cluster}"
+	Selector string `json:"selector,omitempty"`
 
 	// Labels are extra stream labels (Fluent Bit) or resource attributes (OpenTelemetry
 	// Collector) on every record.
@@ -844,24 +879,35 @@ type Records struct {
 	Stages *RecordStages `json:"stages,omitempty"`
 }
 
-// RecordStages counts the records of a shipping run at each stage of the pipeline, each
-// stage on its own, since a shipper's own counters can miss its losses. They are counted
-// when the drain ends: records that arrive later are counted in arrivedLate.
+// RecordStages counts a run's records at each stage of its pipeline, each stage on its
+// own, since a shipper's own counters can miss its losses: for a shipping destination the
+// file PostgreSQL wrote, what the shipper read and sent, and what Loki stored; for a
+// Stdout destination counted in its node agent's Loki, the container log and what Loki
+// stored. Stages a pipeline does not have, or that are not counted, are absent. They are
+// counted when the drain ends: records that arrive later are counted in arrivedLate.
 type RecordStages struct {
+	// ContainerLog records of the run in the container log the kubelet holds, read as
+	// the platform's node agent reads it.
+	// +optional
+	ContainerLog *int64 `json:"containerLog,omitempty"`
 	// Written records of the run in the file PostgreSQL wrote, counted in the file.
-	Written int64 `json:"written"`
+	// +optional
+	Written *int64 `json:"written,omitempty"`
 	// Read records the shipper read and kept for the destination: Fluent Bit's input
 	// records past its grep filter, the collector's accepted records (every record of
 	// the file, the run's and others').
-	Read int64 `json:"read"`
+	// +optional
+	Read *int64 `json:"read,omitempty"`
 	// Sent records the shipper's output delivered.
-	Sent int64 `json:"sent"`
+	// +optional
+	Sent *int64 `json:"sent,omitempty"`
 	// Stored records of the run the backend holds: Loki's count, absent for outputs
 	// logbench cannot query (Null, Stdout).
 	// +optional
 	Stored *int64 `json:"stored,omitempty"`
 	// LostAt names the first stage holding fewer records than the one before it
-	// (written, read, sent, stored); empty when no stage lost any.
+	// (containerLog, written, read, sent, stored; containerLog when it holds fewer than
+	// the exact expectation); empty when no stage lost any.
 	// +optional
 	LostAt string `json:"lostAt,omitempty"`
 	// InputPausedSeconds is how long the shipper's input was seen paused during the run

@@ -90,8 +90,14 @@ func Run(ctx context.Context, req Request, env Environment) (v1alpha1.RepeatResu
 func destinationFor(ctx context.Context, req Request, route destination.Route, env Environment, tag string,
 ) (bench.Destination, func(), error) {
 	noop := func() {}
-	switch route.Counted {
-	case destination.ContainerLog:
+	switch {
+	case req.Destination.CountedInNodeAgentsLoki():
+		client, err := env.Kubernetes()
+		if err != nil {
+			return nil, noop, fmt.Errorf("connecting to the Kubernetes API to find the primary pod: %w", err)
+		}
+		return newNodeAgentRun(ctx, req, client, route.PodFormat(), tag)
+	case route.Counted == destination.ContainerLog:
 		// The baseline logs no statements, so its records would appear in CloudNativePG's
 		// default pipeline: counting there proves the baseline really logged nothing.
 		client, err := env.Kubernetes()
@@ -99,7 +105,7 @@ func destinationFor(ctx context.Context, req Request, route destination.Route, e
 			return nil, noop, fmt.Errorf("connecting to the Kubernetes API to read the container log: %w", err)
 		}
 		return newContainerLogRun(ctx, client, req.Namespace, req.ClusterName, route.PodFormat(), tag)
-	case destination.ServerFiles:
+	case route.Counted == destination.ServerFiles:
 		return serverFiles(ctx, route, env, tag)
 	}
 	// destination.Shipper

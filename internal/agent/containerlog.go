@@ -39,14 +39,24 @@ func (r containerLogRun) Account(
 	if delivered >= want.Records {
 		return accounted, nil
 	}
-	newest, err := r.inNewestFile(ctx)
+	rotated, err := r.rotated(ctx, delivered)
 	if err != nil {
-		return v1alpha1.Records{}, fmt.Errorf("reading the newest container log file: %w", err)
+		return v1alpha1.Records{}, err
 	}
-	if newest < delivered {
+	if rotated {
 		accounted.DropReason = rotationDropReason
 	}
 	return accounted, nil
+}
+
+// rotated tells whether the kubelet rotated the log since the run started: the newest
+// file then holds fewer of the run's records than the stream delivered.
+func (r containerLogRun) rotated(ctx context.Context, delivered int64) (bool, error) {
+	newest, err := r.inNewestFile(ctx)
+	if err != nil {
+		return false, fmt.Errorf("reading the newest container log file: %w", err)
+	}
+	return newest < delivered, nil
 }
 
 // newContainerLogRun follows the postgres container log of the cluster's primary from

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -26,14 +25,7 @@ type shippedRun struct {
 	// before are the shipper's counters when the run started.
 	before shipping.ShipperMetrics
 	// loki counts the run's records in Loki; nil when the shipper does not send there.
-	loki *shipping.RunCounter
-	// lokiBefore is Loki's metrics page when the run started; nil when Loki does not
-	// serve it at its URL, and its refusals and restarts then give no reason.
-	lokiBefore *shipping.LokiMetrics
-	// trouble is what went wrong with Loki so far; mostCounted is its highest count of
-	// the run's records.
-	trouble     shipping.LokiTrouble
-	mostCounted int64
+	loki *lokiRun
 	// pauses watches the shipper's input from the run's start; nil when nothing does.
 	pauses *pauseSampler
 }
@@ -103,29 +95,16 @@ func startShippedRun(
 	}
 	run := &shippedRun{shipper: shipper, before: before}
 	if loki != nil {
-		run.loki = &shipping.RunCounter{Client: loki, Selector: selector, Tag: tag, Started: clock.Now(), Clock: clock}
-		if metrics, err := loki.Metrics(ctx); err == nil {
-			run.lokiBefore = &metrics
-		}
+		run.loki = startLokiRun(ctx, loki, selector, tag, clock)
 	}
 	return run, nil
 }
 
 // Delivered is Loki's count of the run's records, or the records the shipper's output
-// sent since the run started. It remembers Loki's failures to answer and a count below
-// an earlier one: they explain drops.
+// sent since the run started.
 func (r *shippedRun) Delivered(ctx context.Context) (int64, error) {
 	if r.loki != nil {
-		count, err := r.loki.Delivered(ctx)
-		var unavailable *bench.UnavailableError
-		switch {
-		case errors.As(err, &unavailable):
-			r.trouble.Unanswered++
-			r.trouble.LastError = err.Error()
-		case err == nil:
-			r.mostCounted = max(r.mostCounted, count)
-		}
-		return count, err
+		return r.loki.Delivered(ctx)
 	}
 	run, err := r.shipperCountersOfRun(ctx)
 	return run.Total().Sent, err
@@ -139,33 +118,32 @@ func (r *shippedRun) Account(ctx context.Context, want records.Expectation, deli
 		return v1alpha1.Records{}, err
 	}
 	var refused map[string]int64
-	trouble := r.trouble
-	trouble.CountFell = r.mostCounted - delivered
-	if r.lokiBefore != nil {
-		if after, err := r.loki.Client.Metrics(ctx); err == nil {
-			// A restarted Loki's refusals of the run are unknown.
-			if trouble.Restarted = after.RestartedSince(*r.lokiBefore); !trouble.Restarted {
-				refused = increase(after.Discards, r.lokiBefore.Discards)
-			}
-		}
+	var trouble shipping.LokiTrouble
+	if r.loki != nil {
+		refused, trouble = r.loki.since(ctx, delivered)
 	}
-	var stages *v1alpha1.RecordStages
-	if r.written != nil {
-		written, err := r.written.Delivered(ctx)
-		if err != nil {
-			return v1alpha1.Records{}, fmt.Errorf("counting the records in the file the shipper reads: %w", err)
-		}
-		var stored *int64
-		if r.loki != nil {
-			stored = &delivered
-		}
-		counted := shipping.Stages(written, shipped, stored)
-		if r.pauses != nil {
-			counted.InputPausedSeconds = r.pauses.pausedSeconds()
-		}
-		stages = &counted
+	if r.written == nil {
+		return shipping.Account(want, delivered, shipped.Total(), refused, nil, trouble, nil, shipping.ShipperUnexplained), nil
 	}
-	return shipping.Account(want, delivered, shipped.Total(), refused, stages, trouble), nil
+	written, err := r.written.Delivered(ctx)
+	if err != nil {
+		return v1alpha1.Records{}, fmt.Errorf("counting the records in the file the shipper reads: %w", err)
+	}
+	var stored *int64
+	if r.loki != nil {
+		stored = &delivered
+	}
+	stages := shipping.Stages(written, shipped, stored)
+	if r.pauses != nil {
+		stages.InputPausedSeconds = r.pauses.pausedSeconds()
+	}
+	stages.LostAt = stages.LosingStage(want.Exact())
+	var stageReasons []string
+	if stages.LostAt == "read" {
+		stageReasons = append(stageReasons, shipping.UnreadReason(stages))
+	}
+	return shipping.Account(want, delivered, shipped.Total(), refused, &stages, trouble, stageReasons,
+		shipping.ShipperUnexplained), nil
 }
 
 // LogBytes is what the server wrote to the file the shipper reads.
@@ -182,15 +160,6 @@ func (r *shippedRun) shipperCountersOfRun(ctx context.Context) (shipping.Shipper
 		return shipping.ShipperMetrics{}, err
 	}
 	return now.Since(r.before)
-}
-
-// increase returns how much each counter of a Loki that did not restart rose.
-func increase(after, before map[string]int64) map[string]int64 {
-	rose := map[string]int64{}
-	for reason, n := range after {
-		rose[reason] = n - before[reason]
-	}
-	return rose
 }
 
 // shipperSent is the cumulative count of records the shipper's outputs sent, as a

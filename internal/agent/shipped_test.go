@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -128,8 +129,8 @@ func TestShippedRunExplainsTheSidecarsDrops(t *testing.T) {
 	if got.Delivered != 1500 || got.Dropped == nil || *got.Dropped != 500 || got.DropReason != want {
 		t.Errorf("records %+v, want 1500 delivered, 500 dropped: %s", got, want)
 	}
-	wantStages := v1alpha1.RecordStages{Written: 2000, Read: 2000, Sent: 1500, LostAt: "sent"}
-	if got.Stages == nil || *got.Stages != wantStages {
+	wantStages := v1alpha1.RecordStages{Written: new(int64(2000)), Read: new(int64(2000)), Sent: new(int64(1500)), LostAt: "sent"}
+	if got.Stages == nil || !reflect.DeepEqual(*got.Stages, wantStages) {
 		t.Errorf("stages %+v, want %+v", got.Stages, wantStages)
 	}
 }

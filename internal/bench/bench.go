@@ -252,13 +252,14 @@ const (
 	// ShippedQuiet serves shipping destinations. It is twice the 5 s both shippers wait
 	// before a first retry with the settings logbench generates (Fluent Bit's scheduler
 	// base, the collector's retry_on_failure.initial_interval), so that a record waiting
-	// for that retry is not taken as dropped.
+	// for that retry is not taken as dropped. A node agent's retries, whose settings
+	// logbench does not know, get the same.
 	ShippedQuiet = 10 * time.Second
 )
 
 // QuietPeriod is the quiet period of a destination's drain.
 func QuietPeriod(d v1alpha1.Destination) time.Duration {
-	if d.Ships() {
+	if d.Ships() || d.CountedInNodeAgentsLoki() {
 		return ShippedQuiet
 	}
 	return unshippedQuiet

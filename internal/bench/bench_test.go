@@ -190,6 +190,7 @@ func (d *timeline) Delivered(context.Context) (int64, error) {
 func TestDrainWaitsForRecordsOnTheirWay(t *testing.T) {
 	file := v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}
 	loki := v1alpha1.Destination{Name: "loki", Type: v1alpha1.DestinationLoki}
+	nodeAgent := v1alpha1.Destination{Name: "platform", Type: v1alpha1.DestinationStdout, Loki: &v1alpha1.LokiSpec{}}
 	rising := make([]arrival, 0, 100)
 	for second := range 100 {
 		rising = append(rising, arrival{time.Duration(second) * time.Second, int64(second + 1)})
@@ -220,6 +221,10 @@ func TestDrainWaitsForRecordsOnTheirWay(t *testing.T) {
 			[]arrival{{0, 700}}, 50 * time.Millisecond, time.Minute,
 			700, v1alpha1.DrainQuiet, 50 * time.Millisecond,
 			[]v1alpha1.DrainPoint{{AfterSeconds: 0, Delivered: 700}, {AfterSeconds: 1, Delivered: 700}, {AfterSeconds: 5, Delivered: 700}, {AfterSeconds: 10.25, Delivered: 700}}},
+		// A node agent retries too: the Stdout destination counted in its Loki waits as long.
+		"records waiting for the node agent's retry": {nodeAgent, records.Expectation{Records: 1000},
+			[]arrival{{0, 700}, {6 * time.Second, 1000}}, 50 * time.Millisecond, time.Minute,
+			1000, v1alpha1.DrainComplete, 6050 * time.Millisecond, nil},
 		"an estimate is never complete": {file, records.Expectation{Records: 1000, Max: 2000, Estimate: true},
 			[]arrival{{0, 1500}}, 0, time.Minute,
 			1500, v1alpha1.DrainQuiet, 0, nil},

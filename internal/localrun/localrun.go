@@ -161,6 +161,9 @@ func localRoute(d v1alpha1.Destination) (destination.Route, string) {
 	switch {
 	case err != nil:
 		return route, err.Error()
+	case d.CountedInNodeAgentsLoki():
+		return route, "it is counted in the Loki the cluster's node agent ships the container log to; " +
+			"a local run has neither: leave loki out to measure the server's standard output here"
 	case !route.RunsLocally():
 		return route, fmt.Sprintf(
 			"%s needs its %s sidecar in a CloudNativePG pod and its endpoint, which a local run does not provide",

@@ -184,9 +184,10 @@ func describeOverhead(row v1alpha1.Result) string {
 	return fmt.Sprintf("%s %s (TPS %s)", results.OverheadCell(row), row.OverheadVerdict, strings.Join(tps, ", "))
 }
 
-// TestShippingDestinationsAreSkippedWithAReason reads a spec that admission accepts, so
-// that the skipped destinations are the ones a user can write.
-func TestShippingDestinationsAreSkippedWithAReason(t *testing.T) {
+// TestClusterOnlyDestinationsAreSkippedWithAReason reads a spec that admission accepts,
+// so that the skipped destinations are the ones a user can write: shipping ones, and a
+// Stdout destination counted in its node agent's Loki.
+func TestClusterOnlyDestinationsAreSkippedWithAReason(t *testing.T) {
 	benchmark, err := manifest.Decode([]byte(`apiVersion: bench.logbench.io/v1alpha1
 kind: LoggingBenchmark
 metadata: {name: shipping}
@@ -195,6 +196,7 @@ spec:
   destinations:
   - {name: fluent, type: FluentBitSidecar}
   - {name: loki, type: Loki, shipper: {kind: OpenTelemetryCollector}, loki: {url: "http://loki:3100"}}
+  - {name: platform, type: Stdout, loki: {url: "http://loki:3100"}}
   workload: {clients: [1], repeats: 1}
 `))
 	if err != nil {
@@ -212,6 +214,11 @@ spec:
 		{
 			Destination: "loki",
 			Reason:      "Loki needs its OpenTelemetryCollector sidecar in a CloudNativePG pod and its endpoint, which a local run does not provide",
+		},
+		{
+			Destination: "platform",
+			Reason: "it is counted in the Loki the cluster's node agent ships the container log to; " +
+				"a local run has neither: leave loki out to measure the server's standard output here",
 		},
 	}
 	if len(outcome.Runs) != 0 || !slices.Equal(outcome.Skipped, want) {

@@ -34,6 +34,14 @@ type Expectation struct {
 	Reason string
 }
 
+// Exact is the expected count when it is exact, nil for an estimate.
+func (e Expectation) Exact() *int64 {
+	if e.Estimate {
+		return nil
+	}
+	return &e.Records
+}
+
 // upper is the most records the expectation allows.
 func (e Expectation) upper() int64 {
 	return max(e.Records, e.Max)

@@ -163,7 +163,7 @@ func TestRecountTurnsDropsIntoLateArrivals(t *testing.T) {
 	atDrainEnd.DropReason = "300 records needed retries"
 	const sent = "sent"
 	stored := int64(70)
-	atDrainEnd.Stages = &v1alpha1.RecordStages{Written: 100, Read: 100, Sent: 70, Stored: &stored, LostAt: sent}
+	atDrainEnd.Stages = &v1alpha1.RecordStages{Written: new(int64(100)), Read: new(int64(100)), Sent: new(int64(70)), Stored: &stored, LostAt: sent}
 	for name, tc := range map[string]struct {
 		recounted             int64
 		wantLate, wantDropped int64
@@ -181,7 +181,7 @@ func TestRecountTurnsDropsIntoLateArrivals(t *testing.T) {
 				t.Errorf("Recount = %+v, want 70 delivered, %d late, %d dropped, reason %q",
 					got, tc.wantLate, tc.wantDropped, tc.wantReason)
 			}
-			if got.Stages == nil || got.Stages.Sent != 70 || got.Stages.LostAt != tc.wantLost {
+			if got.Stages == nil || *got.Stages.Sent != 70 || got.Stages.LostAt != tc.wantLost {
 				t.Errorf("Stages = %+v, want those counted at the drain's end, lost at %q", got.Stages, tc.wantLost)
 			}
 		})

@@ -235,8 +235,8 @@ func logVolume(ok []v1alpha1.RepeatResult, duration time.Duration) (perRecord, g
 		}
 		measured++
 		bytes += *r.LogBytes
-		if stages := r.Records.Stages; stages != nil {
-			written += stages.Written
+		if stages := r.Records.Stages; stages != nil && stages.Written != nil {
+			written += *stages.Written
 		} else {
 			written += r.Records.Delivered + r.Records.ArrivedLate
 		}
@@ -325,41 +325,44 @@ func sumRecords(ok []v1alpha1.RepeatResult) v1alpha1.Records {
 	case knownDropped > 0:
 		total.DroppedAtLeast = &knownDropped
 	}
-	total.Stages = sumStages(ok)
+	total.Stages = sumStages(ok, total.ExactExpected())
 	total.AccountingError = strings.Join(accountingErrors, "; ")
 	// A reason holds "; " between its parts, so repeats are set apart with " | ".
 	total.DropReason = strings.Join(dropReasons, " | ")
 	return total
 }
 
-// sumStages adds up the stage counts of the repeats, when every repeat has them: a sum
-// with a gap in it would show a loss that did not happen.
-func sumStages(ok []v1alpha1.RepeatResult) *v1alpha1.RecordStages {
-	var total v1alpha1.RecordStages
-	var stored int64
-	allStored := true
-	for _, r := range ok {
-		stages := r.Records.Stages
-		if stages == nil {
-			return nil
-		}
-		total.Written += stages.Written
-		total.Read += stages.Read
-		total.Sent += stages.Sent
-		total.InputPausedSeconds += stages.InputPausedSeconds
-		if stages.Stored == nil {
-			allStored = false
-		} else {
-			stored += *stages.Stored
-		}
-	}
+// sumStages adds up the stage counts of the repeats, each stage when every repeat
+// counted it: a sum with a gap in it would show a loss that did not happen. exactExpected
+// is the repeats' expected records when exact, nil otherwise.
+func sumStages(ok []v1alpha1.RepeatResult, exactExpected *int64) *v1alpha1.RecordStages {
 	if len(ok) == 0 {
 		return nil
 	}
-	if allStored {
-		total.Stored = &stored
+	var total v1alpha1.RecordStages
+	for _, r := range ok {
+		if r.Records.Stages == nil {
+			return nil
+		}
+		total.InputPausedSeconds += r.Records.Stages.InputPausedSeconds
 	}
-	total.LostAt = total.LosingStage()
+	sumStage := func(stage func(*v1alpha1.RecordStages) *int64) *int64 {
+		var sum int64
+		for _, r := range ok {
+			count := stage(r.Records.Stages)
+			if count == nil {
+				return nil
+			}
+			sum += *count
+		}
+		return &sum
+	}
+	total.ContainerLog = sumStage(func(s *v1alpha1.RecordStages) *int64 { return s.ContainerLog })
+	total.Written = sumStage(func(s *v1alpha1.RecordStages) *int64 { return s.Written })
+	total.Read = sumStage(func(s *v1alpha1.RecordStages) *int64 { return s.Read })
+	total.Sent = sumStage(func(s *v1alpha1.RecordStages) *int64 { return s.Sent })
+	total.Stored = sumStage(func(s *v1alpha1.RecordStages) *int64 { return s.Stored })
+	total.LostAt = total.LosingStage(exactExpected)
 	return &total
 }
 

@@ -35,8 +35,8 @@ func exact(tps float64, expected, delivered int64) v1alpha1.RepeatResult {
 }
 
 func withStages(r v1alpha1.RepeatResult, written, read, sent int64, stored *int64) v1alpha1.RepeatResult {
-	r.Records.Stages = &v1alpha1.RecordStages{Written: written, Read: read, Sent: sent, Stored: stored}
-	r.Records.Stages.LostAt = r.Records.Stages.LosingStage()
+	r.Records.Stages = &v1alpha1.RecordStages{Written: &written, Read: &read, Sent: &sent, Stored: stored}
+	r.Records.Stages.LostAt = r.Records.Stages.LosingStage(nil)
 	return r
 }
 
@@ -275,9 +275,8 @@ func TestAggregate(t *testing.T) {
 				{"csv", 1, 3}: withStages(exact(100, 10, 10), 10, 10, 10, new(int64(10))),
 			},
 			check: func(t *testing.T, rows []v1alpha1.Result) {
-				want := v1alpha1.RecordStages{Written: 30, Read: 30, Sent: 30, Stored: new(int64(26)), LostAt: "stored"}
-				if got := rows[0].Records.Stages; got == nil || got.Written != want.Written || got.Read != want.Read ||
-					got.Sent != want.Sent || *got.Stored != *want.Stored || got.LostAt != want.LostAt {
+				want := v1alpha1.RecordStages{Written: new(int64(30)), Read: new(int64(30)), Sent: new(int64(30)), Stored: new(int64(26)), LostAt: "stored"}
+				if got := rows[0].Records.Stages; got == nil || !reflect.DeepEqual(*got, want) {
 					t.Errorf("stages %+v, want %+v", got, want)
 				}
 			},

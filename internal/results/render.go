@@ -229,15 +229,23 @@ func LateNote(row v1alpha1.Result) string {
 	)
 }
 
-// StagesNote counts a shipping row's records at each stage of its pipeline and names
-// the stage where records went missing.
+// StagesNote counts a row's records at each stage of its pipeline that was counted and
+// names the stage where records went missing.
 func StagesNote(row v1alpha1.Result) string {
 	stages := row.Records.Stages
-	note := fmt.Sprintf("%s records by stage: written %d, read %d, sent %d", RowName(row),
-		stages.Written, stages.Read, stages.Sent)
-	if stages.Stored != nil {
-		note += fmt.Sprintf(", stored %d", *stages.Stored)
+	var counted []string
+	for _, stage := range []struct {
+		name  string
+		count *int64
+	}{
+		{"container log", stages.ContainerLog}, {"written", stages.Written}, {"read", stages.Read},
+		{"sent", stages.Sent}, {"stored", stages.Stored},
+	} {
+		if stage.count != nil {
+			counted = append(counted, fmt.Sprintf("%s %d", stage.name, *stage.count))
+		}
 	}
+	note := fmt.Sprintf("%s records by stage: %s", RowName(row), strings.Join(counted, ", "))
 	if stages.LostAt != "" {
 		note += "; lost at " + stages.LostAt
 	} else {

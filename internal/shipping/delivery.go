@@ -6,21 +6,23 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/records"
 	"github.com/logbench/logbench/internal/text"
 )
 
-// Account compares the records delivered to a shipping destination by the end of the
-// drain (counted in Loki for output Loki, the shipper's sent records of the run
-// otherwise) with the expectation, as records.Reconcile does, and says where missing
-// records went as far as the shipper's counters of the run and Loki's refusals of the run
-// tell, and the stages where they went missing, when they were counted (nil otherwise):
-// records missing below an estimate's lower bound get their reason too. Dropped is
-// never clamped: more records than expected is an accounting error, left as
-// records.Reconcile reports it.
+// Account compares the records delivered by the end of the drain (counted in Loki when
+// the records go there, the shipper's sent records of the run otherwise) with the
+// expectation, as records.Reconcile does, and says where missing records went, the most
+// telling first: Loki's trouble and refusals of the run, the shipper's counters of the
+// run, then the reasons the caller found in the stages it counted (nil when it counted
+// none), or unexplained when nothing tells. Records missing below an estimate's lower
+// bound get their reason too. Dropped is never clamped: more records than expected is an
+// accounting error, left as records.Reconcile reports it.
 func Account(want records.Expectation, delivered int64, shipped OutputCounters, lokiRefused map[string]int64,
-	stages *v1alpha1.RecordStages, trouble LokiTrouble,
+	stages *v1alpha1.RecordStages, trouble LokiTrouble, stageReasons []string, unexplained string,
 ) v1alpha1.Records {
 	result := records.Reconcile(want, delivered, 0)
 	result.Stages = stages
@@ -51,19 +53,18 @@ func Account(want records.Expectation, delivered int64, shipped OutputCounters, 
 	if shipped.Retried > 0 {
 		reasons = append(reasons, fmt.Sprintf("%d records needed retries", shipped.Retried))
 	}
-	if stages != nil && stages.LostAt == "read" {
-		reasons = append(reasons, unreadReason(*stages))
-	}
+	reasons = append(reasons, stageReasons...)
 	if len(reasons) == 0 {
-		reasons = append(
-			reasons,
-			"neither the shipper nor Loki reports a loss: the records were lost before the shipper read them, "+
-				"or are still in its buffer",
-		)
+		reasons = append(reasons, unexplained)
 	}
 	result.DropReason = strings.Join(reasons, "; ")
 	return result
 }
+
+// ShipperUnexplained is the reason of a shipping destination's drop that neither the
+// shipper nor Loki reports.
+const ShipperUnexplained = "neither the shipper nor Loki reports a loss: the records were lost before the shipper " +
+	"read them, or are still in its buffer"
 
 // LokiTrouble is what the agent saw go wrong with Loki during a run: the backend's
 // failures, which explain drops before the shipper's counters do.
@@ -98,10 +99,10 @@ func (t LokiTrouble) reasons() []string {
 	return reasons
 }
 
-// unreadReason explains records the shipper had not read when the drain ended: an input
+// UnreadReason explains records the shipper had not read when the drain ended: an input
 // paused on its buffer limit delays them, and they are lost only if the file goes first.
-func unreadReason(stages v1alpha1.RecordStages) string {
-	unread := stages.Written - stages.Read
+func UnreadReason(stages v1alpha1.RecordStages) string {
+	unread := *stages.Written - *stages.Read
 	if stages.InputPausedSeconds > 0 {
 		return fmt.Sprintf("%d records were still unread in the file when the drain ended: the shipper's input paused "+
 			"on its buffer limit for about %.1f s (delayed; lost only if the file goes before it reads them)",
@@ -113,8 +114,9 @@ func unreadReason(stages v1alpha1.RecordStages) string {
 // Stages counts a run's records at each stage: written in the file, kept by the
 // shipper's input, sent by its output and, when the output is Loki, stored there.
 func Stages(written int64, shipped ShipperMetrics, stored *int64) v1alpha1.RecordStages {
-	stages := v1alpha1.RecordStages{Written: written, Read: shipped.Kept(), Sent: shipped.Total().Sent, Stored: stored}
-	stages.LostAt = stages.LosingStage()
+	stages := v1alpha1.RecordStages{
+		Written: &written, Read: ptr.To(shipped.Kept()), Sent: ptr.To(shipped.Total().Sent), Stored: stored,
+	}
 	return stages
 }
 

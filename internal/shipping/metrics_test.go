@@ -171,15 +171,20 @@ func TestAccount(t *testing.T) {
 			nil, new(int64(5)), "the shipper dropped 5 records (errors or retries exhausted)", false},
 		// Records still in the file behind a paused input are delayed, and said to be.
 		"unread behind a paused input": {exact, 4000, OutputCounters{Sent: 4000}, nil,
-			&v1alpha1.RecordStages{Written: 10000, Read: 4000, Sent: 4000, Stored: new(int64(4000)), LostAt: "read", InputPausedSeconds: 12.5},
+			&v1alpha1.RecordStages{Written: new(int64(10000)), Read: new(int64(4000)), Sent: new(int64(4000)), Stored: new(int64(4000)), LostAt: "read", InputPausedSeconds: 12.5},
 			new(int64(6000)), nil, "6000 records were still unread in the file when the drain ended: the shipper's input paused " +
 				"on its buffer limit for about 12.5 s (delayed; lost only if the file goes before it reads them)", false},
 		"unread by an input that never paused": {exact, 9000, OutputCounters{Sent: 9000}, nil,
-			&v1alpha1.RecordStages{Written: 10000, Read: 9000, Sent: 9000, LostAt: "read"},
+			&v1alpha1.RecordStages{Written: new(int64(10000)), Read: new(int64(9000)), Sent: new(int64(9000)), LostAt: "read"},
 			new(int64(1000)), nil, "1000 records in the file were not read by the shipper", false},
 	} {
 		t.Run(name, func(t *testing.T) {
-			got := Account(tc.want, tc.delivered, tc.shipped, tc.refused, tc.stages, LokiTrouble{})
+			var stageReasons []string
+			if tc.stages != nil && tc.stages.LostAt == "read" {
+				stageReasons = append(stageReasons, UnreadReason(*tc.stages))
+			}
+			got := Account(tc.want, tc.delivered, tc.shipped, tc.refused, tc.stages, LokiTrouble{}, stageReasons,
+				ShipperUnexplained)
 			if (got.Dropped == nil) != (tc.dropped == nil) || got.Dropped != nil && *got.Dropped != *tc.dropped {
 				t.Errorf("dropped %v, want %v", deref(got.Dropped), deref(tc.dropped))
 			}
@@ -201,7 +206,8 @@ func TestAccount(t *testing.T) {
 // shipper's retries ran out, so it comes first.
 func TestAccountExplainsDropsByLokisTroubleFirst(t *testing.T) {
 	trouble := LokiTrouble{Restarted: true, CountFell: 700, Unanswered: 12, LastError: "querying loki: connection refused"}
-	got := Account(records.Expectation{Records: 10000}, 8000, OutputCounters{Sent: 9500, Dropped: 500}, nil, nil, trouble)
+	got := Account(records.Expectation{Records: 10000}, 8000, OutputCounters{Sent: 9500, Dropped: 500}, nil, nil, trouble,
+		nil, ShipperUnexplained)
 	want := "loki restarted during the run: records it held in memory or on storage that did not survive the restart " +
 		"are lost; loki's count of the run's records fell 700 below its highest: loki lost records it had stored; " +
 		"loki did not answer 12 counts during the drain (last: querying loki: connection refused); " +
@@ -209,7 +215,8 @@ func TestAccountExplainsDropsByLokisTroubleFirst(t *testing.T) {
 	if got.Dropped == nil || *got.Dropped != 2000 || got.DropReason != want {
 		t.Errorf("records %+v, want 2000 dropped: %s", got, want)
 	}
-	if got := Account(records.Expectation{Records: 10000}, 10000, OutputCounters{Sent: 10000}, nil, nil, trouble); got.DropReason != "" {
+	if got := Account(records.Expectation{Records: 10000}, 10000, OutputCounters{Sent: 10000}, nil, nil, trouble,
+		nil, ShipperUnexplained); got.DropReason != "" {
 		t.Errorf("nothing dropped, yet the reason %q", got.DropReason)
 	}
 }
@@ -254,10 +261,10 @@ func TestStagesNameWhereRecordsWentMissing(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			got := Stages(tc.written, tc.shipped, tc.stored)
-			if got.LostAt != tc.lostAt {
-				t.Errorf("lost at %q, want %q (%+v)", got.LostAt, tc.lostAt, got)
+			if lostAt := got.LosingStage(&tc.written); lostAt != tc.lostAt {
+				t.Errorf("lost at %q, want %q (%+v)", lostAt, tc.lostAt, got)
 			}
-			if got.Written != tc.written || got.Read != tc.shipped.Kept() || got.Sent != tc.shipped.Total().Sent ||
+			if *got.Written != tc.written || *got.Read != tc.shipped.Kept() || *got.Sent != tc.shipped.Total().Sent ||
 				got.Stored != tc.stored {
 				t.Errorf("stages %+v do not carry the counts", got)
 			}

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,12 +12,14 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -199,6 +202,57 @@ var _ = Describe("shipping", Ordered, func() {
 		expectNoLeak(ctx, benchmark, planted)
 	})
 
+	It("counts a Stdout destination in the Loki a node agent ships the container log to, "+
+		"beside the container log, and names the stage that lost records", func(ctx SpecContext) {
+		deployLoki(ctx)
+		deployNodeAgent(ctx)
+		platform := newBenchmark("platform")
+		platform.Spec.Baseline.Enabled = false
+		platform.Spec.Destinations = []benchv1alpha1.Destination{
+			// The default selector: the labels the agent attaches, as Promtail's and Alloy's.
+			{Name: "agent-open", Type: benchv1alpha1.DestinationStdout,
+				Loki: &benchv1alpha1.LokiSpec{URL: lokiURL, TenantID: lokiTenantOpen}},
+			{Name: nodeAgentLimited, Type: benchv1alpha1.DestinationStdout, Format: benchv1alpha1.FormatJSONLog,
+				Loki: &benchv1alpha1.LokiSpec{URL: lokiURL, TenantID: lokiTenantLimited,
+					Selector: `{job="node-agent", namespace="${namespace}", pod="${pod}", container="${container}"}`}},
+		}
+		platform.Spec.Workload.Clients = []int32{1}
+		platform.Spec.Workload.Duration = metav1.Duration{Duration: 5 * time.Second}
+		platform.Spec.DrainTimeout = metav1.Duration{Duration: 2 * time.Minute}
+		platform.Spec.Cleanup = benchv1alpha1.CleanupAlways
+		createForThisSpec(ctx, platform)
+		DeferCleanup(func(ctx SpecContext) {
+			if CurrentSpecReport().Failed() {
+				printDiagnostics(platform, []string{"-n", nodeAgentNamespace, "logs", "daemonset/node-agent", "--tail=50"})
+			}
+		})
+		waitForPhase(ctx, platform, benchv1alpha1.PhaseSucceeded)
+
+		Expect(platform.Status.Results).To(HaveLen(2))
+		for _, row := range platform.Status.Results {
+			what := fmt.Sprintf("%s with %d clients", row.Destination, row.Clients)
+			records := row.Records
+			Expect(records.Expected).To(BeNumerically(">", 0), what)
+			Expect(records.AccountingError).To(BeEmpty(), what)
+			Expect(records.Stages).NotTo(BeNil(), "%s: the container log and Loki are counted side by side", what)
+			Expect(records.Stages.ContainerLog).To(HaveValue(Equal(records.Expected)),
+				"%s: the container log holds every record", what)
+			Expect(records.Stages.Stored).To(HaveValue(Equal(records.Delivered)), "%s: delivered is what Loki holds", what)
+			_, _ = fmt.Fprintf(GinkgoWriter, "%s: %d of %d delivered, %d late, drain %.1f s; %s; %s\n", what,
+				records.Delivered, records.Expected, records.ArrivedLate, row.DrainSeconds, results.StagesNote(row),
+				records.DropReason)
+			if row.Destination == nodeAgentLimited {
+				Expect(records.Dropped).To(HaveValue(BeNumerically(">", 0)), "%s: Loki refuses records past the tenant's rate", what)
+				Expect(records.Stages.LostAt).To(Equal("stored"), "%s: lost between the container log and Loki", what)
+				Expect(records.DropReason).To(ContainSubstring("rate_limited"), what)
+				continue
+			}
+			Expect(records.Delivered+records.ArrivedLate).To(Equal(records.Expected), "%s: every record arrives", what)
+			Expect(records.Stages.LostAt).To(BeEmpty(), what)
+			Expect(records.DropReason).To(BeEmpty(), what)
+		}
+	})
+
 	// Last of the shipping specs: the restarted Loki holds nothing of the earlier ones.
 	It("reports the records a Loki restart loses with the restart as their reason, and runs the next run clean",
 		func(ctx SpecContext) {
@@ -283,9 +337,22 @@ func lokiHolds(ctx context.Context, tenant, destination string) int64 {
 // deployLoki applies testdata/loki.yaml with the provider's Loki image and waits until
 // Loki is ready.
 func deployLoki(ctx context.Context) {
-	manifest, err := os.ReadFile("testdata/loki.yaml")
+	applyManifest(ctx, "testdata/loki.yaml", benchmarkNamespace, map[string]string{"@LOKI_IMAGE@": shipping.lokiImage})
+	Eventually(func(g Gomega) {
+		deployment := &appsv1.Deployment{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: benchmarkNamespace, Name: "loki"}, deployment)).To(Succeed())
+		g.Expect(deployment.Status.ReadyReplicas).To(BeNumerically(">=", 1), "Loki not ready")
+	}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+}
+
+// applyManifest applies the objects of a testdata manifest, with each placeholder
+// replaced, in namespace (cluster-scoped kinds, named Cluster*, in none).
+func applyManifest(ctx context.Context, path, namespace string, placeholders map[string]string) {
+	manifest, err := os.ReadFile(path)
 	Expect(err).NotTo(HaveOccurred())
-	manifest = bytes.ReplaceAll(manifest, []byte("@LOKI_IMAGE@"), []byte(shipping.lokiImage))
+	for placeholder, value := range placeholders {
+		manifest = bytes.ReplaceAll(manifest, []byte(placeholder), []byte(value))
+	}
 	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifest), 4096)
 	for {
 		object := &unstructured.Unstructured{}
@@ -294,13 +361,69 @@ func deployLoki(ctx context.Context) {
 		} else {
 			Expect(err).NotTo(HaveOccurred())
 		}
-		object.SetNamespace(benchmarkNamespace)
+		if !strings.HasPrefix(object.GetKind(), "Cluster") {
+			object.SetNamespace(namespace)
+		}
 		Expect(k8sClient.Patch(ctx, object, client.Apply, client.FieldOwner("logbench-e2e"), client.ForceOwnership)).
 			To(Succeed())
 	}
+}
+
+// The node agent of testdata/node-agent.yaml: its namespace, and the destination name
+// whose pods it routes to the rate-limited tenant.
+const (
+	nodeAgentNamespace = "logbench-e2e-node-agent"
+	nodeAgentLimited   = "agent-limited"
+)
+
+// deployNodeAgent installs the node agent of testdata/node-agent.yaml as a platform
+// would, in a namespace of its own (it mounts the node's log directories), and waits
+// until it runs on every node. It is removed when the spec ends: other specs' runs must
+// not share the node's cores with it.
+func deployNodeAgent(ctx context.Context) {
+	Expect(shipping.fluentBitImage).NotTo(BeEmpty(),
+		"E2E_FLUENT_BIT_IMAGE names the node agent's Fluent Bit image; make test-e2e-local and make test-e2e set it")
+	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: nodeAgentNamespace}}
+	Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, namespace))).To(Succeed())
+	DeferCleanup(func(ctx SpecContext) {
+		for _, object := range []client.Object{
+			namespace,
+			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "logbench-e2e-node-agent"}},
+			&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "logbench-e2e-node-agent"}},
+		} {
+			Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, object))).To(Succeed())
+		}
+	})
+	applyManifest(ctx, "testdata/node-agent.yaml", nodeAgentNamespace, map[string]string{
+		"@NAMESPACE@":        benchmarkNamespace,
+		"@AGENT_NAMESPACE@":  nodeAgentNamespace,
+		"@LIMITED@":          nodeAgentLimited,
+		"@POD_LOGS_DIR@":     kubeletPodLogsDir(ctx),
+		"@FLUENT_BIT_IMAGE@": shipping.fluentBitImage,
+	})
 	Eventually(func(g Gomega) {
-		deployment := &appsv1.Deployment{}
-		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: benchmarkNamespace, Name: "loki"}, deployment)).To(Succeed())
-		g.Expect(deployment.Status.ReadyReplicas).To(BeNumerically(">=", 1), "Loki not ready")
-	}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		agent := &appsv1.DaemonSet{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: nodeAgentNamespace, Name: "node-agent"}, agent)).To(Succeed())
+		g.Expect(agent.Status.DesiredNumberScheduled).To(BeNumerically(">=", 1))
+		g.Expect(agent.Status.NumberReady).To(Equal(agent.Status.DesiredNumberScheduled), "node agent not ready")
+	}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+}
+
+// kubeletPodLogsDir is where the kubelet of the first node keeps the pods' logs, which the
+// /var/log/containers links point into: its podLogsDir, read from its configz through
+// the API server, /var/log/pods by default.
+func kubeletPodLogsDir(ctx context.Context) string {
+	nodes, err := clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(nodes.Items).NotTo(BeEmpty())
+	body, err := clientset.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", nodes.Items[0].Name, "proxy", "configz").
+		DoRaw(ctx)
+	Expect(err).NotTo(HaveOccurred(), "reading the kubelet's configz: %s", body)
+	var configz struct {
+		KubeletConfig struct {
+			PodLogsDir string `json:"podLogsDir"`
+		} `json:"kubeletconfig"`
+	}
+	Expect(json.Unmarshal(body, &configz)).To(Succeed(), string(body))
+	return cmp.Or(configz.KubeletConfig.PodLogsDir, "/var/log/pods")
 }

@@ -1,0 +1,127 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/bench"
+	"github.com/logbench/logbench/internal/records"
+	"github.com/logbench/logbench/internal/shipping"
+)
+
+// DefaultNodeAgentSelector selects the primary's container log under the labels
+// Promtail, Grafana Alloy and the common Fluent Bit DaemonSet setups attach.
+const DefaultNodeAgentSelector = `{namespace="${namespace}", pod="${pod}"}`
+
+// postgresContainer is the container of a CloudNativePG instance pod that runs the server.
+const postgresContainer = "postgres"
+
+// NodeAgentSelector is the LogQL stream selector of a Stdout destination's records in
+// its node agent's Loki: the destination's selector, or the default, with the primary's
+// names in place of ${namespace}, ${pod}, ${container} and ${cluster}. Kubernetes names
+// hold no quote or backslash, so they need no escaping inside LogQL's quotes.
+func NodeAgentSelector(loki v1alpha1.LokiSpec, namespace, pod, cluster string) string {
+	selector := loki.Selector
+	if selector == "" {
+		selector = DefaultNodeAgentSelector
+	}
+	return strings.NewReplacer(
+		"${namespace}", namespace,
+		"${pod}", pod,
+		"${container}", postgresContainer,
+		"${cluster}", cluster,
+	).Replace(selector)
+}
+
+// nodeAgentUnexplained is the reason of records the container log held and Loki does
+// not when Loki reports no refusal of them.
+const nodeAgentUnexplained = "loki reports no refusal: the node agent lost the records between the container log " +
+	"and loki (its tail fell behind a rotation of the log, its buffer filled, or its retries ran out), " +
+	"or still holds them"
+
+// nodeAgentRun counts the records of a run of a Stdout destination in the Loki the
+// platform's node agent ships the container log to and, unless the destination skips it,
+// in the container log as the kubelet holds it: the two stages tell the kubelet's losses
+// from those of the agent and Loki.
+type nodeAgentRun struct {
+	loki *lokiRun
+	// containerLog counts the run's records in the container log; nil when skipped.
+	containerLog *containerLogRun
+}
+
+// newNodeAgentRun starts counting a run tagged tag of the cluster's primary in the node
+// agent's Loki and, unless skipped, in its container log.
+func newNodeAgentRun(
+	ctx context.Context, req Request, client kubernetes.Interface, format records.Format, tag string,
+) (*nodeAgentRun, func(), error) {
+	pod, err := primaryPod(ctx, client, req.Namespace, req.ClusterName)
+	if err != nil {
+		return nil, func() {}, err
+	}
+	loki := shipping.NewLokiClient(*req.Destination.Loki, os.Getenv)
+	selector := NodeAgentSelector(*req.Destination.Loki, req.Namespace, pod.Name, req.ClusterName)
+	run := &nodeAgentRun{loki: startLokiRun(ctx, loki, selector, tag, bench.SystemClock)}
+	if !req.Destination.CountsContainerLog() {
+		return run, func() {}, nil
+	}
+	containerLog, closeLog, err := newContainerLogRun(ctx, client, req.Namespace, req.ClusterName, format, tag)
+	if err != nil {
+		return nil, func() {}, err
+	}
+	run.containerLog = &containerLog
+	return run, closeLog, nil
+}
+
+// Delivered is Loki's count of the run's records.
+func (r *nodeAgentRun) Delivered(ctx context.Context) (int64, error) {
+	return r.loki.Delivered(ctx)
+}
+
+// Account counts the stages, names the one that lost records and says why as far as the
+// kubelet's rotations and Loki's counters tell.
+func (r *nodeAgentRun) Account(ctx context.Context, want records.Expectation, delivered int64) (v1alpha1.Records, error) {
+	refused, trouble := r.loki.since(ctx, delivered)
+	stages := v1alpha1.RecordStages{Stored: &delivered}
+	var stageReasons []string
+	if r.containerLog != nil {
+		inLog, err := r.containerLog.Delivered(ctx)
+		if err != nil {
+			return v1alpha1.Records{}, fmt.Errorf("counting the run's records in the container log: %w", err)
+		}
+		stages.ContainerLog = &inLog
+		if stages.LostAt = stages.LosingStage(want.Exact()); stages.LostAt != "" {
+			rotated, err := r.containerLog.rotated(ctx, inLog)
+			if err != nil {
+				return v1alpha1.Records{}, err
+			}
+			stageReasons = append(stageReasons, nodeAgentStageReasons(stages, rotated)...)
+		}
+	} else {
+		stages.LostAt = stages.LosingStage(want.Exact())
+	}
+	return shipping.Account(want, delivered, shipping.OutputCounters{}, refused, &stages, trouble, stageReasons,
+		nodeAgentUnexplained), nil
+}
+
+// nodeAgentStageReasons explain the losing stage of a Stdout destination counted in the
+// container log and in its node agent's Loki; rotated says the kubelet rotated the log
+// during the run.
+func nodeAgentStageReasons(stages v1alpha1.RecordStages, rotated bool) []string {
+	if stages.LostAt == "containerLog" {
+		if rotated {
+			return []string{rotationDropReason}
+		}
+		return []string{"the container log as the kubelet serves it lacks records the server wrote"}
+	}
+	if rotated {
+		return []string{fmt.Sprintf("the kubelet rotated the container log during the run: the node agent must read "+
+			"each file before the kubelet removes it; %d records the container log held are not in loki",
+			*stages.ContainerLog-*stages.Stored)}
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package agent
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/bench"
+	"github.com/logbench/logbench/internal/records"
+)
+
+func TestNodeAgentSelectorNamesThePrimary(t *testing.T) {
+	for name, tc := range map[string]struct {
+		selector, want string
+	}{
+		"the default": {"", `{namespace="bench", pod="bench-platform-2"}`},
+		"OpenTelemetry's attribute labels": {`{k8s_namespace_name="${namespace}", k8s_pod_name="${pod}"}`,
+			`{k8s_namespace_name="bench", k8s_pod_name="bench-platform-2"}`},
+		"container and cluster": {`{job="${namespace}/${cluster}", container="${container}"}`,
+			`{job="bench/bench-platform", container="postgres"}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := NodeAgentSelector(v1alpha1.LokiSpec{Selector: tc.selector}, "bench", "bench-platform-2", "bench-platform")
+			if got != tc.want {
+				t.Errorf("selector %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// containerLogHolding is a container log run whose stream held n records of the run
+// tagged tag, of which the newest file holds inNewest.
+func containerLogHolding(t *testing.T, tag string, n, inNewest int64) *containerLogRun {
+	t.Helper()
+	record := `{"level":"info","ts":"2026-11-23T10:43:03.996Z","logger":"postgres","msg":"record","logging_pod":"lb-1",` +
+		`"record":{"application_name":"` + tag + `","message":"statement: select 1"}}` + "\n"
+	// A followed log stays open: its end would be an error.
+	reader, writer := io.Pipe()
+	t.Cleanup(func() { writer.Close() })
+	go func() { _, _ = writer.Write([]byte(strings.Repeat(record, int(n)))) }()
+	stream := bench.NewStreamDestination(reader, records.FormatContainerLog, tag)
+	deadline := time.Now().Add(5 * time.Second)
+	for count, _ := stream.Delivered(context.Background()); count < n && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+		count, _ = stream.Delivered(context.Background())
+	}
+	return &containerLogRun{
+		StreamDestination: stream,
+		inNewestFile:      func(context.Context) (int64, error) { return inNewest, nil },
+	}
+}
+
+// TestNodeAgentRunNamesTheLosingStage: delivered is Loki's count; the container log's
+// count beside it tells whether the kubelet's log or the agent and Loki lost records, and
+// the reason follows from Loki's refusals and the log's rotations.
+func TestNodeAgentRunNamesTheLosingStage(t *testing.T) {
+	const tag = "lb_platform_c1_r1_abc"
+	for name, tc := range map[string]struct {
+		inLog, inNewest, stored, refused int64
+		skipLog                          bool
+		lostAt, reason                   string
+	}{
+		"every record stored": {inLog: 1000, inNewest: 1000, stored: 1000},
+		"loki refused records": {inLog: 1000, inNewest: 1000, stored: 700, refused: 450, lostAt: "stored",
+			reason: "loki refused pushes of 450 samples, retries included (rate_limited 450)"},
+		"the agent lost records behind a rotation": {inLog: 1000, inNewest: 300, stored: 600, lostAt: "stored",
+			reason: "the kubelet rotated the container log during the run: the node agent must read each file " +
+				"before the kubelet removes it; 400 records the container log held are not in loki"},
+		"lost after the container log, no one tells": {inLog: 1000, inNewest: 1000, stored: 990, lostAt: "stored",
+			reason: nodeAgentUnexplained},
+		"the container log lacks records": {inLog: 950, inNewest: 950, stored: 950, lostAt: "containerLog",
+			reason: "the container log as the kubelet serves it lacks records the server wrote"},
+		"the container log lacks records after a rotation": {inLog: 950, inNewest: 10, stored: 950,
+			lostAt: "containerLog", reason: rotationDropReason},
+		"container log skipped": {skipLog: true, stored: 800, refused: 200, lostAt: "stored",
+			reason: "loki refused pushes of 200 samples, retries included (rate_limited 200)"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			loki := newFakeLoki(t, true)
+			clock := newClock()
+			run := &nodeAgentRun{loki: startLokiRun(context.Background(), loki.client(), `{namespace="bench"}`, tag, clock)}
+			if !tc.skipLog {
+				run.containerLog = containerLogHolding(t, tag, tc.inLog, tc.inNewest)
+			}
+			loki.receive(tc.stored, tc.stored, tc.refused)
+			want := records.Expectation{Records: 1000}
+			ended := clock.Now()
+			drained, err := bench.Drain(context.Background(), run, want,
+				bench.Wait{Ended: ended, Deadline: ended.Add(time.Minute), Quiet: bench.ShippedQuiet}, clock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := run.Account(context.Background(), want, drained.Delivered)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Delivered != tc.stored || got.Stages == nil || *got.Stages.Stored != tc.stored {
+				t.Fatalf("records %+v, want %d delivered and stored", got, tc.stored)
+			}
+			if tc.skipLog != (got.Stages.ContainerLog == nil) || !tc.skipLog && *got.Stages.ContainerLog != tc.inLog {
+				t.Errorf("container log stage %v, want %d (skipped: %v)", got.Stages.ContainerLog, tc.inLog, tc.skipLog)
+			}
+			if got.Stages.LostAt != tc.lostAt || got.DropReason != tc.reason {
+				t.Errorf("lost at %q: %q\nwant %q: %q", got.Stages.LostAt, got.DropReason, tc.lostAt, tc.reason)
+			}
+		})
+	}
+}
