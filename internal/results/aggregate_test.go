@@ -40,6 +40,14 @@ func withStages(r v1alpha1.RepeatResult, written, read, sent int64, stored *int6
 	return r
 }
 
+// withPipelineStages counts a Stdout destination's records in the container log and in
+// its node agent's Loki.
+func withPipelineStages(r v1alpha1.RepeatResult, containerLog, stored int64) v1alpha1.RepeatResult {
+	r.Records.Stages = &v1alpha1.RecordStages{ContainerLog: &containerLog, Stored: &stored}
+	r.Records.Stages.LostAt = r.Records.Stages.LosingStage(r.Records.ExactExpected())
+	return r
+}
+
 func withPause(r v1alpha1.RepeatResult, seconds float64) v1alpha1.RepeatResult {
 	r.Records.Stages.InputPausedSeconds = seconds
 	return r
@@ -276,6 +284,20 @@ func TestAggregate(t *testing.T) {
 			},
 			check: func(t *testing.T, rows []v1alpha1.Result) {
 				want := v1alpha1.RecordStages{Written: new(int64(30)), Read: new(int64(30)), Sent: new(int64(30)), Stored: new(int64(26)), LostAt: "stored"}
+				if got := rows[0].Records.Stages; got == nil || !reflect.DeepEqual(*got, want) {
+					t.Errorf("stages %+v, want %+v", got, want)
+				}
+			},
+		},
+		{
+			name: "a Stdout pipeline's stages add up, and a container log short of the expectation lost records",
+			spec: testSpec(v1alpha1.AggregateMedian, 1),
+			runs: map[RunKey]v1alpha1.RepeatResult{
+				{"stdout", 1, 1}: withPipelineStages(exact(100, 10, 10), 10, 10),
+				{"stdout", 1, 2}: withPipelineStages(exact(100, 10, 9), 9, 9),
+			},
+			check: func(t *testing.T, rows []v1alpha1.Result) {
+				want := v1alpha1.RecordStages{ContainerLog: new(int64(19)), Stored: new(int64(19)), LostAt: "containerLog"}
 				if got := rows[0].Records.Stages; got == nil || !reflect.DeepEqual(*got, want) {
 					t.Errorf("stages %+v, want %+v", got, want)
 				}

@@ -128,3 +128,28 @@ func TestRenderRefusesNamesItDoesNotKnow(t *testing.T) {
 		}
 	}
 }
+
+// TestStagesNoteListsTheCountedStages: a stage that was not counted is left out, not
+// shown as zero records.
+func TestStagesNoteListsTheCountedStages(t *testing.T) {
+	for name, tc := range map[string]struct {
+		stages v1alpha1.RecordStages
+		want   string
+	}{
+		"a shipping pipeline": {
+			v1alpha1.RecordStages{Written: new(int64(10)), Read: new(int64(10)), Sent: new(int64(8)), LostAt: "sent"},
+			"fluent/2 records by stage: written 10, read 10, sent 8; lost at sent",
+		},
+		"a node agent's pipeline": {
+			v1alpha1.RecordStages{ContainerLog: new(int64(10)), Stored: new(int64(10))},
+			"fluent/2 records by stage: container log 10, stored 10; no stage lost records",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			row := v1alpha1.Result{Destination: "fluent", Clients: 2, Records: v1alpha1.Records{Stages: &tc.stages}}
+			if got := StagesNote(row); got != tc.want {
+				t.Errorf("note %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

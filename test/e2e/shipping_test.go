@@ -216,6 +216,11 @@ var _ = Describe("shipping", Ordered, func() {
 				Loki: &benchv1alpha1.LokiSpec{URL: lokiURL, TenantID: lokiTenantLimited,
 					Selector: `{job="node-agent", namespace="${namespace}", pod="${pod}", container="${container}"}`}},
 		}
+		// A modest rate, which the container log holds without a rotation (the kubelet's
+		// stream can skip lines at one): simple-update's two modifying statements a
+		// transaction, at the pace of its commits.
+		platform.Spec.Workload.Builtin = benchv1alpha1.WorkloadSimpleUpdate
+		platform.Spec.Logging.Statement = benchv1alpha1.StatementMod
 		platform.Spec.Workload.Clients = []int32{1}
 		platform.Spec.Workload.Duration = metav1.Duration{Duration: 5 * time.Second}
 		platform.Spec.DrainTimeout = metav1.Duration{Duration: 2 * time.Minute}
