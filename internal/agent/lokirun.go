@@ -25,7 +25,9 @@ type lokiRun struct {
 // startLokiRun starts counting the records tagged tag among the streams of selector,
 // reading Loki's refusals so far.
 func startLokiRun(ctx context.Context, client *shipping.LokiClient, selector, tag string, clock bench.Clock) *lokiRun {
-	run := &lokiRun{counter: shipping.RunCounter{Client: client, Selector: selector, Tag: tag, Started: clock.Now(), Clock: clock}}
+	run := &lokiRun{counter: shipping.RunCounter{
+		Client: client, Selector: selector, Tag: tag, Started: clock.Now(), Clock: clock,
+	}}
 	if metrics, err := client.Metrics(ctx); err == nil {
 		run.before = &metrics
 	}

@@ -84,7 +84,9 @@ func (r *nodeAgentRun) Delivered(ctx context.Context) (int64, error) {
 
 // Account counts the stages, names the one that lost records and says why as far as the
 // kubelet's rotations and Loki's counters tell.
-func (r *nodeAgentRun) Account(ctx context.Context, want records.Expectation, delivered int64) (v1alpha1.Records, error) {
+func (r *nodeAgentRun) Account(
+	ctx context.Context, want records.Expectation, delivered int64,
+) (v1alpha1.Records, error) {
 	refused, trouble := r.loki.since(ctx, delivered)
 	stages := v1alpha1.RecordStages{Stored: &delivered}
 	var stageReasons []string

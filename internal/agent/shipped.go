@@ -123,7 +123,8 @@ func (r *shippedRun) Account(ctx context.Context, want records.Expectation, deli
 		refused, trouble = r.loki.since(ctx, delivered)
 	}
 	if r.written == nil {
-		return shipping.Account(want, delivered, shipped.Total(), refused, nil, trouble, nil, shipping.ShipperUnexplained), nil
+		return shipping.Account(want, delivered, shipped.Total(), refused, nil, trouble, nil,
+			shipping.ShipperUnexplained), nil
 	}
 	written, err := r.written.Delivered(ctx)
 	if err != nil {

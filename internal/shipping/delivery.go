@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/utils/ptr"
-
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/records"
 	"github.com/logbench/logbench/internal/text"
@@ -115,7 +113,7 @@ func UnreadReason(stages v1alpha1.RecordStages) string {
 // shipper's input, sent by its output and, when the output is Loki, stored there.
 func Stages(written int64, shipped ShipperMetrics, stored *int64) v1alpha1.RecordStages {
 	stages := v1alpha1.RecordStages{
-		Written: &written, Read: ptr.To(shipped.Kept()), Sent: ptr.To(shipped.Total().Sent), Stored: stored,
+		Written: &written, Read: new(shipped.Kept()), Sent: new(shipped.Total().Sent), Stored: stored,
 	}
 	return stages
 }

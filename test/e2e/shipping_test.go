@@ -138,7 +138,7 @@ var _ = Describe("shipping", Ordered, func() {
 			}
 			Expect(records.Expected).To(BeNumerically(">", 0), what)
 			Expect(records.Stages).NotTo(BeNil(), "%s: a shipping row counts its stages", what)
-			Expect(records.Stages.Written).To(Equal(records.Expected), "%s: PostgreSQL wrote every record to the file", what)
+			Expect(records.Stages.Written).To(HaveValue(Equal(records.Expected)), "%s: PostgreSQL wrote every record to the file", what)
 			Expect(row.LogBytesPerRecord).To(HaveValue(BeNumerically(">=", 60)), "%s: log bytes of the file per record", what)
 			switch row.Destination {
 			case fluentBitLimited, collectorLimited:
