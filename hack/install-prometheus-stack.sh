@@ -47,8 +47,9 @@ kubectl_stack apply --server-side --force-conflicts -f "${examples}/prometheus-o
 # wait_condition OBJECT TYPE SECONDS waits until OBJECT's condition TYPE is True.
 wait_condition() {
   local object=$1 type=$2 deadline=$((SECONDS + $3))
+  # An object without conditions yet makes the filter fail: that is "not yet", quietly.
   until [ "$(kubectl_stack -n "$NAMESPACE" get "$object" \
-    -o jsonpath="{.status.conditions[?(@.type==\"${type}\")].status}")" = True ]; do
+    -o jsonpath="{.status.conditions[?(@.type==\"${type}\")].status}" 2>/dev/null)" = True ]; do
     if ((SECONDS >= deadline)); then
       kubectl_stack -n "$NAMESPACE" get "$object" -o yaml >&2
       kubectl_stack -n "$NAMESPACE" get pods,events >&2
