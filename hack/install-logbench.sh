@@ -36,6 +36,9 @@ kubectl "${kubectl_flags[@]}" create namespace "$E2E_NAMESPACE" --dry-run=client
   kubectl "${kubectl_flags[@]}" apply -f - >/dev/null
 
 (cd "$REPO_ROOT" && make --no-print-directory helm >/dev/null)
+# Helm installs the chart's crds/ on the first install only: an upgrade needs the new
+# schema applied first.
+kubectl "${kubectl_flags[@]}" apply --server-side --force-conflicts -f "${REPO_ROOT}/charts/logbench/crds/" >/dev/null
 "${REPO_ROOT}/bin/helm" upgrade --install logbench "${REPO_ROOT}/charts/logbench" "${helm_flags[@]}" \
   --namespace logbench-system --create-namespace \
   --set-string "image.repository=${image%:*}" --set-string "image.tag=${image##*:}" \
