@@ -69,7 +69,7 @@ func newNodeAgentRun(
 	if !req.Destination.CountsContainerLog() {
 		return run, func() {}, nil
 	}
-	containerLog, closeLog, err := newContainerLogRun(ctx, client, req.Namespace, req.ClusterName, format, tag)
+	containerLog, closeLog, err := newContainerLogRun(ctx, client, req, format, tag)
 	if err != nil {
 		return nil, func() {}, err
 	}
@@ -97,11 +97,11 @@ func (r *nodeAgentRun) Account(
 		}
 		stages.ContainerLog = &inLog
 		if stages.LostAt = stages.LosingStage(want.Exact()); stages.LostAt != "" {
-			rotated, err := r.containerLog.rotated(ctx, inLog)
+			reasons, err := r.stageReasons(ctx, stages)
 			if err != nil {
 				return v1alpha1.Records{}, err
 			}
-			stageReasons = append(stageReasons, nodeAgentStageReasons(stages, rotated)...)
+			stageReasons = reasons
 		}
 	} else {
 		stages.LostAt = stages.LosingStage(want.Exact())
@@ -110,20 +110,23 @@ func (r *nodeAgentRun) Account(
 		nodeAgentUnexplained), nil
 }
 
-// nodeAgentStageReasons explain the losing stage of a Stdout destination counted in the
-// container log and in its node agent's Loki; rotated says the kubelet rotated the log
-// during the run.
-func nodeAgentStageReasons(stages v1alpha1.RecordStages, rotated bool) []string {
+// stageReasons explain the losing stage of a Stdout destination counted in the container
+// log and in its node agent's Loki: the container log's own shortfall, or the records it
+// held that Loki does not, with the kubelet's rotations the agent had to keep up with.
+func (r *nodeAgentRun) stageReasons(ctx context.Context, stages v1alpha1.RecordStages) ([]string, error) {
+	inLog := *stages.ContainerLog
 	if stages.LostAt == "containerLog" {
-		if rotated {
-			return []string{rotationDropReason}
+		reasons, err := r.containerLog.shortfallReasons(ctx, inLog)
+		if len(reasons) == 0 && err == nil {
+			reasons = []string{"the container log as the kubelet serves it lacks records the server wrote"}
 		}
-		return []string{"the container log as the kubelet serves it lacks records the server wrote"}
+		return reasons, err
 	}
-	if rotated {
-		return []string{fmt.Sprintf("the kubelet rotated the container log during the run: the node agent must read "+
-			"each file before the kubelet removes it; %d records the container log held are not in loki",
-			*stages.ContainerLog-*stages.Stored)}
+	rotated, err := r.containerLog.rotated(ctx, inLog)
+	if err != nil || !rotated {
+		return nil, err
 	}
-	return nil
+	return []string{fmt.Sprintf("the kubelet rotated the container log during the run: the node agent must read "+
+		"each file before the kubelet removes it; %d records the container log held are not in loki",
+		inLog-*stages.Stored)}, nil
 }

@@ -60,7 +60,7 @@ func TestNodeAgentRunNamesTheLosingStage(t *testing.T) {
 	const tag = "lb_platform_c1_r1_abc"
 	for name, tc := range map[string]struct {
 		inLog, inNewest, stored, refused int64
-		skipLog                          bool
+		skipLog, sampled                 bool
 		lostAt, reason                   string
 	}{
 		"every record stored": {inLog: 1000, inNewest: 1000, stored: 1000},
@@ -75,6 +75,8 @@ func TestNodeAgentRunNamesTheLosingStage(t *testing.T) {
 			reason: "the container log as the kubelet serves it lacks records the server wrote"},
 		"the container log lacks records after a rotation": {inLog: 950, inNewest: 10, stored: 950,
 			lostAt: "containerLog", reason: rotationDropReason},
+		"csvlog records sampled on their way to the container log": {inLog: 300, inNewest: 300, stored: 300,
+			sampled: true, lostAt: "containerLog", reason: samplingDropReason},
 		"container log skipped": {skipLog: true, stored: 800, refused: 200, lostAt: "stored",
 			reason: "loki refused pushes of 200 samples, retries included (rate_limited 200)"},
 	} {
@@ -84,6 +86,7 @@ func TestNodeAgentRunNamesTheLosingStage(t *testing.T) {
 			run := &nodeAgentRun{loki: startLokiRun(context.Background(), loki.client(), `{namespace="bench"}`, tag, clock)}
 			if !tc.skipLog {
 				run.containerLog = containerLogHolding(t, tag, tc.inLog, tc.inNewest)
+				run.containerLog.sampled = tc.sampled
 			}
 			loki.receive(tc.stored, tc.stored, tc.refused)
 			want := records.Expectation{Records: 1000}
