@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +17,7 @@ const (
 	metricLabelNamespace   = "namespace"
 	metricLabelDestination = "destination"
 	metricLabelBenchmark   = "benchmark"
+	metricLabelStage       = "stage"
 )
 
 // Metrics the operator exports on its metrics endpoint, beside controller-runtime's own.
@@ -100,6 +103,12 @@ var (
 		Help: "1 when the records of a result row do not add up (more arrived than the server can have emitted), " +
 			"so that its record counts are not to be trusted; 0 otherwise.",
 	}, resultLabels)
+	resultRecordsAtStage = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_records_at_stage",
+		Help: "Records of a result row counted at each stage of its pipeline (containerLog, written, read, sent, " +
+			"stored), for rows whose stages are counted: shipping destinations and Stdout destinations counted in " +
+			"their node agent's Loki.",
+	}, append(slices.Clone(resultLabels), metricLabelStage))
 	kneeClients = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "logbench_knee_clients",
 		Help: "Highest client count at which a destination met every bound of its ramp (spec.workload.ramp); " +
@@ -120,6 +129,7 @@ var (
 		resultRecordsDelivered, resultRecordsDropped, resultRecordsDroppedAtLeast,
 		resultRecordsArrivedLate, resultDrain, resultLogBytesPerRecord, resultLogGigabytesPerHour,
 		resultAccountingError, resultServerCPUCores, resultServerCPUPerTransactions, resultServerPeakMemory,
+		resultRecordsAtStage,
 	}
 	phases = []v1alpha1.Phase{
 		v1alpha1.PhasePending, v1alpha1.PhaseProvisioning, v1alpha1.PhaseRunning,
@@ -190,6 +200,23 @@ func exportBenchmarkMetrics(benchmark *v1alpha1.LoggingBenchmark) {
 		setOptional(resultOverheadSignificant, labels, significant)
 		setOptional(resultRecordsDropped, labels, asFloat(row.Records.Dropped))
 		setOptional(resultRecordsDroppedAtLeast, labels, asFloat(row.Records.DroppedAtLeast))
+		exportStages(labels, row.Records.Stages)
+	}
+}
+
+// exportStages sets the records of each counted stage of a row, and deletes the series of
+// stages it does not count.
+func exportStages(row prometheus.Labels, stages *v1alpha1.RecordStages) {
+	if stages == nil {
+		stages = &v1alpha1.RecordStages{}
+	}
+	for stage, count := range map[string]*int64{
+		"containerLog": stages.ContainerLog, "written": stages.Written, "read": stages.Read,
+		"sent": stages.Sent, "stored": stages.Stored,
+	} {
+		labels := maps.Clone(row)
+		labels[metricLabelStage] = stage
+		setOptional(resultRecordsAtStage, labels, asFloat(count))
 	}
 }
 

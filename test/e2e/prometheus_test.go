@@ -108,24 +108,43 @@ func rowKey(destination, clients string) string { return destination + "/" + cli
 // ServiceMonitor, every result row of benchmark with the status's figures, under the
 // benchmark's own namespace label.
 func expectResultsInPrometheus(ctx context.Context, g Gomega, benchmark *benchv1alpha1.LoggingBenchmark) {
-	selector := fmt.Sprintf(`{namespace=%q, benchmark=%q}`, benchmark.Namespace, benchmark.Name)
-	figures := map[string]func(benchv1alpha1.Result) *float64{
-		"logbench_result_tps": func(row benchv1alpha1.Result) *float64 { return &row.TPS },
-		"logbench_result_records_expected": func(row benchv1alpha1.Result) *float64 {
-			return new(float64(row.Records.Expected))
-		},
-		"logbench_result_records_delivered": func(row benchv1alpha1.Result) *float64 {
-			return new(float64(row.Records.Delivered))
-		},
-		"logbench_result_records_dropped": func(row benchv1alpha1.Result) *float64 {
-			if row.Records.Dropped == nil {
+	selector := fmt.Sprintf(`namespace=%q, benchmark=%q`, benchmark.Namespace, benchmark.Name)
+	optional := func(count *int64) *float64 {
+		if count == nil {
+			return nil
+		}
+		return new(float64(*count))
+	}
+	stage := func(counted func(*benchv1alpha1.RecordStages) *int64) func(benchv1alpha1.Result) *float64 {
+		return func(row benchv1alpha1.Result) *float64 {
+			if row.Records.Stages == nil {
 				return nil
 			}
-			return new(float64(*row.Records.Dropped))
-		},
+			return optional(counted(row.Records.Stages))
+		}
 	}
-	for metric, figure := range figures {
-		samples, err := prometheusQuery(ctx, metric+selector)
+	// Each metric's selector, where %s stands for the benchmark's labels.
+	figures := map[string]func(benchv1alpha1.Result) *float64{
+		"logbench_result_tps{%s}": func(row benchv1alpha1.Result) *float64 { return &row.TPS },
+		"logbench_result_records_expected{%s}": func(row benchv1alpha1.Result) *float64 {
+			return new(float64(row.Records.Expected))
+		},
+		"logbench_result_records_delivered{%s}": func(row benchv1alpha1.Result) *float64 {
+			return new(float64(row.Records.Delivered))
+		},
+		"logbench_result_records_dropped{%s}": func(row benchv1alpha1.Result) *float64 {
+			return optional(row.Records.Dropped)
+		},
+		`logbench_result_records_at_stage{stage="written", %s}`: stage(func(s *benchv1alpha1.RecordStages) *int64 {
+			return s.Written
+		}),
+		`logbench_result_records_at_stage{stage="stored", %s}`: stage(func(s *benchv1alpha1.RecordStages) *int64 {
+			return s.Stored
+		}),
+	}
+	for query, figure := range figures {
+		metric := fmt.Sprintf(query, selector)
+		samples, err := prometheusQuery(ctx, metric)
 		g.Expect(err).NotTo(HaveOccurred())
 		scraped := map[string]float64{}
 		for _, sample := range samples {
