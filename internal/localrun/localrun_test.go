@@ -339,18 +339,30 @@ spec:
 		t.Fatal(err)
 	}
 	spec := &benchmark.Spec
-	var progress recordedProgress
-	outcome, err := Execute(context.Background(), spec, Options{Installation: installation, Progress: &progress, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ran := make([]string, 0, len(progress.order))
-	for _, run := range progress.order {
-		ran = append(ran, run.String())
-	}
-	slices.Sort(ran)
-	if want := []string{"baseline/1/1", "baseline/2/1", "stderr/1/1", "stderr/2/1"}; !slices.Equal(ran, want) {
-		t.Fatalf("ran %v, want %v", ran, want)
+	want := []string{"baseline/1/1", "baseline/2/1", "stderr/1/1", "stderr/2/1"}
+	// A 1-s run that a busy machine stalls can make doubling the clients look tenfold
+	// faster, which rightly lets the ramp go on: such a ramp is measured once more.
+	var outcome Outcome
+	for attempt := 1; ; attempt++ {
+		var progress recordedProgress
+		outcome, err = Execute(context.Background(), spec, Options{Installation: installation, Progress: &progress, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ran := make([]string, 0, len(progress.order))
+		for _, run := range progress.order {
+			ran = append(ran, run.String())
+		}
+		slices.Sort(ran)
+		if slices.Equal(ran, want) {
+			break
+		}
+		one, two := outcome.Runs[results.RunKey{Destination: "stderr", Clients: 1, Repeat: 1}],
+			outcome.Runs[results.RunKey{Destination: "stderr", Clients: 2, Repeat: 1}]
+		if attempt == 2 || two.TPS < 11*one.TPS {
+			t.Fatalf("ran %v, want %v (TPS at 1 and 2 clients: %.0f, %.0f)", ran, want, one.TPS, two.TPS)
+		}
+		t.Logf("ran %v: TPS went from %.0f to %.0f, a stall of the 1-client run; measuring again", ran, one.TPS, two.TPS)
 	}
 
 	status.Set(benchmark, status.Observation{Planned: outcome.PlannedRuns(spec, 1), Seed: 1, Finished: outcome.Runs, Done: true})
