@@ -66,7 +66,8 @@ func exportEveryMetric(t *testing.T) map[string]map[string]bool {
 			Results: []v1alpha1.Result{{
 				Destination: "stderr", Type: v1alpha1.DestinationStderr, Clients: 4,
 				TPS: 1000, LatencyAvgMs: 4, OverheadPercent: new(5.0), DrainSeconds: 1,
-				Records:           v1alpha1.Records{Expected: 100, Delivered: 100, Dropped: ptr.To[int64](0)},
+				Records: v1alpha1.Records{Expected: 100, Delivered: 100, Dropped: ptr.To[int64](0),
+					Stages: &v1alpha1.RecordStages{ContainerLog: new(int64(100)), Stored: new(int64(100))}},
 				LogBytesPerRecord: new(150.0), LogGigabytesPerHour: new(0.5),
 			}, {
 				Destination: "slow", Type: v1alpha1.DestinationStderr, Clients: 4,
