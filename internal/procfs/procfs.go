@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 )
 
 // ClockTicks is USER_HZ, the unit of /proc's CPU times: 100 on every Linux architecture
@@ -119,8 +120,8 @@ func TreeUsage(proc string, root int) (Usage, error) {
 		usage.CPUTicks += stat.UserTicks + stat.SystemTicks + stat.ChildrenUserTicks + stat.ChildrenSystemTicks
 		content, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "smaps_rollup"))
 		switch {
-		case errors.Is(err, fs.ErrNotExist) || (err == nil && len(content) == 0):
-			continue // exited since, or a zombie: no memory left
+		case exitedWhileRead(content, err):
+			continue
 		case err != nil:
 			usage.MemoryKnown = false // another user's, without the privilege
 			continue
@@ -132,6 +133,14 @@ func TreeUsage(proc string, root int) (Usage, error) {
 		usage.PssBytes += pss
 	}
 	return usage, nil
+}
+
+// exitedWhileRead tells a process that left between the listing and the read of its
+// smaps_rollup, holding no memory any more, from one whose memory cannot be read: gone
+// (ENOENT), exiting with its memory already released (ESRCH, as backends do when pgbench
+// disconnects), or a zombie (empty).
+func exitedWhileRead(content []byte, err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) || (err == nil && len(content) == 0)
 }
 
 // descends reports whether pid is root or one of its descendants.

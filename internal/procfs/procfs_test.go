@@ -2,10 +2,12 @@ package procfs
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -134,5 +136,28 @@ func TestTreeUsageOfAFakeTree(t *testing.T) {
 	process(14, 10, "0 0 0 0", nil)
 	if usage, err := TreeUsage(proc, 10); err != nil || usage.MemoryKnown {
 		t.Errorf("usage %+v, %v; want the memory unknown", usage, err)
+	}
+}
+
+// TestExitedWhileRead counts a process that exits during the read as holding no memory:
+// CI saw a backend's ESRCH leave a whole run's memory peak unknown.
+func TestExitedWhileRead(t *testing.T) {
+	readError := func(err error) error { return &fs.PathError{Op: "read", Path: "/proc/9/smaps_rollup", Err: err} }
+	tests := []struct {
+		name    string
+		content string
+		err     error
+		exited  bool
+	}{
+		{name: "memory read", content: "Pss: 9 kB\n"},
+		{name: "zombie", exited: true},
+		{name: "gone", err: readError(syscall.ENOENT), exited: true},
+		{name: "exiting", err: readError(syscall.ESRCH), exited: true},
+		{name: "denied", err: readError(syscall.EACCES)},
+	}
+	for _, test := range tests {
+		if exited := exitedWhileRead([]byte(test.content), test.err); exited != test.exited {
+			t.Errorf("%s: exited %v, want %v", test.name, exited, test.exited)
+		}
 	}
 }
