@@ -311,7 +311,8 @@ install_storage() {
   for volume in $(kubectl_local get pv -o jsonpath='{range .items[?(@.status.phase=="Failed")]}{.metadata.name}{"\n"}{end}{range .items[?(@.status.phase=="Released")]}{.metadata.name}{"\n"}{end}'); do
     index=${volume##*-}
     find "${CLUSTER_DIR}/volumes/pv-${index}" -mindepth 1 -delete
-    kubectl_local patch pv "$volume" --type json -p '[{"op": "remove", "path": "/spec/claimRef"}]' >/dev/null
+    # A merge patch, which a volume without a claim left takes as well.
+    kubectl_local patch pv "$volume" --type merge -p '{"spec": {"claimRef": null}}' >/dev/null
   done
   for index in $(seq -w 1 "$volumes"); do
     local path=${CLUSTER_DIR}/volumes/pv-${index}
