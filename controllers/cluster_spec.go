@@ -1,12 +1,16 @@
 package controllers
 
 import (
+	"encoding/json"
+
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/meter"
 	"github.com/logbench/logbench/internal/shipping"
 )
 
@@ -67,8 +71,10 @@ type cnpgAffinityConfiguration struct {
 }
 
 // buildCluster returns the CloudNativePG Cluster serving one destination, without owner
-// reference.
-func buildCluster(benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination) (*unstructured.Unstructured, error) {
+// reference; its instance pods get the meter from meterImage, none when it is empty.
+func buildCluster(
+	benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination, meterImage string,
+) (*unstructured.Unstructured, error) {
 	pg := benchmark.Spec.Postgres
 	spec := cnpgClusterSpec{
 		Instances: pg.Instances,
@@ -107,14 +113,46 @@ func buildCluster(benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destinatio
 	cluster.SetName(clusterName(benchmark.Name, dest.Name))
 	cluster.SetLabels(destinationLabels(benchmark.Name, dest.Name))
 	cluster.Object["spec"] = content
+	var patch []shipping.PatchOperation
+	if meterImage != "" {
+		patch = meterPatch(meterImage)
+	}
 	if dest.Ships() {
 		// The sidecar comes from the pod patch; its configuration from the ConfigMap that
 		// reconcileShipperConfig writes before the Cluster.
-		patch, err := shipping.PodPatch(shippingTarget(benchmark, dest), shipperConfigMapName(cluster.GetName()))
+		patch = append(patch, shipping.PodPatch(shippingTarget(benchmark, dest), shipperConfigMapName(cluster.GetName()))...)
+	}
+	if len(patch) > 0 {
+		encoded, err := json.Marshal(patch)
 		if err != nil {
 			return nil, err
 		}
-		cluster.SetAnnotations(map[string]string{shipping.PodPatchAnnotation: patch})
+		cluster.SetAnnotations(map[string]string{shipping.PodPatchAnnotation: string(encoded)})
 	}
 	return cluster, nil
+}
+
+// meterPatch adds the meter (logbench meter) to an instance pod, and shares the pod's
+// process namespace so that the meter sees the processes of the postgres container and
+// of the shipper. All of them run as the postgres user, which lets the meter read their
+// memory.
+func meterPatch(image string) []shipping.PatchOperation {
+	return []shipping.PatchOperation{
+		shipping.Add("/spec/shareProcessNamespace", true),
+		shipping.Add("/spec/containers/-", corev1.Container{
+			Name:  meter.ContainerName,
+			Image: image,
+			Args:  []string{"meter"},
+			Ports: []corev1.ContainerPort{{Name: meter.ContainerName, ContainerPort: meter.Port, Protocol: corev1.ProtocolTCP}},
+			// Reading /proc four times a second while a run is measured, idle otherwise.
+			Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{
+					corev1.ResourceCPU:    resource.MustParse("10m"),
+					corev1.ResourceMemory: resource.MustParse("16Mi"),
+				},
+				Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
+			},
+			SecurityContext: shipping.SidecarSecurityContext(),
+		}),
+	}
 }

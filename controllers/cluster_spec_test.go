@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/meter"
+	"github.com/logbench/logbench/internal/shipping"
 )
 
 func TestBuildClusterMapsThePostgresSpec(t *testing.T) {
@@ -28,7 +32,7 @@ func TestBuildClusterMapsThePostgresSpec(t *testing.T) {
 			Logging: v1alpha1.LoggingSpec{Statement: v1alpha1.StatementAll, LinePrefix: "%a "},
 		},
 	}
-	cluster, err := buildCluster(benchmark, v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog})
+	cluster, err := buildCluster(benchmark, v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +72,50 @@ func TestBuildClusterMapsThePostgresSpec(t *testing.T) {
 	}
 }
 
+// TestBuildClusterWithMeter: every instance pod gets the meter and shares its process
+// namespace with it; a shipping destination's gets its shipper after them.
+func TestBuildClusterWithMeter(t *testing.T) {
+	benchmark := &v1alpha1.LoggingBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: "ns"}}
+	for _, dest := range []v1alpha1.Destination{
+		{Name: "baseline", Type: v1alpha1.DestinationNone},
+		{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar,
+			Loki: &v1alpha1.LokiSpec{URL: "http://loki:3100"}},
+	} {
+		cluster, err := buildCluster(benchmark, dest, "logbench:test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var patch []struct {
+			Op, Path string
+			Value    json.RawMessage
+		}
+		if err := json.Unmarshal([]byte(cluster.GetAnnotations()[shipping.PodPatchAnnotation]), &patch); err != nil {
+			t.Fatalf("%s: pod patch: %v", dest.Name, err)
+		}
+		var containers []string
+		shared := false
+		for _, operation := range patch {
+			switch operation.Path {
+			case "/spec/shareProcessNamespace":
+				shared = string(operation.Value) == "true"
+			case "/spec/containers/-":
+				var container corev1.Container
+				if err := json.Unmarshal(operation.Value, &container); err != nil {
+					t.Fatal(err)
+				}
+				containers = append(containers, container.Name+" "+container.Image)
+			}
+		}
+		want := []string{meter.ContainerName + " logbench:test"}
+		if dest.Ships() {
+			want = append(want, shipping.ContainerName+" "+shippingTarget(benchmark, dest).Image())
+		}
+		if !shared || !slices.Equal(containers, want) {
+			t.Errorf("%s: process namespace shared %v, containers %q; want shared, %q", dest.Name, shared, containers, want)
+		}
+	}
+}
+
 // TestBuildClusterWithPgaudit: CloudNativePG loads pgaudit for the pgaudit.* parameters
 // of an audited destination; the baseline's cluster has none, and runs without it.
 func TestBuildClusterWithPgaudit(t *testing.T) {
@@ -77,7 +125,7 @@ func TestBuildClusterWithPgaudit(t *testing.T) {
 			Pgaudit: &v1alpha1.PgauditSpec{Log: []v1alpha1.PgauditClass{v1alpha1.PgauditRead, v1alpha1.PgauditWrite},
 				LogParameter: true}}},
 	}
-	audited, err := buildCluster(benchmark, v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog})
+	audited, err := buildCluster(benchmark, v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +137,7 @@ func TestBuildClusterWithPgaudit(t *testing.T) {
 			t.Errorf("audited cluster: %s = %q, want %q", name, parameters[name], want)
 		}
 	}
-	baseline, err := buildCluster(benchmark, v1alpha1.Destination{Name: "baseline", Type: v1alpha1.DestinationNone})
+	baseline, err := buildCluster(benchmark, v1alpha1.Destination{Name: "baseline", Type: v1alpha1.DestinationNone}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

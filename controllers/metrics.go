@@ -85,18 +85,33 @@ var (
 	}, resultLabels)
 	resultServerCPUCores = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "logbench_result_server_cpu_cores",
-		Help: "CPU cores PostgreSQL's processes used while pgbench ran, median of a result row's repeats; " +
-			"absent where not measured.",
+		Help: "CPU cores the server (its processes locally, its postgres container in a cluster) used while " +
+			"pgbench ran, median of a result row's repeats; absent where not measured.",
 	}, resultLabels)
 	resultServerCPUPerTransactions = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "logbench_result_server_cpu_ms_per_1k_transactions",
-		Help: "CPU milliseconds PostgreSQL's processes used per 1,000 transactions, median of a result row's repeats; " +
+		Help: "CPU milliseconds the server used per 1,000 transactions, median of a result row's repeats; " +
 			"absent where not measured.",
 	}, resultLabels)
 	resultServerPeakMemory = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "logbench_result_server_peak_memory_bytes",
-		Help: "Most memory PostgreSQL's processes held while pgbench ran (proportional set size), highest of a " +
+		Help: "Most memory the server held while pgbench ran (proportional set size), highest of a " +
 			"result row's repeats; absent where not measured.",
+	}, resultLabels)
+	resultShipperCPUCores = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_shipper_cpu_cores",
+		Help: "CPU cores a shipping destination's sidecar used from the start of pgbench to the end of the drain, " +
+			"median of a result row's repeats; absent for other destinations.",
+	}, resultLabels)
+	resultShipperCPUPerRecords = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_shipper_cpu_ms_per_1k_records",
+		Help: "CPU milliseconds the sidecar used per 1,000 records the server wrote, median of a result row's " +
+			"repeats; absent for other destinations.",
+	}, resultLabels)
+	resultShipperPeakMemory = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_shipper_peak_memory_bytes",
+		Help: "Most memory the sidecar held (proportional set size), highest of a result row's repeats; " +
+			"absent for other destinations.",
 	}, resultLabels)
 	resultAccountingError = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "logbench_result_accounting_error",
@@ -129,7 +144,7 @@ var (
 		resultRecordsDelivered, resultRecordsDropped, resultRecordsDroppedAtLeast,
 		resultRecordsArrivedLate, resultDrain, resultLogBytesPerRecord, resultLogGigabytesPerHour,
 		resultAccountingError, resultServerCPUCores, resultServerCPUPerTransactions, resultServerPeakMemory,
-		resultRecordsAtStage,
+		resultShipperCPUCores, resultShipperCPUPerRecords, resultShipperPeakMemory, resultRecordsAtStage,
 	}
 	phases = []v1alpha1.Phase{
 		v1alpha1.PhasePending, v1alpha1.PhaseProvisioning, v1alpha1.PhaseRunning,
@@ -187,6 +202,9 @@ func exportBenchmarkMetrics(benchmark *v1alpha1.LoggingBenchmark) {
 		setOptional(resultServerCPUCores, labels, row.ServerCPUCores)
 		setOptional(resultServerCPUPerTransactions, labels, row.ServerCPUMsPer1kTransactions)
 		setOptional(resultServerPeakMemory, labels, asFloat(row.ServerPeakMemoryBytes))
+		setOptional(resultShipperCPUCores, labels, row.ShipperCPUCores)
+		setOptional(resultShipperCPUPerRecords, labels, row.ShipperCPUMsPer1kRecords)
+		setOptional(resultShipperPeakMemory, labels, asFloat(row.ShipperPeakMemoryBytes))
 		var low, high, significant *float64
 		if interval := row.OverheadInterval; interval != nil {
 			low, high = &interval.LowPercent, &interval.HighPercent

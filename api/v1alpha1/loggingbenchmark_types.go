@@ -686,9 +686,11 @@ type RampStopConditions struct {
 	TPSGainBelowPercent *int32 `json:"tpsGainBelowPercent,omitempty"`
 }
 
-// ServerUsage is what PostgreSQL's processes (every backend, the logging collector, the
-// checkpointer and the others) spent while pgbench ran.
-type ServerUsage struct {
+// ProcessUsage is what a group of processes spent over a measurement: the server's
+// (locally PostgreSQL's processes, every backend, the logging collector, the checkpointer
+// and the others; in a cluster its instance pod's postgres container, which adds
+// CloudNativePG's instance manager) or a shipper sidecar's.
+type ProcessUsage struct {
 	// CPUSeconds is their CPU time over the measurement.
 	CPUSeconds float64 `json:"cpuSeconds"`
 	// WallSeconds is how long the measurement lasted.
@@ -974,10 +976,14 @@ type RepeatResult struct {
 	// destinations and the baseline in a cluster).
 	// +optional
 	LogBytes *int64 `json:"logBytes,omitempty"`
-	// Server is what PostgreSQL's processes spent while pgbench ran; measured by local
-	// runs only so far.
+	// Server is what the server spent while pgbench ran; absent where the instance pod
+	// has no meter (clusters created before logbench measured them).
 	// +optional
-	Server *ServerUsage `json:"server,omitempty"`
+	Server *ProcessUsage `json:"server,omitempty"`
+	// Shipper is what a shipping destination's sidecar spent from the start of pgbench
+	// to the end of the drain, while it shipped the run's records.
+	// +optional
+	Shipper *ProcessUsage `json:"shipper,omitempty"`
 	// ClientNode ran the pgbench pod and ServerNode the cluster's primary when the run
 	// ended, as the pods said; equal when the client competed with the server for a
 	// node's cores. Local runs leave them out.
@@ -1052,6 +1058,18 @@ type Result struct {
 	// ServerPeakMemoryBytes is the highest memory peak of the repeats.
 	// +optional
 	ServerPeakMemoryBytes *int64 `json:"serverPeakMemoryBytes,omitempty"`
+	// ShipperCPUCores is the median over the repeats of a shipping sidecar's CPU time per
+	// second, from the start of pgbench to the end of the drain.
+	// +optional
+	ShipperCPUCores *float64 `json:"shipperCPUCores,omitempty"`
+	// ShipperCPUMsPer1kRecords is the median over the repeats of the sidecar's CPU
+	// milliseconds per 1,000 records the server wrote, the same as thousandths of a core
+	// per 1,000 records a second.
+	// +optional
+	ShipperCPUMsPer1kRecords *float64 `json:"shipperCPUMsPer1kRecords,omitempty"`
+	// ShipperPeakMemoryBytes is the sidecar's highest memory peak of the repeats.
+	// +optional
+	ShipperPeakMemoryBytes *int64 `json:"shipperPeakMemoryBytes,omitempty"`
 	// Knee marks the row at its destination's knee (spec.workload.ramp): the highest
 	// client count that met every bound of the ramp.
 	// +optional

@@ -75,6 +75,9 @@ func Run(ctx context.Context, req Request, env Environment) (v1alpha1.RepeatResu
 		WarmupTag:    workload.NewWarmupTag(req.Destination.Name, req.Clients, nonce),
 		ScriptDir:    env.ScratchDir,
 	}
+	if execution.Meter, err = podMeter(ctx, env, req); err != nil {
+		return v1alpha1.RepeatResult{}, err
+	}
 	if err := bench.WarmUp(ctx, execution, runPgbench); err != nil {
 		return v1alpha1.RepeatResult{}, err
 	}

@@ -3,6 +3,9 @@ package agent
 import (
 	"context"
 	"fmt"
+	"net"
+	"slices"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/logbench/logbench/internal/bench"
+	"github.com/logbench/logbench/internal/meter"
 )
 
 // serverDirectory reads a log directory of the database server through SQL
@@ -61,4 +65,28 @@ func primaryPod(ctx context.Context, client kubernetes.Interface, namespace, clu
 		}
 	}
 	return nil, fmt.Errorf("cluster %s has no primary pod", cluster)
+}
+
+// podMeter measures the run with the meter of the primary's instance pod; nil when there
+// is no cluster (tests) or the pod has no meter (a cluster created before logbench added
+// one).
+func podMeter(ctx context.Context, env Environment, req Request) (bench.Meter, error) {
+	if env.Kubernetes == nil {
+		return nil, nil
+	}
+	client, err := env.Kubernetes()
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the Kubernetes API to find the pod's meter: %w", err)
+	}
+	pod, err := primaryPod(ctx, client, req.Namespace, req.ClusterName)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.ContainsFunc(pod.Spec.Containers, func(c corev1.Container) bool { return c.Name == meter.ContainerName }) {
+		return nil, nil
+	}
+	if pod.Status.PodIP == "" {
+		return nil, fmt.Errorf("pod %s has no IP for its meter", pod.Name)
+	}
+	return meter.Client{URL: "http://" + net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(meter.Port))}, nil
 }

@@ -49,10 +49,21 @@ type VolumeMeter interface {
 	LogBytes() (int64, bool)
 }
 
-// ServerMeter measures what the server spends while pgbench runs.
-type ServerMeter interface {
-	// Start begins a measurement; the function it returns ends it.
-	Start() (stop func() (v1alpha1.ServerUsage, error), err error)
+// Meter measures what the server, and a shipper sidecar where there is one, spend
+// during a run.
+type Meter interface {
+	// Start begins a measurement when pgbench starts.
+	Start() (Measurement, error)
+}
+
+// Measurement is one run's, from Meter.Start.
+type Measurement interface {
+	// Server ends the server's measurement when pgbench ends.
+	Server() (v1alpha1.ProcessUsage, error)
+	// Shipper ends the shipper's when the drain ends; nil when there is no shipper.
+	Shipper() (*v1alpha1.ProcessUsage, error)
+	// End ends the measurement, whichever of the above were read.
+	End()
 }
 
 // PgbenchRunner executes pgbench with the given arguments and extra environment
@@ -77,8 +88,9 @@ type Execution struct {
 	ScriptDir string
 	// Clock times the drain; nil means SystemClock.
 	Clock Clock
-	// Meter measures the server during pgbench; nil measures nothing.
-	Meter ServerMeter
+	// Meter measures the server during pgbench and the shipper until the drain ends; nil
+	// measures nothing.
+	Meter Meter
 }
 
 // Run executes pgbench and waits for the destination to drain. A returned error means
@@ -90,9 +102,12 @@ func Run(
 	runPgbench PgbenchRunner,
 	dest Destination,
 ) (v1alpha1.RepeatResult, error) {
-	script, output, server, err := runMetered(ctx, exec, runPgbench)
+	script, output, measurement, server, err := runMetered(ctx, exec, runPgbench)
 	if err != nil {
 		return v1alpha1.RepeatResult{}, err
+	}
+	if measurement != nil {
+		defer measurement.End()
 	}
 	clock := cmp.Or(exec.Clock, SystemClock)
 	ended := clock.Now()
@@ -119,6 +134,12 @@ func Run(
 	)
 	if err != nil {
 		return v1alpha1.RepeatResult{}, fmt.Errorf("counting delivered records: %w", err)
+	}
+	var shipper *v1alpha1.ProcessUsage
+	if measurement != nil {
+		if shipper, err = measurement.Shipper(); err != nil {
+			return v1alpha1.RepeatResult{}, fmt.Errorf("measuring the shipper: %w", err)
+		}
 	}
 	accounted := records.Reconcile(expectation, drained.Delivered, 0)
 	if accounting, ok := dest.(Accounting); ok {
@@ -148,6 +169,7 @@ func Run(
 		DrainSeconds:       max(0, drained.LastArrival.Sub(ended).Seconds()),
 		DrainEnd:           drained.End,
 		Server:             server,
+		Shipper:            shipper,
 	}
 	if meter, ok := dest.(VolumeMeter); ok {
 		if written, measured := meter.LogBytes(); measured {
@@ -162,29 +184,30 @@ func Run(
 }
 
 // runMetered runs the measured pgbench, with the server measured meanwhile when the
-// execution has a meter.
+// execution has a meter; the measurement goes on for the shipper.
 func runMetered(
 	ctx context.Context, exec Execution, runPgbench PgbenchRunner,
-) (workload.Script, []byte, *v1alpha1.ServerUsage, error) {
-	var stop func() (v1alpha1.ServerUsage, error)
+) (workload.Script, []byte, Measurement, *v1alpha1.ProcessUsage, error) {
+	var measurement Measurement
 	if exec.Meter != nil {
 		var err error
-		if stop, err = exec.Meter.Start(); err != nil {
-			return workload.Script{}, nil, nil, fmt.Errorf("measuring the server: %w", err)
+		if measurement, err = exec.Meter.Start(); err != nil {
+			return workload.Script{}, nil, nil, nil, fmt.Errorf("measuring the server: %w", err)
 		}
 	}
 	script, output, err := runTagged(ctx, exec, exec.Tag, exec.Workload.Duration.Duration, runPgbench)
-	if stop == nil {
-		return script, output, nil, err
+	if measurement == nil {
+		return script, output, nil, nil, err
 	}
-	usage, meterErr := stop()
+	usage, meterErr := measurement.Server()
+	if err == nil && meterErr != nil {
+		err = fmt.Errorf("measuring the server: %w", meterErr)
+	}
 	if err != nil {
-		return script, output, nil, err
+		measurement.End()
+		return script, output, nil, nil, err
 	}
-	if meterErr != nil {
-		return script, output, nil, fmt.Errorf("measuring the server: %w", meterErr)
-	}
-	return script, output, &usage, nil
+	return script, output, measurement, &usage, nil
 }
 
 // WarmUp runs pgbench for workload.warmup, unmeasured, before a destination's first run

@@ -143,6 +143,60 @@ func TestRunLetsTheDestinationAccountForItsRecords(t *testing.T) {
 	}
 }
 
+// journal records what happened in a run, in order.
+type journal struct{ events []string }
+
+func (j *journal) Start() (Measurement, error) { j.events = append(j.events, "start"); return j, nil }
+
+func (j *journal) Server() (v1alpha1.ProcessUsage, error) {
+	j.events = append(j.events, "server")
+	return v1alpha1.ProcessUsage{CPUSeconds: 1, WallSeconds: 2}, nil
+}
+
+func (j *journal) Shipper() (*v1alpha1.ProcessUsage, error) {
+	j.events = append(j.events, "shipper")
+	return &v1alpha1.ProcessUsage{CPUSeconds: 3, WallSeconds: 4}, nil
+}
+
+func (j *journal) End() { j.events = append(j.events, "end") }
+
+type journaledDestination struct {
+	arrivingDestination
+	journal *journal
+}
+
+func (d *journaledDestination) Delivered(ctx context.Context) (int64, error) {
+	d.journal.events = append(d.journal.events, "count")
+	return d.arrivingDestination.Delivered(ctx)
+}
+
+// TestRunMeasuresTheServerDuringPgbenchAndTheShipperUntilTheDrainEnds: the server is
+// measured while pgbench runs; the shipper works on after it, until the drain's last
+// count.
+func TestRunMeasuresTheServerDuringPgbenchAndTheShipperUntilTheDrainEnds(t *testing.T) {
+	var events journal
+	runner := func(context.Context, []string, []string) ([]byte, error) {
+		events.events = append(events.events, "pgbench")
+		return []byte(selectOnlyOutput), nil
+	}
+	exec := fluentBitExecution(t)
+	exec.Meter = &events
+	dest := &journaledDestination{arrivingDestination{step: 1000, total: 1000}, &events}
+	result, err := Run(context.Background(), exec, runner, dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The drain ends at the first count that holds every record; the final recount
+	// follows the shipper's measurement.
+	want := []string{"start", "pgbench", "server", "count", "shipper", "count", "end"}
+	if !slices.Equal(events.events, want) {
+		t.Errorf("events %v, want %v", events.events, want)
+	}
+	if result.Server == nil || result.Server.CPUSeconds != 1 || result.Shipper == nil || result.Shipper.CPUSeconds != 3 {
+		t.Errorf("server %+v, shipper %+v", result.Server, result.Shipper)
+	}
+}
+
 func TestDrainStopsAtTheDeadline(t *testing.T) {
 	dest := &arrivingDestination{step: 1, total: 1 << 40}
 	began := time.Now()

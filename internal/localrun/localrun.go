@@ -179,7 +179,7 @@ type destinationServer struct {
 	target     *target
 	mark       bench.LogMarker
 	runPgbench bench.PgbenchRunner
-	meter      bench.ServerMeter
+	meter      bench.Meter
 	// closers release what startDestination acquired, in reverse order.
 	closers []func(ctx context.Context)
 }

@@ -396,12 +396,12 @@ func expectPlausibleServerCost(t *testing.T, row v1alpha1.Result) {
 	name := results.RowName(row)
 	cores, perTransactions, peak := row.ServerCPUCores, row.ServerCPUMsPer1kTransactions, row.ServerPeakMemoryBytes
 	if cores == nil || *cores < 0.05 || *cores > float64(runtime.NumCPU())*1.2 {
-		t.Errorf("%s: server CPU %s cores on %d CPUs", name, results.ServerCPUCoresCell(row), runtime.NumCPU())
+		t.Errorf("%s: server CPU %s cores on %d CPUs", name, results.CoresCell(row.ServerCPUCores), runtime.NumCPU())
 	}
 	if perTransactions == nil || *perTransactions <= 0 {
-		t.Errorf("%s: server CPU %s ms per 1,000 transactions", name, results.ServerCPUPerTransactionsCell(row))
+		t.Errorf("%s: server CPU %s ms per 1,000 transactions", name, results.CPUPer1kCell(row.ServerCPUMsPer1kTransactions))
 	}
 	if peak == nil || *peak < 16<<20 || *peak > 4<<30 {
-		t.Errorf("%s: server memory peak %s MiB", name, results.ServerPeakMemoryCell(row))
+		t.Errorf("%s: server memory peak %s MiB", name, results.MemoryCell(row.ServerPeakMemoryBytes))
 	}
 }

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 )
@@ -21,6 +23,8 @@ const ClockTicks = 100
 // Stat is what logbench reads of /proc/PID/stat.
 type Stat struct {
 	PID, PPID int
+	// Command is the process's name (comm), at most 15 bytes of its executable's.
+	Command string
 	// UserTicks and SystemTicks are the process's own CPU time; ChildrenUserTicks and
 	// ChildrenSystemTicks those of its children it waited for, which left the tree.
 	UserTicks, SystemTicks, ChildrenUserTicks, ChildrenSystemTicks uint64
@@ -43,7 +47,7 @@ func ParseStat(content []byte) (Stat, error) {
 	if len(fields) < 15 {
 		return Stat{}, fmt.Errorf("stat: %d fields after the command name, want at least 15", len(fields))
 	}
-	stat := Stat{PID: pid}
+	stat := Stat{PID: pid, Command: string(content[open+1 : closing])}
 	if stat.PPID, err = strconv.Atoi(string(fields[1])); err != nil || stat.PPID < 0 {
 		return Stat{}, fmt.Errorf("stat: ppid %q", fields[1])
 	}
@@ -91,9 +95,66 @@ type Usage struct {
 // TreeUsage reads the usage of root and every process descending from it under the proc
 // folder (normally /proc). Processes that exit while it reads are left out.
 func TreeUsage(proc string, root int) (Usage, error) {
-	entries, err := os.ReadDir(proc)
+	stats, err := readStats(proc)
 	if err != nil {
 		return Usage{}, err
+	}
+	if _, found := stats[root]; !found {
+		return Usage{}, fmt.Errorf("process %d is not running", root)
+	}
+	usage := Usage{MemoryKnown: true}
+	for pid, stat := range stats {
+		if descends(stats, pid, root) {
+			usage.add(proc, stat)
+		}
+	}
+	return usage, nil
+}
+
+// Group is what the processes of one cgroup, one container of a pod, spend or hold.
+type Group struct {
+	Usage
+	// Cgroup is its processes' /proc/PID/cgroup, as this process's cgroup namespace
+	// shows it: equal for the processes of one container, different between containers.
+	Cgroup string
+	// PIDs and Commands are its processes'.
+	PIDs     []int
+	Commands []string
+}
+
+// CgroupGroups reads every process under proc and sums their usage by cgroup. In a pod
+// that shares its process namespace, a group is a container.
+func CgroupGroups(proc string) ([]Group, error) {
+	stats, err := readStats(proc)
+	if err != nil {
+		return nil, err
+	}
+	var groups []Group
+	index := map[string]int{}
+	for _, pid := range slices.Sorted(maps.Keys(stats)) {
+		cgroup, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "cgroup"))
+		if err != nil {
+			continue // exited since
+		}
+		i, found := index[string(cgroup)]
+		if !found {
+			i = len(groups)
+			index[string(cgroup)] = i
+			groups = append(groups, Group{Usage: Usage{MemoryKnown: true}, Cgroup: string(cgroup)})
+		}
+		group := &groups[i]
+		group.add(proc, stats[pid])
+		group.PIDs = append(group.PIDs, pid)
+		group.Commands = append(group.Commands, stats[pid].Command)
+	}
+	return groups, nil
+}
+
+// readStats reads /proc/PID/stat of every process under proc.
+func readStats(proc string) (map[int]Stat, error) {
+	entries, err := os.ReadDir(proc)
+	if err != nil {
+		return nil, err
 	}
 	stats := map[int]Stat{}
 	for _, entry := range entries {
@@ -109,30 +170,25 @@ func TreeUsage(proc string, root int) (Usage, error) {
 			stats[pid] = stat
 		}
 	}
-	if _, found := stats[root]; !found {
-		return Usage{}, fmt.Errorf("process %d is not running", root)
+	return stats, nil
+}
+
+// add counts a process's CPU time and memory in u.
+func (u *Usage) add(proc string, stat Stat) {
+	u.CPUTicks += stat.UserTicks + stat.SystemTicks + stat.ChildrenUserTicks + stat.ChildrenSystemTicks
+	content, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(stat.PID), "smaps_rollup"))
+	switch {
+	case exitedWhileRead(content, err):
+		return
+	case err != nil:
+		u.MemoryKnown = false // another user's, without the privilege
+		return
 	}
-	usage := Usage{MemoryKnown: true}
-	for pid, stat := range stats {
-		if !descends(stats, pid, root) {
-			continue
-		}
-		usage.CPUTicks += stat.UserTicks + stat.SystemTicks + stat.ChildrenUserTicks + stat.ChildrenSystemTicks
-		content, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "smaps_rollup"))
-		switch {
-		case exitedWhileRead(content, err):
-			continue
-		case err != nil:
-			usage.MemoryKnown = false // another user's, without the privilege
-			continue
-		}
-		pss, err := ParsePss(content)
-		if err != nil {
-			usage.MemoryKnown = false
-		}
-		usage.PssBytes += pss
+	pss, err := ParsePss(content)
+	if err != nil {
+		u.MemoryKnown = false
 	}
-	return usage, nil
+	u.PssBytes += pss
 }
 
 // exitedWhileRead tells a process that left between the listing and the read of its

@@ -1,15 +1,15 @@
 package procfs
 
 import (
-	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
+	"reflect"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/logbench/logbench/internal/procfs/procfstest"
 )
 
 func TestParseStat(t *testing.T) {
@@ -18,11 +18,11 @@ func TestParseStat(t *testing.T) {
 		want          Stat
 		fails         bool
 	}{
-		{name: "postgres backend", want: Stat{PID: 4242, PPID: 4200, UserTicks: 150, SystemTicks: 37,
+		{name: "postgres backend", want: Stat{PID: 4242, PPID: 4200, Command: "postgres", UserTicks: 150, SystemTicks: 37,
 			ChildrenUserTicks: 9, ChildrenSystemTicks: 4},
 			content: "4242 (postgres) S 4200 4200 4200 0 -1 4194560 2711 0 0 0 150 37 9 4 20 0 1 0 2761043 229617664 3000 " +
 				"18446744073709551615 1 1 0 0 0 0 4194304 19935232 1249 0 0 0 17 1 0 0 0 0 0\n"},
-		{name: "name with spaces and parentheses", want: Stat{PID: 7, PPID: 1, UserTicks: 2, SystemTicks: 3},
+		{name: "name with spaces and parentheses", want: Stat{PID: 7, PPID: 1, Command: "a (b) c)", UserTicks: 2, SystemTicks: 3},
 			content: "7 (a (b) c)) R 1 7 7 0 -1 0 0 0 0 0 2 3 0 0 20 0 1 0 5 100 10"},
 		{name: "too few fields", content: "7 (x) R 1 7 7", fails: true},
 		{name: "no name", content: "7 x R 1", fails: true},
@@ -99,43 +99,48 @@ func TestTreeUsageCountsExitedChildren(t *testing.T) {
 // TestTreeUsageOfAFakeTree sums the CPU times of root and its descendants only, counts
 // a zombie's memory as none, and says the memory is unknown once a read fails.
 func TestTreeUsageOfAFakeTree(t *testing.T) {
-	proc := t.TempDir()
-	process := func(pid, ppid int, times string, smaps *string) {
-		dir := filepath.Join(proc, strconv.Itoa(pid))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		stat := fmt.Sprintf("%d (postgres) S %d 1 1 0 -1 0 0 0 0 0 %s 20 0 1 0 5", pid, ppid, times)
-		if err := os.WriteFile(filepath.Join(dir, "stat"), []byte(stat), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if smaps == nil {
-			// A folder in the file's place fails the read, as a denied one does.
-			if err := os.Mkdir(filepath.Join(dir, "smaps_rollup"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			return
-		}
-		if err := os.WriteFile(filepath.Join(dir, "smaps_rollup"), []byte(*smaps), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pss := func(kilobytes int) *string { text := fmt.Sprintf("Rss: 9 kB\nPss: %d kB\n", kilobytes); return &text }
+	proc := procfstest.New(t)
 	zombie := ""
-	process(10, 1, "100 50 30 20", pss(1000))
-	process(11, 10, "7 3 0 0", pss(200))
-	process(12, 11, "1 1 0 0", &zombie)
-	process(13, 1, "999 999 0 0", pss(5000))
-	usage, err := TreeUsage(proc, 10)
+	proc.Process(10, 1, "postgres", "100 50 30 20", procfstest.Pss(1000), "")
+	proc.Process(11, 10, "postgres", "7 3 0 0", procfstest.Pss(200), "")
+	proc.Process(12, 11, "postgres", "1 1 0 0", &zombie, "")
+	proc.Process(13, 1, "postgres", "999 999 0 0", procfstest.Pss(5000), "")
+	usage, err := TreeUsage(proc.Root, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := (Usage{CPUTicks: 212, PssBytes: 1200 << 10, MemoryKnown: true}); usage != want {
 		t.Errorf("usage %+v, want %+v", usage, want)
 	}
-	process(14, 10, "0 0 0 0", nil)
-	if usage, err := TreeUsage(proc, 10); err != nil || usage.MemoryKnown {
+	proc.Process(14, 10, "postgres", "0 0 0 0", nil, "")
+	if usage, err := TreeUsage(proc.Root, 10); err != nil || usage.MemoryKnown {
 		t.Errorf("usage %+v, %v; want the memory unknown", usage, err)
+	}
+}
+
+// TestCgroupGroups sums a pod's processes by container, as its cgroup tells them, in
+// the order of their lowest PID; a denied read leaves only its group's memory unknown.
+func TestCgroupGroups(t *testing.T) {
+	proc := procfstest.New(t)
+	const pause, postgres, shipper = "0::/../pause\n", "0::/../postgres\n", "0::/\n"
+	proc.Process(1, 0, "pause", "0 1 0 0", nil, pause)
+	proc.Process(7, 0, "manager", "50 10 0 0", procfstest.Pss(3000), postgres)
+	proc.Process(20, 7, "postgres", "100 50 30 20", procfstest.Pss(1000), postgres)
+	proc.Process(21, 20, "postgres", "7 3 0 0", procfstest.Pss(200), postgres)
+	proc.Process(30, 0, "fluent-bit", "40 2 0 0", procfstest.Pss(9000), shipper)
+	groups, err := CgroupGroups(proc.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Group{
+		{Usage: Usage{CPUTicks: 1}, Cgroup: pause, PIDs: []int{1}, Commands: []string{"pause"}},
+		{Usage: Usage{CPUTicks: 270, PssBytes: 4200 << 10, MemoryKnown: true}, Cgroup: postgres,
+			PIDs: []int{7, 20, 21}, Commands: []string{"manager", "postgres", "postgres"}},
+		{Usage: Usage{CPUTicks: 42, PssBytes: 9000 << 10, MemoryKnown: true}, Cgroup: shipper,
+			PIDs: []int{30}, Commands: []string{"fluent-bit"}},
+	}
+	if !reflect.DeepEqual(groups, want) {
+		t.Errorf("groups\n%+v\nwant\n%+v", groups, want)
 	}
 }
 

@@ -59,6 +59,8 @@ type tableRow struct {
 	LogPerRecord, LogPerHour string
 	// The server's CPU cores, CPU milliseconds per 1,000 transactions and memory peak.
 	ServerCores, ServerCPUPerTransactions, ServerMemory string
+	// The shipper's CPU cores, CPU milliseconds per 1,000 records and memory peak.
+	ShipperCores, ShipperCPUPerRecords, ShipperMemory string
 }
 
 // failure is a failed repeat with its full error, which the tables shorten.
@@ -172,9 +174,12 @@ func newTableRow(row v1alpha1.Result, colour string) tableRow {
 	t.Drain = fmt.Sprintf("%.1f", row.DrainSeconds)
 	t.LogPerRecord = cmp.Or(results.LogBytesPerRecordCell(row), "–")
 	t.LogPerHour = cmp.Or(results.LogGigabytesPerHourCell(row), "–")
-	t.ServerCores = cmp.Or(results.ServerCPUCoresCell(row), "–")
-	t.ServerCPUPerTransactions = cmp.Or(results.ServerCPUPerTransactionsCell(row), "–")
-	t.ServerMemory = cmp.Or(results.ServerPeakMemoryCell(row), "–")
+	t.ServerCores = cmp.Or(results.CoresCell(row.ServerCPUCores), "–")
+	t.ServerCPUPerTransactions = cmp.Or(results.CPUPer1kCell(row.ServerCPUMsPer1kTransactions), "–")
+	t.ServerMemory = cmp.Or(results.MemoryCell(row.ServerPeakMemoryBytes), "–")
+	t.ShipperCores = cmp.Or(results.CoresCell(row.ShipperCPUCores), "–")
+	t.ShipperCPUPerRecords = cmp.Or(results.CPUPer1kCell(row.ShipperCPUMsPer1kRecords), "–")
+	t.ShipperMemory = cmp.Or(results.MemoryCell(row.ShipperPeakMemoryBytes), "–")
 	return t
 }
 

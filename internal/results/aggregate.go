@@ -191,36 +191,46 @@ func aggregateRow(
 	row.Noisy = len(ok) > 1 && row.TPSCoefficientOfVariation > v1alpha1.NoisyCVPercent
 	row.Records = sumRecords(ok)
 	row.LogBytesPerRecord, row.LogGigabytesPerHour = logVolume(ok, workload.Duration.Duration)
-	row.ServerCPUCores, row.ServerCPUMsPer1kTransactions, row.ServerPeakMemoryBytes = serverCost(ok)
+	row.ServerCPUCores, row.ServerCPUMsPer1kTransactions, row.ServerPeakMemoryBytes = processCost(ok,
+		func(r v1alpha1.RepeatResult) *v1alpha1.ProcessUsage { return r.Server },
+		func(r v1alpha1.RepeatResult) int64 { return r.Transactions })
+	// The shipper handles every record the server writes, delivered or not.
+	row.ShipperCPUCores, row.ShipperCPUMsPer1kRecords, row.ShipperPeakMemoryBytes = processCost(ok,
+		func(r v1alpha1.RepeatResult) *v1alpha1.ProcessUsage { return r.Shipper },
+		func(r v1alpha1.RepeatResult) int64 { return r.Records.Expected })
 	return row
 }
 
-// serverCost is the median of the repeats' server CPU, per second of run and per 1,000
-// transactions, and the highest of their memory peaks; nil where no repeat measured it.
-func serverCost(ok []v1alpha1.RepeatResult) (cores, msPer1kTransactions *float64, peakMemory *int64) {
-	var perSecond, perTransactions []float64
+// processCost is the median of the repeats' CPU of the processes usage picks, per second
+// and per 1,000 of the units the repeat counts, and the highest of their memory peaks;
+// nil where no repeat measured it.
+func processCost(
+	ok []v1alpha1.RepeatResult, usage func(v1alpha1.RepeatResult) *v1alpha1.ProcessUsage,
+	units func(v1alpha1.RepeatResult) int64,
+) (cores, msPer1kUnits *float64, peakMemory *int64) {
+	var perSecond, perUnits []float64
 	for _, r := range ok {
-		server := r.Server
-		if server == nil {
+		measured := usage(r)
+		if measured == nil {
 			continue
 		}
-		if server.WallSeconds > 0 {
-			perSecond = append(perSecond, server.CPUSeconds/server.WallSeconds)
+		if measured.WallSeconds > 0 {
+			perSecond = append(perSecond, measured.CPUSeconds/measured.WallSeconds)
 		}
-		if r.Transactions > 0 {
-			perTransactions = append(perTransactions, server.CPUSeconds*1e3/(float64(r.Transactions)/1e3))
+		if n := units(r); n > 0 {
+			perUnits = append(perUnits, measured.CPUSeconds*1e3/(float64(n)/1e3))
 		}
-		if peak := server.PeakMemoryBytes; peak != nil && (peakMemory == nil || *peak > *peakMemory) {
+		if peak := measured.PeakMemoryBytes; peak != nil && (peakMemory == nil || *peak > *peakMemory) {
 			peakMemory = peak
 		}
 	}
 	if len(perSecond) > 0 {
 		cores = new(median(perSecond))
 	}
-	if len(perTransactions) > 0 {
-		msPer1kTransactions = new(median(perTransactions))
+	if len(perUnits) > 0 {
+		msPer1kUnits = new(median(perUnits))
 	}
-	return cores, msPer1kTransactions, peakMemory
+	return cores, msPer1kUnits, peakMemory
 }
 
 // logVolume is the log bytes of the repeats per record the server wrote for the run,

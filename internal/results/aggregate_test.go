@@ -61,8 +61,14 @@ func withLogBytes(r v1alpha1.RepeatResult, bytes int64) v1alpha1.RepeatResult {
 // withServer adds a server measurement of wall seconds to a repeat, whose transactions
 // then are its TPS over them.
 func withServer(r v1alpha1.RepeatResult, cpuSeconds, wallSeconds float64, peak *int64) v1alpha1.RepeatResult {
-	r.Server = &v1alpha1.ServerUsage{CPUSeconds: cpuSeconds, WallSeconds: wallSeconds, PeakMemoryBytes: peak}
+	r.Server = &v1alpha1.ProcessUsage{CPUSeconds: cpuSeconds, WallSeconds: wallSeconds, PeakMemoryBytes: peak}
 	r.Transactions = int64(r.TPS * wallSeconds)
+	return r
+}
+
+// withShipper adds a shipper measurement to a repeat.
+func withShipper(r v1alpha1.RepeatResult, cpuSeconds, wallSeconds float64, peak int64) v1alpha1.RepeatResult {
+	r.Shipper = &v1alpha1.ProcessUsage{CPUSeconds: cpuSeconds, WallSeconds: wallSeconds, PeakMemoryBytes: &peak}
 	return r
 }
 
@@ -90,6 +96,30 @@ func TestServerCost(t *testing.T) {
 	}
 	if stdout.ServerCPUCores != nil || stdout.ServerCPUMsPer1kTransactions != nil || stdout.ServerPeakMemoryBytes != nil {
 		t.Errorf("a row without a measurement has %+v", stdout)
+	}
+}
+
+// TestShipperCost: the median of the sidecar's cores and CPU per 1,000 records the
+// server wrote (lost ones too: the shipper handled them), the highest memory peak.
+func TestShipperCost(t *testing.T) {
+	spec := testSpec(v1alpha1.AggregateMedian, 2)
+	rows := Aggregate(spec, map[RunKey]v1alpha1.RepeatResult{
+		{"csv", 2, 1}: withShipper(exact(1000, 10000, 10000), 2, 10, 30<<20),
+		{"csv", 2, 2}: withShipper(exact(1000, 20000, 5000), 2, 8, 50<<20),
+		{"csv", 2, 3}: withShipper(exact(1000, 40000, 40000), 6, 12, 40<<20),
+	})
+	fluent := rows[0]
+	if got := fluent.ShipperCPUCores; got == nil || *got != 0.25 {
+		t.Errorf("cores %v, want the median of 0.2, 0.25 and 0.5", got)
+	}
+	if got := fluent.ShipperCPUMsPer1kRecords; got == nil || *got != 150 {
+		t.Errorf("CPU per 1,000 records %v ms, want the median of 200, 100 and 150", got)
+	}
+	if got := fluent.ShipperPeakMemoryBytes; got == nil || *got != 50<<20 {
+		t.Errorf("peak memory %v, want the highest, 50 MiB", got)
+	}
+	if fluent.ServerCPUCores != nil {
+		t.Errorf("server cores %v from no server measurement", *fluent.ServerCPUCores)
 	}
 }
 

@@ -53,7 +53,7 @@ func Render(w io.Writer, f Format, rows []v1alpha1.Result) error {
 var humanHeader = []string{
 	"DESTINATION", "TYPE", "CLIENTS", "REPEATS", "TPS", "±STDDEV(CV%)", "LATENCY(ms)",
 	"OVERHEAD", "EXPECTED", "DELIVERED", "DROPPED", "DRAIN(s)", "LOG(B/rec)", "LOG(GB/h)",
-	"CPU(cores)", "CPU(ms/1k tx)", "MEM(MiB)",
+	"CPU(cores)", "CPU(ms/1k tx)", "MEM(MiB)", "SHIPPER CPU(cores)", "SHIPPER CPU(ms/1k rec)", "SHIPPER MEM(MiB)",
 }
 
 // Markers in human-readable cells; the footnotes explain them.
@@ -103,25 +103,27 @@ func humanCells(row v1alpha1.Result) []string {
 		overhead, expected, delivered, dropped,
 		fmt.Sprintf("%.1f", row.DrainSeconds),
 		cmp.Or(LogBytesPerRecordCell(row), missing), cmp.Or(LogGigabytesPerHourCell(row), missing),
-		cmp.Or(ServerCPUCoresCell(row), missing), cmp.Or(ServerCPUPerTransactionsCell(row), missing),
-		cmp.Or(ServerPeakMemoryCell(row), missing),
+		cmp.Or(CoresCell(row.ServerCPUCores), missing), cmp.Or(CPUPer1kCell(row.ServerCPUMsPer1kTransactions), missing),
+		cmp.Or(MemoryCell(row.ServerPeakMemoryBytes), missing),
+		cmp.Or(CoresCell(row.ShipperCPUCores), missing), cmp.Or(CPUPer1kCell(row.ShipperCPUMsPer1kRecords), missing),
+		cmp.Or(MemoryCell(row.ShipperPeakMemoryBytes), missing),
 	)
 }
 
-// ServerCPUCoresCell shows the server's CPU cores during a row's runs, "" when absent.
-func ServerCPUCoresCell(row v1alpha1.Result) string {
-	return optional(row.ServerCPUCores, func(v float64) string { return fmt.Sprintf("%.2f", v) })
+// CoresCell shows the CPU cores of a row's server or shipper, "" when absent.
+func CoresCell(cores *float64) string {
+	return optional(cores, func(v float64) string { return fmt.Sprintf("%.2f", v) })
 }
 
-// ServerCPUPerTransactionsCell shows the server's CPU milliseconds per 1,000
-// transactions of a row, "" when absent.
-func ServerCPUPerTransactionsCell(row v1alpha1.Result) string {
-	return optional(row.ServerCPUMsPer1kTransactions, func(v float64) string { return fmt.Sprintf("%.1f", v) })
+// CPUPer1kCell shows CPU milliseconds per 1,000 transactions (server) or records
+// (shipper), "" when absent.
+func CPUPer1kCell(milliseconds *float64) string {
+	return optional(milliseconds, func(v float64) string { return fmt.Sprintf("%.1f", v) })
 }
 
-// ServerPeakMemoryCell shows the server's memory peak of a row in MiB, "" when absent.
-func ServerPeakMemoryCell(row v1alpha1.Result) string {
-	return optional(row.ServerPeakMemoryBytes, func(v int64) string { return fmt.Sprintf("%.0f", float64(v)/(1<<20)) })
+// MemoryCell shows a memory peak in MiB, "" when absent.
+func MemoryCell(peak *int64) string {
+	return optional(peak, func(v int64) string { return fmt.Sprintf("%.0f", float64(v)/(1<<20)) })
 }
 
 // LogBytesPerRecordCell shows a row's log bytes per record, "" when absent.
@@ -348,6 +350,7 @@ var csvHeader = []string{
 	"overhead_verdict", "noisy", "expected", "expected_is_estimate", "delivered", "arrived_late", "dropped",
 	"dropped_at_least", "accounting_error", "drain_seconds", "log_bytes_per_record", "log_gigabytes_per_hour",
 	"knee", "ramp_stop", "server_cpu_cores", "server_cpu_ms_per_1k_transactions", "server_peak_memory_bytes",
+	"shipper_cpu_cores", "shipper_cpu_ms_per_1k_records", "shipper_peak_memory_bytes",
 }
 
 // renderCSV writes full-precision numbers for further processing; absent values
@@ -377,6 +380,8 @@ func renderCSV(w io.Writer, rows []v1alpha1.Result) error {
 			strconv.FormatBool(row.Knee), row.RampStop,
 			optional(row.ServerCPUCores, formatFloat), optional(row.ServerCPUMsPer1kTransactions, formatFloat),
 			optional(row.ServerPeakMemoryBytes, formatInt),
+			optional(row.ShipperCPUCores, formatFloat), optional(row.ShipperCPUMsPer1kRecords, formatFloat),
+			optional(row.ShipperPeakMemoryBytes, formatInt),
 		}
 		if err := cw.Write(record); err != nil {
 			return err

@@ -35,10 +35,10 @@ func goldenRows() []v1alpha1.Result {
 		{"baseline", 1, 3}: exact(27200, 0, 0),
 		{"baseline", 4, 1}: exact(49200, 0, 0),
 		{"baseline", 4, 2}: exact(48800, 0, 0),
-		{"csv", 1, 1}: withLogBytes(withPause(
+		{"csv", 1, 1}: withShipper(withLogBytes(withPause(
 			withStages(exact(16100, 161002, 161002), 161002, 161002, 161002, new(int64(161002))),
 			2.5,
-		), 32_200_400),
+		), 32_200_400), 3.1, 12.5, 38<<20),
 		{"csv", 1, 2}: withDropReason(
 			withStages(exact(15900, 159002, 158990), 159002, 159002, 158990, new(int64(158990))),
 			"the shipper dropped 12 records (errors or retries exhausted)",

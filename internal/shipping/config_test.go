@@ -1,7 +1,6 @@
 package shipping
 
 import (
-	"bytes"
 	"encoding/json"
 	"path/filepath"
 	"regexp"
@@ -74,15 +73,11 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden.Assert(t, filepath.Join("testdata", name+".config.golden"), config)
-			patch, err := PodPatch(target, "shipping-"+target.Destination.Name+"-shipper")
+			indented, err := json.MarshalIndent(PodPatch(target, "shipping-"+target.Destination.Name+"-shipper"), "", "  ")
 			if err != nil {
 				t.Fatal(err)
 			}
-			var indented bytes.Buffer
-			if err := json.Indent(&indented, []byte(patch), "", "  "); err != nil {
-				t.Fatal(err)
-			}
-			golden.Assert(t, filepath.Join("testdata", name+".podpatch.golden"), append(indented.Bytes(), '\n'))
+			golden.Assert(t, filepath.Join("testdata", name+".podpatch.golden"), append(indented, '\n'))
 		})
 	}
 }
@@ -91,20 +86,10 @@ func TestGolden(t *testing.T) {
 // every Loki variable of the sidecar comes from a secretKeyRef.
 func TestCredentialsComeFromSecrets(t *testing.T) {
 	for name, target := range goldenTargets() {
-		patch, err := PodPatch(target, "cm")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var operations []struct {
-			Path  string          `json:"path"`
-			Value json.RawMessage `json:"value"`
-		}
-		if err := json.Unmarshal([]byte(patch), &operations); err != nil {
-			t.Fatalf("%s: the pod patch is not a JSON patch: %v", name, err)
-		}
-		var container corev1.Container
-		if err := json.Unmarshal(operations[len(operations)-1].Value, &container); err != nil {
-			t.Fatal(err)
+		operations := PodPatch(target, "cm")
+		container, ok := operations[len(operations)-1].Value.(corev1.Container)
+		if !ok {
+			t.Fatalf("%s: the last operation adds %T, not the sidecar", name, operations[len(operations)-1].Value)
 		}
 		for _, env := range container.Env {
 			if env.Value != "" || env.ValueFrom == nil || env.ValueFrom.SecretKeyRef == nil {

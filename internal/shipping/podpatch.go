@@ -1,8 +1,6 @@
 package shipping
 
 import (
-	"encoding/json"
-
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/logbench/logbench/api/v1alpha1"
@@ -33,15 +31,22 @@ const (
 // jsonPatchAdd is RFC 6902's add operation.
 const jsonPatchAdd = "add"
 
-type patchOperation struct {
+// PatchOperation is one operation of an RFC 6902 JSON patch.
+type PatchOperation struct {
 	Op    string `json:"op"`
 	Path  string `json:"path"`
 	Value any    `json:"value"`
 }
 
-// PodPatch returns the value of PodPatchAnnotation adding the destination's shipper to
-// the instance pods, with its configuration from the ConfigMap configMap (ConfigKey).
-func PodPatch(t Target, configMap string) (string, error) {
+// Add is an RFC 6902 add operation.
+func Add(path string, value any) PatchOperation {
+	return PatchOperation{Op: jsonPatchAdd, Path: path, Value: value}
+}
+
+// PodPatch returns the operations of PodPatchAnnotation adding the destination's
+// shipper to the instance pods, with its configuration from the ConfigMap configMap
+// (ConfigKey).
+func PodPatch(t Target, configMap string) []PatchOperation {
 	shipper := t.shipper()
 	container := corev1.Container{
 		Name:  ContainerName,
@@ -61,36 +66,31 @@ func PodPatch(t Target, configMap string) (string, error) {
 		},
 		Resources: t.Destination.EffectiveShipper().Resources,
 		// The instance pod's securityContext runs every container as the postgres user,
-		// whose 0600 log files the shipper must read; the rest matches CloudNativePG's
-		// restricted postgres container.
-		SecurityContext: &corev1.SecurityContext{
-			AllowPrivilegeEscalation: new(false),
-			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-			Privileged:               new(false),
-			ReadOnlyRootFilesystem:   new(true),
-			RunAsNonRoot:             new(true),
-			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-		},
+		// whose 0600 log files the shipper must read.
+		SecurityContext: SidecarSecurityContext(),
 	}
-	patch := []patchOperation{
-		{
-			Op:   jsonPatchAdd,
-			Path: "/spec/volumes/-",
-			Value: corev1.Volume{Name: configVolume, VolumeSource: corev1.VolumeSource{
-				ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: configMap}},
-			}},
-		},
-		{
-			Op:   jsonPatchAdd,
-			Path: "/spec/volumes/-",
-			Value: corev1.Volume{Name: bufferVolume, VolumeSource: corev1.VolumeSource{
-				EmptyDir: &corev1.EmptyDirVolumeSource{},
-			}},
-		},
-		{Op: jsonPatchAdd, Path: "/spec/containers/-", Value: container},
+	return []PatchOperation{
+		Add("/spec/volumes/-", corev1.Volume{Name: configVolume, VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: configMap}},
+		}}),
+		Add("/spec/volumes/-", corev1.Volume{Name: bufferVolume, VolumeSource: corev1.VolumeSource{
+			EmptyDir: &corev1.EmptyDirVolumeSource{},
+		}}),
+		Add("/spec/containers/-", container),
 	}
-	encoded, err := json.Marshal(patch)
-	return string(encoded), err
+}
+
+// SidecarSecurityContext is that of the containers logbench adds to an instance pod: it
+// matches CloudNativePG's restricted postgres container.
+func SidecarSecurityContext() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		AllowPrivilegeEscalation: new(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		Privileged:               new(false),
+		ReadOnlyRootFilesystem:   new(true),
+		RunAsNonRoot:             new(true),
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
 }
 
 // CredentialsEnv passes Loki's credentials from their Secret to the environment

@@ -113,7 +113,7 @@ var _ = Describe("shipping", Ordered, func() {
 	})
 
 	It("ships every record through Fluent Bit and the collector, "+
-		"and reports each loss with its stage and reason", func(ctx SpecContext) {
+		"reports each loss with its stage and reason, and the shippers' CPU and memory", func(ctx SpecContext) {
 		Expect(shipping.lokiImage).NotTo(BeEmpty(),
 			"E2E_LOKI_IMAGE names the Loki image; make test-e2e-local and make test-e2e set it")
 		deployLoki(ctx)
@@ -176,6 +176,7 @@ var _ = Describe("shipping", Ordered, func() {
 				Expect(records.DropReason).To(BeEmpty(), what)
 			}
 		}
+		expectPlausibleCost(ctx, benchmark)
 	})
 
 	It("is scraped by a Prometheus set up as kube-prometheus-stack's: every row, every dashboard panel, "+
@@ -270,6 +271,7 @@ var _ = Describe("shipping", Ordered, func() {
 				Expect(records.DropReason).To(BeEmpty(), what)
 			}
 		}
+		expectPlausibleCost(ctx, benchmark)
 	})
 
 	// Last of the shipping specs: the restarted Loki holds nothing of the earlier ones.

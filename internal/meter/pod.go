@@ -1,0 +1,232 @@
+package meter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/bench"
+	"github.com/logbench/logbench/internal/procfs"
+)
+
+const (
+	// ContainerName is the meter sidecar of every instance pod logbench creates.
+	ContainerName = "logbench-meter"
+	// Port serves the meter's windows.
+	Port = 9190
+
+	// maxWindows bounds the measurements open at once: one agent measures one run of a
+	// cluster at a time, and a window left open by an agent that died expires.
+	maxWindows   = 4
+	windowExpiry = time.Hour
+)
+
+// PodSample reads the usage of an instance pod's containers from the proc folder of a
+// container that shares the pod's process namespace: the server is the container
+// running postgres, the shipper every other one but the pod's sandbox (PID 1) and the
+// meter itself (self).
+func PodSample(proc string, self int) Sample {
+	return func() (map[string]procfs.Usage, error) {
+		groups, err := procfs.CgroupGroups(proc)
+		if err != nil {
+			return nil, err
+		}
+		roles := map[string]procfs.Usage{}
+		for _, group := range groups {
+			role := Shipper
+			switch {
+			case slices.Contains(group.PIDs, 1) || slices.Contains(group.PIDs, self):
+				continue
+			case slices.Contains(group.Commands, "postgres"):
+				role = Server
+			}
+			sum, found := roles[role]
+			if !found {
+				sum.MemoryKnown = true
+			}
+			roles[role] = procfs.Usage{
+				CPUTicks:    sum.CPUTicks + group.CPUTicks,
+				PssBytes:    sum.PssBytes + group.PssBytes,
+				MemoryKnown: sum.MemoryKnown && group.MemoryKnown,
+			}
+		}
+		if _, found := roles[Server]; !found {
+			return nil, errors.New("no postgres process in sight: the pod must share its process namespace")
+		}
+		return roles, nil
+	}
+}
+
+// Service serves windows over HTTP: POST /windows opens one, GET /windows/ID reads it
+// (the JSON of a map from role to v1alpha1.ProcessUsage) and DELETE /windows/ID closes
+// it.
+type Service struct {
+	sample Sample
+
+	mu      sync.Mutex
+	last    int
+	windows map[string]openWindow
+}
+
+type openWindow struct {
+	*Window
+	expires time.Time
+}
+
+// NewService serves windows over sample.
+func NewService(sample Sample) *Service {
+	return &Service{sample: sample, windows: map[string]openWindow{}}
+}
+
+// Handler routes the service's requests.
+func (s *Service) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /windows", s.open)
+	mux.HandleFunc("GET /windows/{id}", s.read)
+	mux.HandleFunc("DELETE /windows/{id}", s.close)
+	return mux
+}
+
+func (s *Service) open(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, window := range s.windows {
+		if time.Now().After(window.expires) {
+			window.Close()
+			delete(s.windows, id)
+		}
+	}
+	if len(s.windows) >= maxWindows {
+		http.Error(w, fmt.Sprintf("%d measurements open already", maxWindows), http.StatusTooManyRequests)
+		return
+	}
+	window, err := Open(s.sample)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	s.last++
+	id := strconv.Itoa(s.last)
+	s.windows[id] = openWindow{window, time.Now().Add(windowExpiry)}
+	w.Header().Set("Location", "/windows/"+id)
+	w.WriteHeader(http.StatusCreated)
+}
+
+func (s *Service) read(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	window, found := s.windows[r.PathValue("id")]
+	s.mu.Unlock()
+	if !found {
+		http.Error(w, "no such measurement: it expired, or the meter restarted", http.StatusNotFound)
+		return
+	}
+	usage, err := window.Read()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(usage)
+}
+
+func (s *Service) close(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	window, found := s.windows[r.PathValue("id")]
+	delete(s.windows, r.PathValue("id"))
+	s.mu.Unlock()
+	if found {
+		window.Close()
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// Client measures runs with the meter of an instance pod, at URL (http://IP:Port).
+type Client struct {
+	URL  string
+	HTTP *http.Client
+}
+
+var _ bench.Meter = Client{}
+
+// Start opens a window.
+func (c Client) Start() (bench.Measurement, error) {
+	response, err := c.do(http.MethodPost, "/windows", http.StatusCreated)
+	if err != nil {
+		return nil, err
+	}
+	return &podMeasurement{client: c, path: response.Header.Get("Location")}, nil
+}
+
+type podMeasurement struct {
+	client Client
+	path   string
+}
+
+func (m *podMeasurement) read(role string) (*v1alpha1.ProcessUsage, error) {
+	response, err := m.client.do(http.MethodGet, m.path, http.StatusOK)
+	if err != nil {
+		return nil, err
+	}
+	var usage map[string]v1alpha1.ProcessUsage
+	if err := json.NewDecoder(response.Body).Decode(&usage); err != nil {
+		return nil, fmt.Errorf("reading the meter's answer: %w", err)
+	}
+	measured, found := usage[role]
+	if !found {
+		return nil, nil
+	}
+	return &measured, nil
+}
+
+func (m *podMeasurement) Server() (v1alpha1.ProcessUsage, error) {
+	usage, err := m.read(Server)
+	if err == nil && usage == nil {
+		err = errors.New("the meter measured no server")
+	}
+	if err != nil {
+		return v1alpha1.ProcessUsage{}, err
+	}
+	return *usage, nil
+}
+
+func (m *podMeasurement) Shipper() (*v1alpha1.ProcessUsage, error) { return m.read(Shipper) }
+
+// End closes the window; a meter that no longer answers lets it expire.
+func (m *podMeasurement) End() { _, _ = m.client.do(http.MethodDelete, m.path, http.StatusNoContent) }
+
+// do sends a request and returns the response with its body read into memory.
+func (c Client) do(method, path string, want int) (*http.Response, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	request, err := http.NewRequestWithContext(ctx, method, c.URL+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	client := c.HTTP
+	if client == nil {
+		client = http.DefaultClient
+	}
+	response, err := client.Do(request)
+	if err != nil {
+		return nil, fmt.Errorf("the instance pod's meter: %w", err)
+	}
+	defer response.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(response.Body, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("the instance pod's meter: %w", err)
+	}
+	if response.StatusCode != want {
+		return nil, fmt.Errorf("the instance pod's meter answered %s: %s", response.Status, bytes.TrimSpace(body))
+	}
+	response.Body = io.NopCloser(bytes.NewReader(body))
+	return response, nil
+}

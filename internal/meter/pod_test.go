@@ -1,0 +1,136 @@
+package meter
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/logbench/logbench/internal/procfs"
+	"github.com/logbench/logbench/internal/procfs/procfstest"
+)
+
+const (
+	sandboxCgroup  = "0::/../pause\n"
+	postgresCgroup = "0::/../postgres\n"
+	shipperCgroup  = "0::/../shipper\n"
+	meterCgroup    = "0::/\n"
+	meterPID       = 50
+)
+
+// instancePod lays out a shipping destination's instance pod as its meter sees it:
+// the sandbox, the postgres container (instance manager, postmaster, a backend), the
+// shipper and the meter; serverTicks and shipperTicks set the user CPU time of the
+// postmaster and the shipper, shipperKilobytes the shipper's memory.
+func instancePod(proc procfstest.Proc, serverTicks, shipperTicks string, shipperKilobytes int) {
+	proc.Process(1, 0, "pause", "0 0 0 0", nil, sandboxCgroup)
+	proc.Process(7, 0, "manager", "50 10 0 0", procfstest.Pss(3000), postgresCgroup)
+	proc.Process(20, 7, "postgres", serverTicks+" 0 30 20", procfstest.Pss(1000), postgresCgroup)
+	proc.Process(21, 20, "postgres", "7 3 0 0", procfstest.Pss(200), postgresCgroup)
+	proc.Process(30, 0, "fluent-bit", shipperTicks+" 0 0 0", procfstest.Pss(shipperKilobytes), shipperCgroup)
+	proc.Process(meterPID, 0, "logbench", "900 0 0 0", procfstest.Pss(9999), meterCgroup)
+}
+
+func TestPodSample(t *testing.T) {
+	proc := procfstest.New(t)
+	instancePod(proc, "100", "40", 8000)
+	roles, err := PodSample(proc.Root, meterPID)()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]procfs.Usage{
+		Server:  {CPUTicks: 220, PssBytes: 4200 << 10, MemoryKnown: true},
+		Shipper: {CPUTicks: 40, PssBytes: 8000 << 10, MemoryKnown: true},
+	}
+	if len(roles) != len(want) || roles[Server] != want[Server] || roles[Shipper] != want[Shipper] {
+		t.Errorf("roles %+v, want %+v", roles, want)
+	}
+
+	// A pod that does not share its process namespace shows the meter alone.
+	alone := procfstest.New(t)
+	alone.Process(1, 0, "logbench", "1 0 0 0", procfstest.Pss(10), meterCgroup)
+	if _, err := PodSample(alone.Root, 1)(); err == nil || !strings.Contains(err.Error(), "share its process namespace") {
+		t.Errorf("a meter alone in its namespace: %v, want an error naming the namespace", err)
+	}
+}
+
+// TestServiceMeasuresARun opens a window the way the agent does, over HTTP: the server's
+// CPU counts from the opening, the shipper's peak memory is the highest sample even
+// after its memory fell, and the window is gone once ended.
+func TestServiceMeasuresARun(t *testing.T) {
+	proc := procfstest.New(t)
+	instancePod(proc, "100", "40", 8000)
+	server := httptest.NewServer(NewService(PodSample(proc.Root, meterPID)).Handler())
+	defer server.Close()
+	client := Client{URL: server.URL}
+
+	measurement, err := client.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	instancePod(proc, "300", "90", 20000) // busy, and a memory peak the next sample sees
+	time.Sleep(3 * Sampling)
+	instancePod(proc, "300", "140", 9000)
+	usage, err := measurement.Server()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if usage.CPUSeconds != 2 || usage.WallSeconds <= 0 || usage.PeakMemoryBytes == nil || *usage.PeakMemoryBytes != 4200<<10 {
+		t.Errorf("server %+v (peak %v), want 2 CPU seconds and a 4200 KiB peak", usage, usage.PeakMemoryBytes)
+	}
+	shipper, err := measurement.Shipper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shipper == nil || shipper.CPUSeconds != 1 || shipper.PeakMemoryBytes == nil || *shipper.PeakMemoryBytes != 20000<<10 {
+		t.Errorf("shipper %+v, want 1 CPU second and a 20000 KiB peak", shipper)
+	}
+	measurement.End()
+	if _, err := measurement.Server(); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("an ended measurement read: %v, want 404", err)
+	}
+}
+
+// TestServiceBoundsOpenWindows: an agent that died leaves its window open; the meter
+// refuses more than maxWindows at once rather than sample without end.
+func TestServiceBoundsOpenWindows(t *testing.T) {
+	proc := procfstest.New(t)
+	instancePod(proc, "100", "40", 8000)
+	server := httptest.NewServer(NewService(PodSample(proc.Root, meterPID)).Handler())
+	defer server.Close()
+	client := Client{URL: server.URL}
+	for range maxWindows {
+		measurement, err := client.Start()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer measurement.End()
+	}
+	if _, err := client.Start(); err == nil || !strings.Contains(err.Error(), http.StatusText(http.StatusTooManyRequests)) {
+		t.Errorf("one window too many: %v", err)
+	}
+}
+
+// TestNoShipper: the pods of file and Stdout destinations have no sidecar but the meter.
+func TestNoShipper(t *testing.T) {
+	proc := procfstest.New(t)
+	instancePod(proc, "100", "40", 8000)
+	if err := os.RemoveAll(filepath.Join(proc.Root, "30")); err != nil {
+		t.Fatal(err)
+	}
+	window, err := Open(PodSample(proc.Root, meterPID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer window.Close()
+	usage, err := window.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, found := usage[Shipper]; found || len(usage) != 1 {
+		t.Errorf("usage %v, want the server's only", usage)
+	}
+}
