@@ -57,15 +57,20 @@ func TestPodSample(t *testing.T) {
 	}
 }
 
+// servedPod serves the meter of an idle instancePod over HTTP for the test's length.
+func servedPod(t *testing.T) (procfstest.Proc, Client) {
+	proc := procfstest.New(t)
+	instancePod(proc, "100", "40", 8000)
+	server := httptest.NewServer(NewService(PodSample(proc.Root, meterPID)).Handler())
+	t.Cleanup(server.Close)
+	return proc, Client{URL: server.URL}
+}
+
 // TestServiceMeasuresARun opens a window the way the agent does, over HTTP: the server's
 // CPU counts from the opening, the shipper's peak memory is the highest sample even
 // after its memory fell, and the window is gone once ended.
 func TestServiceMeasuresARun(t *testing.T) {
-	proc := procfstest.New(t)
-	instancePod(proc, "100", "40", 8000)
-	server := httptest.NewServer(NewService(PodSample(proc.Root, meterPID)).Handler())
-	defer server.Close()
-	client := Client{URL: server.URL}
+	proc, client := servedPod(t)
 
 	measurement, err := client.Start()
 	if err != nil {
@@ -97,11 +102,7 @@ func TestServiceMeasuresARun(t *testing.T) {
 // TestServiceBoundsOpenWindows: an agent that died leaves its window open; the meter
 // refuses more than maxWindows at once rather than sample without end.
 func TestServiceBoundsOpenWindows(t *testing.T) {
-	proc := procfstest.New(t)
-	instancePod(proc, "100", "40", 8000)
-	server := httptest.NewServer(NewService(PodSample(proc.Root, meterPID)).Handler())
-	defer server.Close()
-	client := Client{URL: server.URL}
+	_, client := servedPod(t)
 	for range maxWindows {
 		measurement, err := client.Start()
 		if err != nil {
