@@ -19,7 +19,7 @@ import (
 const dashboardFile = "../charts/logbench/dashboards/logbench.json"
 
 var (
-	metricNamePattern = regexp.MustCompile(`logbench_[a-z_]+`)
+	metricNamePattern = regexp.MustCompile(`logbench_[a-z0-9_]+`)
 	// Labels a PromQL query depends on: those its selectors match, those it aggregates
 	// by, and those a Grafana label_values variable lists.
 	labelPatterns = []*regexp.Regexp{
@@ -69,6 +69,7 @@ func exportEveryMetric(t *testing.T) map[string]map[string]bool {
 				Records: v1alpha1.Records{Expected: 100, Delivered: 100, Dropped: ptr.To[int64](0),
 					Stages: &v1alpha1.RecordStages{ContainerLog: new(int64(100)), Stored: new(int64(100))}},
 				LogBytesPerRecord: new(150.0), LogGigabytesPerHour: new(0.5),
+				ShipperCPUCores: new(0.2), ShipperCPUMsPer1kRecords: new(35.0), ShipperPeakMemoryBytes: new(int64(16 << 20)),
 			}, {
 				Destination: "slow", Type: v1alpha1.DestinationStderr, Clients: 4,
 				TPS: 1000, LatencyAvgMs: 4, OverheadPercent: new(5.0), DrainSeconds: 1,
