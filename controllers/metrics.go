@@ -228,13 +228,10 @@ func exportStages(row prometheus.Labels, stages *v1alpha1.RecordStages) {
 	if stages == nil {
 		stages = &v1alpha1.RecordStages{}
 	}
-	for stage, count := range map[string]*int64{
-		"containerLog": stages.ContainerLog, "written": stages.Written, "read": stages.Read,
-		"sent": stages.Sent, "stored": stages.Stored,
-	} {
+	for _, stage := range stages.Pipeline() {
 		labels := maps.Clone(row)
-		labels[metricLabelStage] = stage
-		setOptional(resultRecordsAtStage, labels, asFloat(count))
+		labels[metricLabelStage] = stage.Name
+		setOptional(resultRecordsAtStage, labels, asFloat(stage.Count))
 	}
 }
 

@@ -226,6 +226,22 @@ func (f LogFormat) LogDestination() string {
 	return "csvlog"
 }
 
+// StageCount is one stage of a row's pipeline and its records; Count is nil where the
+// stage was not counted.
+// +kubebuilder:object:generate=false
+type StageCount struct {
+	Name  string
+	Count *int64
+}
+
+// Pipeline lists the stages in the order the records pass them, under the names LostAt
+// gives them.
+func (s RecordStages) Pipeline() []StageCount {
+	return []StageCount{
+		{"containerLog", s.ContainerLog}, {"written", s.Written}, {"read", s.Read}, {"sent", s.Sent}, {"stored", s.Stored},
+	}
+}
+
 // LosingStage names the first stage holding fewer records than the one before it, or ""
 // when the last stage holds every record of the first. exactExpected, when the
 // expectation is exact, stands before the first stage: a first stage holding fewer lost
@@ -243,12 +259,9 @@ func (s RecordStages) LosingStage(exactExpected *int64) string {
 	if exactExpected != nil {
 		chain = append(chain, stage{"expected", *exactExpected})
 	}
-	for _, counted := range []struct {
-		name  string
-		count *int64
-	}{{"containerLog", s.ContainerLog}, {"written", s.Written}, {"read", s.Read}, {"sent", s.Sent}, {"stored", s.Stored}} {
-		if counted.count != nil {
-			chain = append(chain, stage{counted.name, *counted.count})
+	for _, counted := range s.Pipeline() {
+		if counted.Count != nil {
+			chain = append(chain, stage{counted.Name, *counted.Count})
 		}
 	}
 	if len(chain) < 2 || chain[len(chain)-1].count >= chain[0].count {

@@ -231,20 +231,17 @@ func LateNote(row v1alpha1.Result) string {
 	)
 }
 
+// stageWords spells the stage names that are identifiers as words.
+var stageWords = strings.NewReplacer("containerLog", "container log")
+
 // StagesNote counts a row's records at each stage of its pipeline that was counted and
 // names the stage where records went missing.
 func StagesNote(row v1alpha1.Result) string {
 	stages := row.Records.Stages
 	var counted []string
-	for _, stage := range []struct {
-		name  string
-		count *int64
-	}{
-		{"container log", stages.ContainerLog}, {"written", stages.Written}, {"read", stages.Read},
-		{"sent", stages.Sent}, {"stored", stages.Stored},
-	} {
-		if stage.count != nil {
-			counted = append(counted, fmt.Sprintf("%s %d", stage.name, *stage.count))
+	for _, stage := range stages.Pipeline() {
+		if stage.Count != nil {
+			counted = append(counted, fmt.Sprintf("%s %d", stageWords.Replace(stage.Name), *stage.Count))
 		}
 	}
 	note := fmt.Sprintf("%s records by stage: %s", RowName(row), strings.Join(counted, ", "))
