@@ -89,22 +89,21 @@ func (r *nodeAgentRun) Account(
 ) (v1alpha1.Records, error) {
 	refused, trouble := r.loki.since(ctx, delivered)
 	stages := v1alpha1.RecordStages{Stored: &delivered}
-	var stageReasons []string
 	if r.containerLog != nil {
 		inLog, err := r.containerLog.Delivered(ctx)
 		if err != nil {
 			return v1alpha1.Records{}, fmt.Errorf("counting the run's records in the container log: %w", err)
 		}
 		stages.ContainerLog = &inLog
-		if stages.LostAt = stages.LosingStage(want.Exact()); stages.LostAt != "" {
-			reasons, err := r.stageReasons(ctx, stages)
-			if err != nil {
-				return v1alpha1.Records{}, err
-			}
-			stageReasons = reasons
+	}
+	stages.LostAt = stages.LosingStage(want.Exact())
+	var stageReasons []string
+	if r.containerLog != nil && stages.LostAt != "" {
+		reasons, err := r.stageReasons(ctx, stages)
+		if err != nil {
+			return v1alpha1.Records{}, err
 		}
-	} else {
-		stages.LostAt = stages.LosingStage(want.Exact())
+		stageReasons = reasons
 	}
 	return shipping.Account(want, delivered, shipping.OutputCounters{}, refused, &stages, trouble, stageReasons,
 		nodeAgentUnexplained), nil
