@@ -49,14 +49,10 @@ func PodSample(proc string, self int) Sample {
 			case slices.Contains(group.Commands, "postgres"):
 				role = Server
 			}
-			sum, found := roles[role]
-			if !found {
-				sum.MemoryKnown = true
-			}
-			roles[role] = procfs.Usage{
-				CPUTicks:    sum.CPUTicks + group.CPUTicks,
-				PssBytes:    sum.PssBytes + group.PssBytes,
-				MemoryKnown: sum.MemoryKnown && group.MemoryKnown,
+			if sum, found := roles[role]; found {
+				roles[role] = sum.Plus(group.Usage)
+			} else {
+				roles[role] = group.Usage
 			}
 		}
 		if _, found := roles[Server]; !found {
@@ -159,11 +155,11 @@ var _ bench.Meter = Client{}
 
 // Start opens a window.
 func (c Client) Start() (bench.Measurement, error) {
-	response, err := c.do(http.MethodPost, "/windows", http.StatusCreated)
+	header, _, err := c.do(http.MethodPost, "/windows", http.StatusCreated)
 	if err != nil {
 		return nil, err
 	}
-	return &podMeasurement{client: c, path: response.Header.Get("Location")}, nil
+	return &podMeasurement{client: c, path: header.Get("Location")}, nil
 }
 
 type podMeasurement struct {
@@ -172,12 +168,12 @@ type podMeasurement struct {
 }
 
 func (m *podMeasurement) read(role string) (*v1alpha1.ProcessUsage, error) {
-	response, err := m.client.do(http.MethodGet, m.path, http.StatusOK)
+	_, body, err := m.client.do(http.MethodGet, m.path, http.StatusOK)
 	if err != nil {
 		return nil, err
 	}
 	var usage map[string]v1alpha1.ProcessUsage
-	if err := json.NewDecoder(response.Body).Decode(&usage); err != nil {
+	if err := json.Unmarshal(body, &usage); err != nil {
 		return nil, fmt.Errorf("reading the meter's answer: %w", err)
 	}
 	measured, found := usage[role]
@@ -201,15 +197,17 @@ func (m *podMeasurement) Server() (v1alpha1.ProcessUsage, error) {
 func (m *podMeasurement) Shipper() (*v1alpha1.ProcessUsage, error) { return m.read(Shipper) }
 
 // End closes the window; a meter that no longer answers lets it expire.
-func (m *podMeasurement) End() { _, _ = m.client.do(http.MethodDelete, m.path, http.StatusNoContent) }
+func (m *podMeasurement) End() {
+	_, _, _ = m.client.do(http.MethodDelete, m.path, http.StatusNoContent)
+}
 
-// do sends a request and returns the response with its body read into memory.
-func (c Client) do(method, path string, want int) (*http.Response, error) {
+// do sends a request and returns the header and the body of an answer with status want.
+func (c Client) do(method, path string, want int) (http.Header, []byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	request, err := http.NewRequestWithContext(ctx, method, c.URL+path, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	client := c.HTTP
 	if client == nil {
@@ -217,16 +215,15 @@ func (c Client) do(method, path string, want int) (*http.Response, error) {
 	}
 	response, err := client.Do(request)
 	if err != nil {
-		return nil, fmt.Errorf("the instance pod's meter: %w", err)
+		return nil, nil, fmt.Errorf("the instance pod's meter: %w", err)
 	}
 	defer response.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(response.Body, 1<<20))
 	if err != nil {
-		return nil, fmt.Errorf("the instance pod's meter: %w", err)
+		return nil, nil, fmt.Errorf("the instance pod's meter: %w", err)
 	}
 	if response.StatusCode != want {
-		return nil, fmt.Errorf("the instance pod's meter answered %s: %s", response.Status, bytes.TrimSpace(body))
+		return nil, nil, fmt.Errorf("the instance pod's meter answered %s: %s", response.Status, bytes.TrimSpace(body))
 	}
-	response.Body = io.NopCloser(bytes.NewReader(body))
-	return response, nil
+	return response.Header, body, nil
 }

@@ -92,6 +92,15 @@ type Usage struct {
 	MemoryKnown bool
 }
 
+// Plus is the usage of u's processes and o's together.
+func (u Usage) Plus(o Usage) Usage {
+	return Usage{
+		CPUTicks:    u.CPUTicks + o.CPUTicks,
+		PssBytes:    u.PssBytes + o.PssBytes,
+		MemoryKnown: u.MemoryKnown && o.MemoryKnown,
+	}
+}
+
 // TreeUsage reads the usage of root and every process descending from it under the proc
 // folder (normally /proc). Processes that exit while it reads are left out.
 func TreeUsage(proc string, root int) (Usage, error) {
