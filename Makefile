@@ -163,10 +163,24 @@ test-e2e-local: local-cluster-up ## Run the e2e suite on the local cluster, brin
 	E2E_FLUENT_BIT_IMAGE=logbench.local/fluent-bit:$(FLUENT_BIT_VERSION) \
 	go test -tags e2e ./test/e2e/ -v -ginkgo.v -timeout $(E2E_TIMEOUT)
 
+# KIND_IMAGES=upstream pulls kind's node image and the upstream images, as users do;
+# KIND_IMAGES=offline builds them here (hack/kind/node-image.sh), for machines that reach
+# no registry: the suite then runs the images the local cluster runs.
+KIND_IMAGES ?= upstream
+ifeq ($(KIND_IMAGES),offline)
+KIND_E2E_IMAGES = E2E_POSTGRES_IMAGE=logbench.local/postgresql:15-pgaudit-bookworm \
+	E2E_POSTGRES18_IMAGE=logbench.local/postgresql:18.6-bookworm E2E_LOKI_IMAGE=logbench.local/loki:$(LOKI_VERSION) \
+	E2E_COLLECTOR_IMAGE=logbench.local/otelcol:$(OTELCOL_BUILDER_VERSION:v%=%) \
+	E2E_FLUENT_BIT_IMAGE=logbench.local/fluent-bit:$(FLUENT_BIT_VERSION)
+else
+KIND_E2E_IMAGES = E2E_LOKI_IMAGE=docker.io/grafana/loki:$(LOKI_VERSION) \
+	E2E_FLUENT_BIT_IMAGE=cr.fluentbit.io/fluent/fluent-bit:$(FLUENT_BIT_VERSION)
+endif
+
 .PHONY: test-e2e
-test-e2e: kind helm ## Run the e2e suite on a kind cluster (needs Docker), creating it first.
-	KIND=$(KIND) hack/kind/up.sh
-	E2E_PROVIDER=kind KUBECONFIG= E2E_LOKI_IMAGE=grafana/loki:$(LOKI_VERSION) \
+test-e2e: kind helm ## Run the e2e suite on a kind cluster (needs Docker), creating it first; KIND_IMAGES=offline builds its images here.
+	KIND=$(KIND) KIND_IMAGES=$(KIND_IMAGES) KIND_VERSION=$(KIND_VERSION) hack/kind/up.sh
+	E2E_PROVIDER=kind KUBECONFIG= $(KIND_E2E_IMAGES) \
 	go test -tags e2e ./test/e2e/ -v -ginkgo.v -timeout $(E2E_TIMEOUT)
 
 # The shipping tests run the OpenTelemetry Collector, Fluent Bit and Loki binaries on
@@ -179,7 +193,7 @@ test-shipping: loki otelcol ## Run the shipping tests against bin/loki, bin/otel
 	go test -tags shipping ./internal/shipping/ -run ToLoki -v -count=1
 
 .PHONY: kind-down
-kind-down: kind ## Delete the kind cluster of test-e2e.
+kind-down: kind ## Delete the kind cluster of test-e2e, and stop the Docker engine if hack/kind started it.
 	KIND=$(KIND) hack/kind/down.sh
 
 ##@ Dependencies
@@ -201,7 +215,7 @@ KUSTOMIZE_VERSION ?= v5.7.1
 CONTROLLER_TOOLS_VERSION ?= v0.19.0
 GOLANGCI_LINT_VERSION ?= v2.15.0
 HELM_VERSION ?= v3.22.0
-KIND_VERSION ?= v0.30.0
+KIND_VERSION ?= v0.33.0
 # The collector builder's version must be the core and contrib version of the components
 # in hack/otelcol/builder-config.yaml; the builder checks it.
 OTELCOL_BUILDER_VERSION ?= v0.145.0

@@ -22,8 +22,11 @@ work=${HOME}/.cache/logbench/kube-build-v${KUBE_VERSION}
 mkdir -p "$work"
 cd "$work"
 
-if [ ! -f go.sum ]; then
-  rm -f go.mod
+# The build module imports every component it can build, so that go.sum holds their
+# dependencies; a module made before a component joined the list is made again.
+components=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubeadm kubectl)
+if [ ! -f go.sum ] || ! grep -q '"k8s.io/kubernetes/cmd/kubectl"' tools.go; then
+  rm -f go.mod go.sum
   go mod init logbench.local/kube-build >/dev/null 2>&1
   kube_dir=$(go mod download -json "k8s.io/kubernetes@v${KUBE_VERSION}" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
   # k8s.io/kubernetes replaces its staging modules with local paths; point each at the
@@ -34,7 +37,7 @@ if [ ! -f go.sum ]; then
   done
   go mod edit -require "k8s.io/kubernetes@v${KUBE_VERSION}"
   printf 'package tools\n\nimport (\n' > tools.go
-  for component in kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy; do
+  for component in "${components[@]}"; do
     printf '\t_ "k8s.io/kubernetes/cmd/%s"\n' "$component" >> tools.go
   done
   printf ')\n' >> tools.go

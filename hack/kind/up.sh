@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
 # Creates (or reuses) a kind cluster for the e2e suite: installs CloudNativePG from its
 # release manifest, builds the logbench image with Docker, loads it into the nodes and
-# installs the Prometheus Operator stack (the upstream images of the releases the local
-# cluster builds) and logbench with its Helm chart, as kube-prometheus-stack users do.
-# Needs Docker (or CONTAINER_TOOL), internet access, kubectl and kind (KIND, default bin/kind).
-# Usage: hack/kind/up.sh   (KIND_CLUSTER, IMG, CNPG_VERSION, CONTAINER_TOOL,
+# installs the Prometheus Operator stack (the images of the releases the local cluster
+# builds) and logbench with its Helm chart, as kube-prometheus-stack users do.
+# KIND_IMAGES chooses where images come from:
+#   upstream (default, the users' path): kind's official node image, CloudNativePG's
+#     release manifest and the upstream images, pulled from their registries;
+#   offline (this project's machines, which reach no registry): the node image of
+#     hack/kind/node-image.sh, with Kubernetes, CloudNativePG, the operands, shippers and
+#     the Prometheus stack built from Debian's packages and the Go module proxy and
+#     preloaded, and the Dockerfile's base images from hack/kind/offline-base-images.sh.
+# Needs Docker (started here as root when none runs: hack/kind/dockerd.sh), kubectl and
+# kind (KIND, default bin/kind).
+# Usage: hack/kind/up.sh   (KIND_IMAGES, KIND_CLUSTER, IMG, CNPG_VERSION, CONTAINER_TOOL,
 #   PROMETHEUS_VERSION, PROMETHEUS_OPERATOR_VERSION may be set)
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../local-cluster/lib.sh"
 
-REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 KIND=${KIND:-${REPO_ROOT}/bin/kind}
+KIND_IMAGES=${KIND_IMAGES:-upstream}
 KIND_CLUSTER=${KIND_CLUSTER:-logbench-e2e}
-CNPG_VERSION=${CNPG_VERSION:-1.30.0}
 PROMETHEUS_VERSION=${PROMETHEUS_VERSION:-3.16.0}
 PROMETHEUS_OPERATOR_VERSION=${PROMETHEUS_OPERATOR_VERSION:-0.88.0}
 IMG=${IMG:-logbench:e2e}
@@ -19,17 +27,32 @@ CONTAINER_TOOL=${CONTAINER_TOOL:-docker}
 CONTEXT=kind-${KIND_CLUSTER}
 KUBECTL=(kubectl --context "$CONTEXT")
 
-log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+case "$KIND_IMAGES" in
+  upstream | offline) ;;
+  *) die "KIND_IMAGES=${KIND_IMAGES}: use upstream or offline" ;;
+esac
+
+started=$SECONDS
+"${REPO_ROOT}/hack/kind/dockerd.sh" up
+node_image=()
+if [ "$KIND_IMAGES" = offline ]; then
+  node_image=(--image "$("${REPO_ROOT}/hack/kind/node-image.sh")")
+  "${REPO_ROOT}/hack/kind/offline-base-images.sh"
+fi
 
 if ! "$KIND" get clusters 2>/dev/null | grep -qxF "$KIND_CLUSTER"; then
   log "creating kind cluster ${KIND_CLUSTER}"
-  "$KIND" create cluster --name "$KIND_CLUSTER" --config "${REPO_ROOT}/hack/kind/cluster.yaml" --wait 120s
+  "$KIND" create cluster --name "$KIND_CLUSTER" "${node_image[@]}" \
+    --config "${REPO_ROOT}/hack/kind/cluster.yaml" --wait 120s
 fi
 
 log "installing CloudNativePG ${CNPG_VERSION}"
-minor=${CNPG_VERSION%.*}
-"${KUBECTL[@]}" apply --server-side --force-conflicts -f \
-  "https://raw.githubusercontent.com/cloudnative-pg/cloudnative-pg/release-${minor}/releases/cnpg-${CNPG_VERSION}.yaml" >/dev/null
+if [ "$KIND_IMAGES" = offline ]; then
+  cnpg_manifest | "${KUBECTL[@]}" apply --server-side --force-conflicts -f - >/dev/null
+else
+  "${KUBECTL[@]}" apply --server-side --force-conflicts -f \
+    "https://raw.githubusercontent.com/cloudnative-pg/cloudnative-pg/release-${CNPG_VERSION%.*}/releases/cnpg-${CNPG_VERSION}.yaml" >/dev/null
+fi
 "${KUBECTL[@]}" -n cnpg-system rollout status deployment/cnpg-controller-manager --timeout=300s
 
 log "building and loading ${IMG}"
@@ -37,10 +60,14 @@ log "building and loading ${IMG}"
 "$KIND" load docker-image "$IMG" --name "$KIND_CLUSTER"
 
 log "installing the Prometheus Operator stack"
-"${REPO_ROOT}/hack/install-prometheus-stack.sh" \
-  "quay.io/prometheus-operator/prometheus-operator:v${PROMETHEUS_OPERATOR_VERSION}" \
-  "quay.io/prometheus-operator/prometheus-config-reloader:v${PROMETHEUS_OPERATOR_VERSION}" \
-  "quay.io/prometheus/prometheus:v${PROMETHEUS_VERSION}" --kube-context "$CONTEXT"
+if [ "$KIND_IMAGES" = offline ]; then
+  stack=("$(stack_image prometheus-operator)" "$(stack_image prometheus-config-reloader)" "$(stack_image prometheus)")
+else
+  stack=("quay.io/prometheus-operator/prometheus-operator:v${PROMETHEUS_OPERATOR_VERSION}"
+    "quay.io/prometheus-operator/prometheus-config-reloader:v${PROMETHEUS_OPERATOR_VERSION}"
+    "quay.io/prometheus/prometheus:v${PROMETHEUS_VERSION}")
+fi
+"${REPO_ROOT}/hack/install-prometheus-stack.sh" "${stack[@]}" --kube-context "$CONTEXT"
 
 log "installing logbench"
 existed=false
@@ -51,4 +78,4 @@ if [ "$existed" = true ]; then
   "${KUBECTL[@]}" -n logbench-system rollout restart deployment/logbench
   "${KUBECTL[@]}" -n logbench-system rollout status deployment/logbench --timeout=300s
 fi
-log "kind cluster ${KIND_CLUSTER} ready: kubectl --context ${CONTEXT}"
+log "kind cluster ${KIND_CLUSTER} ready in $((SECONDS - started))s: kubectl --context ${CONTEXT}"

@@ -8,23 +8,6 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-# go_module_build DIR MODULE@VERSION PACKAGE OUT builds PACKAGE of MODULE in a throwaway
-# module under CACHE_DIR, so that the module's own go.mod rules its dependencies.
-go_module_build() {
-  local dir=$1 module=$2 package=$3 out=$4
-  [ -x "$out" ] && return
-  log "building ${package} from ${module} (first time takes several minutes)"
-  mkdir -p "$dir" "$(dirname "$out")"
-  (
-    cd "$dir"
-    [ -f go.mod ] || go mod init logbench.local/build >/dev/null 2>&1
-    printf 'package tools\n\nimport _ "%s"\n' "$package" > tools.go
-    go get "$module" >/dev/null 2>&1
-    go mod tidy >/dev/null 2>&1
-    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out" "$package"
-  )
-}
-
 # oci_archive NAME TAG USER ENTRYPOINT ENV... packs the prepared ROOTFS folder as image
 # IMAGE_REGISTRY/NAME:TAG into IMAGE_CACHE/NAME_TAG.tar (names hold no underscore).
 oci_archive() {

@@ -88,6 +88,36 @@ pinned_version() {
   echo "${target#"$1"-v}"
 }
 
+# stack_image NAME is the image of bin/NAME that images.sh built: its tag is the version
+# the symlink names.
+stack_image() { echo "${IMAGE_REGISTRY}/$1:$(pinned_version "$1")"; }
+
+# cnpg_manifest prints CloudNativePG's release manifest, from the module images.sh built
+# the operator of, running that image.
+cnpg_manifest() {
+  local manifest
+  manifest=$(cd "${CACHE_DIR}/cnpg-build" && go list -m -f '{{.Dir}}' github.com/cloudnative-pg/cloudnative-pg)/releases/cnpg-${CNPG_VERSION}.yaml
+  sed -e "s#ghcr.io/cloudnative-pg/cloudnative-pg:${CNPG_VERSION}#${CNPG_IMAGE}#" \
+    -e 's#imagePullPolicy: Always#imagePullPolicy: IfNotPresent#' "$manifest"
+}
+
+# go_module_build DIR MODULE@VERSION PACKAGE OUT builds PACKAGE of MODULE in a throwaway
+# module under CACHE_DIR, so that the module's own go.mod rules its dependencies.
+go_module_build() {
+  local dir=$1 module=$2 package=$3 out=$4
+  [ -x "$out" ] && return
+  log "building ${package} from ${module} (first time takes several minutes)"
+  mkdir -p "$dir" "$(dirname "$out")"
+  (
+    cd "$dir"
+    [ -f go.mod ] || go mod init logbench.local/build >/dev/null 2>&1
+    printf 'package tools\n\nimport _ "%s"\n' "$package" > tools.go
+    go get "$module" >/dev/null 2>&1
+    go mod tidy >/dev/null 2>&1
+    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out" "$package"
+  )
+}
+
 # wait_for DESCRIPTION SECONDS COMMAND... retries COMMAND every second until it succeeds.
 wait_for() {
   local what=$1 timeout=$2

@@ -281,11 +281,7 @@ install_addons() {
   sed -e "s#@DNS_SERVICE_IP@#${DNS_SERVICE_IP}#" -e "s#@COREDNS_IMAGE@#${COREDNS_IMAGE}#" \
     "${REPO_ROOT}/hack/local-cluster/coredns.yaml" | kubectl_local apply --server-side -f - >/dev/null
   install_storage
-  local cnpg_manifest
-  cnpg_manifest=$(cd "${CACHE_DIR}/cnpg-build" && go list -m -f '{{.Dir}}' github.com/cloudnative-pg/cloudnative-pg)/releases/cnpg-${CNPG_VERSION}.yaml
-  sed -e "s#ghcr.io/cloudnative-pg/cloudnative-pg:${CNPG_VERSION}#${CNPG_IMAGE}#" \
-    -e 's#imagePullPolicy: Always#imagePullPolicy: IfNotPresent#' "$cnpg_manifest" |
-    kubectl_local apply --server-side --force-conflicts -f - >/dev/null
+  cnpg_manifest | kubectl_local apply --server-side --force-conflicts -f - >/dev/null
   log "installing the Prometheus Operator stack"
   "${REPO_ROOT}/hack/install-prometheus-stack.sh" "$(stack_image prometheus-operator)" \
     "$(stack_image prometheus-config-reloader)" "$(stack_image prometheus)" --kubeconfig "$KUBECONFIG_FILE"
@@ -296,10 +292,6 @@ install_addons() {
   kubectl_local -n kube-system rollout status deployment/coredns --timeout=180s >/dev/null
   kubectl_local -n cnpg-system rollout status deployment/cnpg-controller-manager --timeout=300s >/dev/null
 }
-
-# stack_image NAME is the image of bin/NAME that images.sh built: its tag is the version
-# the symlink names.
-stack_image() { echo "${IMAGE_REGISTRY}/$1:$(pinned_version "$1")"; }
 
 # Volumes are pre-made host folders owned by the postgres uid (hostPath ignores fsGroup);
 # the Recycle policy, with a recycler pod on an image we hold, empties and returns them.

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Starts or stops a Docker engine for the kind cluster on a machine that has none running
+# (this project's machines): `up` installs Debian's docker.io when dockerd is missing,
+# records the host's iptables rules and ip_forward, and starts dockerd; `down` stops the
+# dockerd that `up` started, removes the bridges it made and restores what it recorded,
+# so that the local cluster (hack/local-cluster) keeps its pod traffic afterwards.
+# A Docker engine that was already running is used and left alone.
+# Usage: hack/kind/dockerd.sh up|down   (as root)
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../local-cluster/lib.sh"
+
+STATE=${CACHE_DIR}/dockerd
+PID_FILE=${STATE}/dockerd.pid
+# CAP_SYS_RESOURCE is capability 24 of the bounding set.
+CAP_SYS_RESOURCE_BIT=$((1 << 24))
+
+engine_answers() { docker info >/dev/null 2>&1; }
+
+up() {
+  if engine_answers; then
+    log "a Docker engine is running: using it"
+    return
+  fi
+  [ "$(id -u)" = 0 ] || die "no Docker engine answers, and starting one needs root"
+  local missing=()
+  command -v dockerd >/dev/null || missing+=(docker.io)
+  command -v jq >/dev/null || missing+=(jq)
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "installing ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+  mkdir -p "$STATE"
+  # What dockerd changes on the host: the filter table's FORWARD policy, DOCKER chains,
+  # NAT rules and ip_forward. The first up keeps the host's state until down restores it.
+  if [ ! -f "${STATE}/iptables.before" ]; then
+    iptables-save > "${STATE}/iptables.before"
+    cat /proc/sys/net/ipv4/ip_forward > "${STATE}/ip_forward.before"
+  fi
+  local runtime=()
+  local bounding
+  bounding=$((16#$(awk '/^CapBnd/ {print $2}' /proc/self/status)))
+  if (( (bounding & CAP_SYS_RESOURCE_BIT) == 0 )); then
+    log "CAP_SYS_RESOURCE is outside this machine's capability bounding set: containers run through hack/kind/runc-without-sys-resource"
+    runtime=(--add-runtime "logbench-runc=${REPO_ROOT}/hack/kind/runc-without-sys-resource" --default-runtime logbench-runc)
+  fi
+  log "starting dockerd (log: ${STATE}/dockerd.log)"
+  setsid dockerd --pidfile "$PID_FILE" "${runtime[@]}" >>"${STATE}/dockerd.log" 2>&1 </dev/null &
+  wait_for "dockerd to answer" 60 docker info
+}
+
+down() {
+  if [ ! -f "$PID_FILE" ]; then
+    log "no dockerd started by hack/kind/dockerd.sh up: nothing to stop"
+    return
+  fi
+  local pid network
+  pid=$(cat "$PID_FILE")
+  if alive "$pid"; then
+    # Networks are removed while the engine runs: it deletes their bridges itself.
+    for network in $(docker network ls --filter driver=bridge --format '{{.Name}}'); do
+      [ "$network" = bridge ] || docker network rm "$network" >/dev/null 2>&1 || true
+    done
+    log "stopping dockerd"
+    kill "$pid"
+    local deadline=$((SECONDS + 60))
+    while alive "$pid" && [ $SECONDS -lt $deadline ]; do sleep 0.5; done
+    alive "$pid" && kill -9 "$pid"
+  fi
+  rm -f "$PID_FILE"
+  ip link del docker0 2>/dev/null || true
+  if [ -f "${STATE}/iptables.before" ]; then
+    log "restoring the host's iptables rules and ip_forward"
+    iptables-restore < "${STATE}/iptables.before"
+    cat "${STATE}/ip_forward.before" > /proc/sys/net/ipv4/ip_forward
+    rm -f "${STATE}/iptables.before" "${STATE}/ip_forward.before"
+  fi
+}
+
+case "${1:-}" in
+  up) up ;;
+  down) down ;;
+  *) echo "usage: $0 up|down" >&2; exit 2 ;;
+esac

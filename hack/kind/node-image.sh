@@ -1,0 +1,274 @@
+#!/usr/bin/env bash
+# Builds a kind node image with no registry: what `kind build node-image` makes from the
+# kindest/base image and registry pulls, made from Debian's packages and the Go module
+# proxy instead. The node runs kind's own entrypoint, systemd units and containerd
+# configuration (from the kind module) on Debian bookworm with its containerd and runc;
+# Kubernetes comes from hack/build-kube.sh, and the images kubeadm asks for are built at
+# the versions it names (etcd, CoreDNS) and preloaded, with the images the e2e suite runs
+# (hack/local-cluster/images.sh) and kind's default storage (local-path-provisioner).
+# The one difference in networking: the node's pods share a CNI bridge written into the
+# image (single node, pod subnet 10.244.0.0/24) where kind would apply kindnetd.
+# Usage: hack/kind/node-image.sh   (as root, with Docker; KIND_VERSION, KIND_NODE_IMAGE)
+# Prints the node image's reference on stdout.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../local-cluster/lib.sh"
+
+KIND_VERSION=${KIND_VERSION:-v0.33.0}
+NODE_IMAGE=${KIND_NODE_IMAGE:-${IMAGE_REGISTRY}/kind-node:v${KUBE_VERSION}}
+BASE_IMAGE=${IMAGE_REGISTRY}/kind-base:${KIND_VERSION}
+KUBE_BASE_IMAGE=${IMAGE_REGISTRY}/kind-kube-base:bookworm
+LOCAL_PATH_PROVISIONER_VERSION=0.0.30
+CRICTL_VERSION=1.34.0
+KIND_NODE_BIN=${REPO_ROOT}/bin/kind-node
+BUILD_CONTAINER=logbench-kind-node-build
+
+image_exists() { docker image inspect "$1" >/dev/null 2>&1; }
+
+# lacks_sys_resource succeeds when CAP_SYS_RESOURCE (24) is outside the bounding set.
+lacks_sys_resource() {
+  local bounding
+  bounding=$((16#$(awk '/^CapBnd/ {print $2}' /proc/self/status)))
+  (( (bounding & (1 << 24)) == 0 ))
+}
+
+# debian_rootfs NAME PACKAGES prints a bootstrapped bookworm folder, kept until imported.
+debian_rootfs() {
+  local rootfs=${IMAGE_CACHE}/rootfs-$1
+  if [ ! -f "${rootfs}.bootstrapped" ]; then
+    log "bootstrapping $1 from Debian (a few minutes)"
+    rm -rf "$rootfs"
+    mkdir -p "$rootfs"
+    debootstrap --variant=minbase --include="$2" bookworm "$rootfs" http://deb.debian.org/debian \
+      >"${IMAGE_CACHE}/debootstrap-$1.log" 2>&1 || die "debootstrap failed: see ${IMAGE_CACHE}/debootstrap-$1.log"
+    touch "${rootfs}.bootstrapped"
+  fi
+  echo "$rootfs"
+}
+
+# import_rootfs FOLDER IMAGE CHANGE... makes IMAGE of FOLDER, then removes FOLDER.
+import_rootfs() {
+  local rootfs=$1 image=$2
+  shift 2
+  local changes=() change
+  for change in "$@"; do changes+=(--change "$change"); done
+  chroot "$rootfs" apt-get clean
+  rm -rf "$rootfs"/usr/share/doc/* "$rootfs"/usr/share/man/* "$rootfs"/var/lib/apt/lists/*
+  tar -C "$rootfs" -c . | docker import "${changes[@]}" - "$image" >/dev/null
+  rm -rf "$rootfs" "${rootfs}.bootstrapped"
+}
+
+# build_base makes kind's base image (images/base/Dockerfile of the kind module) from
+# Debian's packages: the same files and units, Debian's containerd, runc and CNI plugins.
+build_base() {
+  image_exists "$BASE_IMAGE" && return
+  local kind_dir rootfs
+  kind_dir=$(go mod download -json "sigs.k8s.io/kind@${KIND_VERSION}" | jq -r .Dir)
+  rootfs=$(debian_rootfs kind-node systemd,systemd-sysv,dbus,conntrack,iptables,nftables,iproute2,ethtool,util-linux,mount,kmod,libseccomp2,pigz,fuse-overlayfs,bash,ca-certificates,curl,jq,procps,containerd,runc,containernetworking-plugins)
+  log "assembling kind's base image ${BASE_IMAGE}"
+  local files=${kind_dir}/images/base/files
+  install -m 0755 "$files"/usr/local/bin/* "$rootfs/usr/local/bin/"
+  mkdir -p "$rootfs/kind/bin" "$rootfs/LICENSES" "$rootfs/etc/containerd" "$rootfs/etc/kubernetes/manifests" \
+    "$rootfs/etc/systemd/system/kubelet.service.d"
+  install -m 0644 "$files"/kind/README.txt "$rootfs/kind/"
+  install -m 0755 "$files"/kind/bin/* "$rootfs/kind/bin/"
+  install -m 0644 "$files"/LICENSES/* "$rootfs/LICENSES/"
+  install -m 0644 "$files"/etc/crictl.yaml "$rootfs/etc/"
+  install -m 0644 "$files"/etc/containerd/* "$rootfs/etc/containerd/"
+  install -m 0644 "$files"/etc/default/* "$rootfs/etc/default/"
+  install -m 0644 "$files"/etc/sysctl.d/* "$rootfs/etc/sysctl.d/"
+  find "$files/etc/systemd/system" -maxdepth 1 -type f -exec install -m 0644 -t "$rootfs/etc/systemd/system/" {} +
+  install -m 0644 "$files"/etc/systemd/system/kubelet.service.d/* "$rootfs/etc/systemd/system/kubelet.service.d/"
+  # kind's units and configuration expect its own builds under /usr/local.
+  ln -sf /usr/bin/containerd "$rootfs/usr/local/bin/containerd"
+  mkdir -p "$rootfs/opt/cni"
+  ln -sfn /usr/lib/cni "$rootfs/opt/cni/bin"
+  if lacks_sys_resource; then
+    # Privileged pods (kube-proxy) would ask for the capability too: the node's runc is
+    # the wrapper, found before Debian's in PATH, and containerd leaves oom_score_adj.
+    install -m 0755 "${REPO_ROOT}/hack/kind/runc-without-sys-resource" "$rootfs/usr/local/sbin/runc"
+    sed -i 's/restrict_oom_score_adj = false/restrict_oom_score_adj = true/' "$rootfs/etc/containerd/config.toml"
+  fi
+  # The steps of kind's Dockerfile after its package installation.
+  chroot "$rootfs" sh -ec '
+    find /lib/systemd/system/sysinit.target.wants/ -name systemd-tmpfiles-setup.service -delete
+    rm -f /lib/systemd/system/multi-user.target.wants/* /etc/systemd/system/*.wants/* \
+      /lib/systemd/system/local-fs.target.wants/* /lib/systemd/system/sockets.target.wants/*udev* \
+      /lib/systemd/system/sockets.target.wants/*initctl* /lib/systemd/system/basic.target.wants/*
+    echo ReadKMsg=no >> /etc/systemd/journald.conf
+    ln -sf /usr/lib/systemd/systemd /sbin/init
+    systemctl enable kubelet.service containerd.service undo-mount-hacks.service
+    systemctl mask systemd-binfmt.service
+    ctr oci spec | jq ".hooks.createContainer[.hooks.createContainer | length] |= . + {\"path\": \"/kind/bin/mount-product-files.sh\"}" |
+      jq "del(.process.rlimits)" > /etc/containerd/cri-base.json'
+  # The pods' network (see the header): bridge and host-local from Debian's plugins.
+  mkdir -p "$rootfs/etc/cni/net.d"
+  cat > "$rootfs/etc/cni/net.d/10-bridge.conflist" <<'CNI'
+{
+  "cniVersion": "0.4.0",
+  "name": "kind-offline",
+  "plugins": [
+    {"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": true, "hairpinMode": true,
+     "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.244.0.0/24"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
+    {"type": "portmap", "capabilities": {"portMappings": true}},
+    {"type": "loopback"}
+  ]
+}
+CNI
+  import_rootfs "$rootfs" "${BASE_IMAGE}-rootfs" 'ENV container=docker' \
+    'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]'
+  # systemd stops on SIGRTMIN+3, which only a build sets (docker import takes no STOPSIGNAL).
+  local context
+  context=$(mktemp -d)
+  printf 'FROM %s\nSTOPSIGNAL SIGRTMIN+3\n' "${BASE_IMAGE}-rootfs" > "$context/Dockerfile"
+  build_quietly "$BASE_IMAGE" "$context"
+  rm -rf "$context"
+  docker rmi "${BASE_IMAGE}-rootfs" >/dev/null
+}
+
+# kube_image IMAGE BINARY PATH [ENTRYPOINT] makes IMAGE of the Kubernetes base image
+# with BINARY at PATH, where the upstream image of the same name has it.
+kube_image() {
+  local image=$1 binary=$2 path=$3 entrypoint=${4:-}
+  image_exists "$image" && return
+  local context
+  context=$(mktemp -d)
+  cp "$binary" "$context/binary"
+  {
+    printf 'FROM %s\nCOPY binary %s\n' "$KUBE_BASE_IMAGE" "$path"
+    [ -z "$entrypoint" ] || printf 'ENTRYPOINT ["%s"]\n' "$entrypoint"
+  } > "$context/Dockerfile"
+  build_quietly "$image" "$context"
+  rm -rf "$context"
+}
+
+# build_quietly IMAGE CONTEXT builds CONTEXT's Dockerfile, which needs nothing of BuildKit.
+build_quietly() { DOCKER_BUILDKIT=0 docker build -q -t "$1" "$2" 2>/dev/null >/dev/null || die "building $1 failed"; }
+
+# build_kube_images makes the images kubeadm lists for KUBE_VERSION (but pause, which the
+# node's containerd names and images.sh builds), from the binaries it runs in them.
+build_kube_images() {
+  if ! image_exists "$KUBE_BASE_IMAGE"; then
+    # kube-proxy programs iptables with the image's own iptables and conntrack.
+    import_rootfs "$(debian_rootfs kind-kube iptables,conntrack,ca-certificates)" "$KUBE_BASE_IMAGE" \
+      'ENV PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin'
+  fi
+  local image name tag
+  for image in $("${KUBE_BIN}/kubeadm" config images list --kubernetes-version "v${KUBE_VERSION}"); do
+    name=${image%:*}
+    name=${name##*/}
+    tag=${image##*:}
+    case "$name" in
+      kube-*) kube_image "$image" "${KUBE_BIN}/${name}" "/usr/local/bin/${name}" ;;
+      etcd)
+        local etcd_version=v${tag%-*}
+        go_module_build "${CACHE_DIR}/etcd-build-${etcd_version}" "go.etcd.io/etcd/server/v3@${etcd_version}" \
+          go.etcd.io/etcd/server/v3 "${KIND_NODE_BIN}/etcd-${etcd_version}"
+        kube_image "$image" "${KIND_NODE_BIN}/etcd-${etcd_version}" /usr/local/bin/etcd ;;
+      coredns)
+        go_module_build "${CACHE_DIR}/coredns-build-${tag}" "github.com/coredns/coredns@${tag}" \
+          github.com/coredns/coredns "${KIND_NODE_BIN}/coredns-${tag}"
+        kube_image "$image" "${KIND_NODE_BIN}/coredns-${tag}" /coredns /coredns ;;
+      pause) continue ;;
+      *) die "kubeadm lists ${image}, which this script does not know how to build" ;;
+    esac
+    KUBE_IMAGES+=("$image")
+  done
+}
+
+# build_storage_images makes kind's default storage: local-path-provisioner, whose helper
+# pods run the Kubernetes base image's shell.
+build_storage_images() {
+  STORAGE_IMAGE=${IMAGE_REGISTRY}/local-path-provisioner:v${LOCAL_PATH_PROVISIONER_VERSION}
+  local binary=${KIND_NODE_BIN}/local-path-provisioner-v${LOCAL_PATH_PROVISIONER_VERSION}
+  go_module_build "${CACHE_DIR}/local-path-provisioner-build" \
+    "github.com/rancher/local-path-provisioner@v${LOCAL_PATH_PROVISIONER_VERSION}" \
+    github.com/rancher/local-path-provisioner "$binary"
+  kube_image "$STORAGE_IMAGE" "$binary" /usr/local/bin/local-path-provisioner
+}
+
+# storage_manifest prints kind's default storage manifest with the images built here.
+storage_manifest() {
+  local kind_dir
+  kind_dir=$(go mod download -json "sigs.k8s.io/kind@${KIND_VERSION}" | jq -r .Dir)
+  local source=${kind_dir}/pkg/build/nodeimage/const_storage.go
+  local provisioner helper
+  provisioner=$(sed -n 's/^const storageProvisionerImage = "\(.*\)"$/\1/p' "$source")
+  helper=$(sed -n 's/^const storageHelperImage = "\(.*\)"$/\1/p' "$source")
+  [ -n "$provisioner" ] && [ -n "$helper" ] || die "no storage images found in ${source}"
+  sed -n '/^const defaultStorageManifest = `$/,/^`$/p' "$source" | sed '1d;$d' |
+    sed -e "s#\` + storageProvisionerImage + \`#${STORAGE_IMAGE}#" -e "s#\` + storageHelperImage + \`#${KUBE_BASE_IMAGE}#"
+}
+
+# The default CNI manifest kind applies: the network is the bridge in the image.
+CNI_MANIFEST='apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: kind-offline-network
+  namespace: kube-system
+data:
+  cni: "pods share the bridge of /etc/cni/net.d/10-bridge.conflist, written into the offline node image (hack/kind/node-image.sh)"'
+
+build_node() {
+  log "building the node image ${NODE_IMAGE}"
+  docker rm -f "$BUILD_CONTAINER" >/dev/null 2>&1 || true
+  docker run -d --name "$BUILD_CONTAINER" --privileged --security-opt seccomp=unconfined \
+    --entrypoint sleep "$BASE_IMAGE" infinity >/dev/null
+  trap 'docker rm -f "$BUILD_CONTAINER" >/dev/null 2>&1 || true' EXIT
+  local node=(docker exec -i "$BUILD_CONTAINER")
+  local binary
+  for binary in kubeadm kubelet kubectl; do
+    docker cp "${KUBE_BIN}/${binary}" "${BUILD_CONTAINER}:/usr/bin/${binary}"
+  done
+  docker cp "${KIND_NODE_BIN}/crictl-v${CRICTL_VERSION}" "${BUILD_CONTAINER}:/usr/local/bin/crictl"
+  "${node[@]}" sh -c "mkdir -p /kind/manifests && echo v${KUBE_VERSION} > /kind/version"
+  "${node[@]}" sh -c 'cat > /kind/manifests/default-cni.yaml' <<<"$CNI_MANIFEST"
+  storage_manifest | "${node[@]}" sh -c 'cat > /kind/manifests/default-storage.yaml'
+
+  "${node[@]}" bash -c 'nohup containerd >/dev/null 2>&1 &'
+  wait_for "containerd in the build container" 60 "${node[@]}" ctr version
+  # kind labels preloaded images pinned, which Debian's containerd 1.6 does not know: the
+  # kubelet may collect them when the disk is 85% full, and nothing could pull them again.
+  local import=(ctr --namespace=k8s.io images import --all-platforms --no-unpack --digests)
+  log "preloading ${KUBE_IMAGES[*]} ${STORAGE_IMAGE} ${KUBE_BASE_IMAGE}"
+  docker save "${KUBE_IMAGES[@]}" "$STORAGE_IMAGE" "$KUBE_BASE_IMAGE" | "${node[@]}" "${import[@]}" - >/dev/null
+  # The images the e2e suite runs, as images.sh archived them for the local cluster; the
+  # pause image is also the node's sandbox image, under the name containerd's config gives.
+  local archive name tag
+  for archive in "${IMAGE_CACHE}"/*_*.tar; do
+    name=$(basename "$archive" .tar)
+    tag=${name#*_}
+    name=${name%%_*}
+    [ "$name" = logbench ] && continue
+    log "preloading ${IMAGE_REGISTRY}/${name}:${tag}"
+    "${node[@]}" "${import[@]}" --base-name "${IMAGE_REGISTRY}/${name}" - <"$archive" >/dev/null
+  done
+  local sandbox
+  sandbox=$("${node[@]}" sed -n 's/^ *sandbox_image = "\(.*\)"$/\1/p' /etc/containerd/config.toml)
+  "${node[@]}" ctr --namespace=k8s.io images tag --force "${PAUSE_IMAGE}" "$sandbox" >/dev/null
+  "${node[@]}" pkill containerd || true
+  sleep 1
+  docker commit --change 'ENTRYPOINT [ "/usr/local/bin/entrypoint", "/sbin/init" ]' \
+    "$BUILD_CONTAINER" "$NODE_IMAGE" >/dev/null
+}
+
+command -v docker >/dev/null && docker info >/dev/null 2>&1 || die "no Docker engine answers: start one (hack/kind/dockerd.sh up)"
+if image_exists "$NODE_IMAGE"; then
+  echo "$NODE_IMAGE"
+  exit 0
+fi
+mkdir -p "$IMAGE_CACHE" "$KIND_NODE_BIN"
+# The e2e suite's images, as the local cluster builds them, in the background of the node.
+"${REPO_ROOT}/hack/local-cluster/images.sh" pause cnpg postgres fluentbit loki otelcol prometheus \
+  >"${IMAGE_CACHE}/kind-images-build.log" 2>&1 &
+images_build=$!
+KUBE_VERSION=$KUBE_VERSION "${REPO_ROOT}/hack/build-kube.sh" "$KUBE_BIN" kubeadm kubelet kubectl kube-apiserver \
+  kube-controller-manager kube-scheduler kube-proxy
+go_module_build "${CACHE_DIR}/crictl-build-v${CRICTL_VERSION}" "sigs.k8s.io/cri-tools@v${CRICTL_VERSION}" \
+  sigs.k8s.io/cri-tools/cmd/crictl "${KIND_NODE_BIN}/crictl-v${CRICTL_VERSION}"
+build_base
+KUBE_IMAGES=()
+build_kube_images
+build_storage_images
+wait "$images_build" || die "building the e2e images failed: see ${IMAGE_CACHE}/kind-images-build.log"
+build_node
+echo "$NODE_IMAGE"
