@@ -21,6 +21,7 @@ LOCAL_PATH_PROVISIONER_VERSION=0.0.30
 CRICTL_VERSION=1.34.0
 KIND_NODE_BIN=${REPO_ROOT}/bin/kind-node
 BUILD_CONTAINER=logbench-kind-node-build
+PRELOADED_LABEL=io.logbench.preloaded
 
 image_exists() { docker image inspect "$1" >/dev/null 2>&1; }
 
@@ -47,13 +48,11 @@ debian_rootfs() {
 
 # import_rootfs FOLDER IMAGE CHANGE... makes IMAGE of FOLDER, then removes FOLDER.
 import_rootfs() {
-  local rootfs=$1 image=$2
-  shift 2
-  local changes=() change
-  for change in "$@"; do changes+=(--change "$change"); done
+  local rootfs=$1
+  shift
   chroot "$rootfs" apt-get clean
   rm -rf "$rootfs"/usr/share/doc/* "$rootfs"/usr/share/man/* "$rootfs"/var/lib/apt/lists/*
-  tar -C "$rootfs" -c . | docker import "${changes[@]}" - "$image" >/dev/null
+  tar -C "$rootfs" -c . | docker_import "$@"
   rm -rf "$rootfs" "${rootfs}.bootstrapped"
 }
 
@@ -233,14 +232,11 @@ build_node() {
   docker save "${KUBE_IMAGES[@]}" "$STORAGE_IMAGE" "$KUBE_BASE_IMAGE" | "${node[@]}" "${import[@]}" - >/dev/null
   # The images the e2e suite runs, as images.sh archived them for the local cluster; the
   # pause image is also the node's sandbox image, under the name containerd's config gives.
-  local archive name tag
-  for archive in "${IMAGE_CACHE}"/*_*.tar; do
+  local archive name
+  for archive in "${SUITE_ARCHIVES[@]}"; do
     name=$(basename "$archive" .tar)
-    tag=${name#*_}
-    name=${name%%_*}
-    [ "$name" = logbench ] && continue
-    log "preloading ${IMAGE_REGISTRY}/${name}:${tag}"
-    "${node[@]}" "${import[@]}" --base-name "${IMAGE_REGISTRY}/${name}" - <"$archive" >/dev/null
+    log "preloading ${IMAGE_REGISTRY}/${name%%_*}:${name#*_}"
+    "${node[@]}" "${import[@]}" --base-name "${IMAGE_REGISTRY}/${name%%_*}" - <"$archive" >/dev/null
   done
   local sandbox
   sandbox=$("${node[@]}" sed -n 's/^ *sandbox_image = "\(.*\)"$/\1/p' /etc/containerd/config.toml)
@@ -248,16 +244,26 @@ build_node() {
   "${node[@]}" pkill containerd || true
   sleep 1
   docker commit --change 'ENTRYPOINT [ "/usr/local/bin/entrypoint", "/sbin/init" ]' \
-    "$BUILD_CONTAINER" "$NODE_IMAGE" >/dev/null
+    --change "LABEL ${PRELOADED_LABEL}=$(preloaded)" "$BUILD_CONTAINER" "$NODE_IMAGE" >/dev/null
 }
 
+# suite_archives sets SUITE_ARCHIVES to the archives of images.sh that the suite runs:
+# not logbench's, which make docker-build builds, nor the local cluster's CoreDNS.
+suite_archives() {
+  SUITE_ARCHIVES=()
+  local archive
+  for archive in "${IMAGE_CACHE}"/*_*.tar; do
+    case "$(basename "$archive")" in logbench_* | coredns_*) ;; *) SUITE_ARCHIVES+=("$archive") ;; esac
+  done
+}
+
+# preloaded prints the suite's archives the node image holds, which the image's label
+# records: a pinned version that changes makes the image again.
+preloaded() { basename -a "${SUITE_ARCHIVES[@]}" | tr '\n' ' '; }
+
 command -v docker >/dev/null && docker info >/dev/null 2>&1 || die "no Docker engine answers: start one (hack/kind/dockerd.sh up)"
-if image_exists "$NODE_IMAGE"; then
-  echo "$NODE_IMAGE"
-  exit 0
-fi
 mkdir -p "$IMAGE_CACHE" "$KIND_NODE_BIN"
-# The e2e suite's images, as the local cluster builds them, in the background of the node.
+# The e2e suite's images, as the local cluster builds them (once), beside the node's parts.
 "${REPO_ROOT}/hack/local-cluster/images.sh" pause cnpg postgres fluentbit loki otelcol prometheus \
   >"${IMAGE_CACHE}/kind-images-build.log" 2>&1 &
 images_build=$!
@@ -270,5 +276,8 @@ KUBE_IMAGES=()
 build_kube_images
 build_storage_images
 wait "$images_build" || die "building the e2e images failed: see ${IMAGE_CACHE}/kind-images-build.log"
-build_node
+suite_archives
+if [ "$(docker image inspect -f "{{index .Config.Labels \"${PRELOADED_LABEL}\"}}" "$NODE_IMAGE" 2>/dev/null)" != "$(preloaded)" ]; then
+  build_node
+fi
 echo "$NODE_IMAGE"

@@ -107,12 +107,10 @@ bootstrap_debian() {
 # import_rootfs TARBALL IMAGE CHANGE... imports a rootfs tarball as IMAGE with the given
 # Dockerfile instructions.
 import_rootfs() {
-  local tarball=$1 image=$2
-  shift 2
-  local changes=() change
-  for change in "$@"; do changes+=(--change "$change"); done
-  log "importing ${image} from ${tarball}"
-  docker import "${changes[@]}" "$tarball" "$image" >/dev/null
+  local tarball=$1
+  shift
+  log "importing $1 from ${tarball}"
+  docker_import "$@" < "$tarball"
 }
 
 # pack ROOTFS TARBALL writes ROOTFS as TARBALL, owners by number: the image's passwd, not

@@ -118,6 +118,16 @@ go_module_build() {
   )
 }
 
+# docker_import IMAGE CHANGE... makes IMAGE of the root filesystem tar stream on stdin,
+# with the Dockerfile instructions CHANGE (those docker import takes).
+docker_import() {
+  local image=$1
+  shift
+  local changes=() change
+  for change in "$@"; do changes+=(--change "$change"); done
+  docker import "${changes[@]}" - "$image" >/dev/null
+}
+
 # wait_for DESCRIPTION SECONDS COMMAND... retries COMMAND every second until it succeeds.
 wait_for() {
   local what=$1 timeout=$2
