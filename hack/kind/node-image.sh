@@ -259,7 +259,7 @@ suite_archives() {
 
 # preloaded prints the suite's archives the node image holds, which the image's label
 # records: a pinned version that changes makes the image again.
-preloaded() { basename -a "${SUITE_ARCHIVES[@]}" | tr '\n' ' '; }
+preloaded() { basename -a "${SUITE_ARCHIVES[@]}" | paste -sd, -; }
 
 command -v docker >/dev/null && docker info >/dev/null 2>&1 || die "no Docker engine answers: start one (hack/kind/dockerd.sh up)"
 mkdir -p "$IMAGE_CACHE" "$KIND_NODE_BIN"
