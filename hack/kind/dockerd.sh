@@ -11,8 +11,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/../local-cluster/lib.sh"
 
 STATE=${CACHE_DIR}/dockerd
 PID_FILE=${STATE}/dockerd.pid
-# CAP_SYS_RESOURCE is capability 24 of the bounding set.
-CAP_SYS_RESOURCE_BIT=$((1 << 24))
 
 engine_answers() { docker info >/dev/null 2>&1; }
 
@@ -38,9 +36,7 @@ up() {
     cat /proc/sys/net/ipv4/ip_forward > "${STATE}/ip_forward.before"
   fi
   local runtime=()
-  local bounding
-  bounding=$((16#$(awk '/^CapBnd/ {print $2}' /proc/self/status)))
-  if (( (bounding & CAP_SYS_RESOURCE_BIT) == 0 )); then
+  if lacks_sys_resource; then
     log "CAP_SYS_RESOURCE is outside this machine's capability bounding set: containers run through hack/kind/runc-without-sys-resource"
     runtime=(--add-runtime "logbench-runc=${REPO_ROOT}/hack/kind/runc-without-sys-resource" --default-runtime logbench-runc)
   fi

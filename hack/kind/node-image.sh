@@ -23,15 +23,6 @@ KIND_NODE_BIN=${REPO_ROOT}/bin/kind-node
 BUILD_CONTAINER=logbench-kind-node-build
 PRELOADED_LABEL=io.logbench.preloaded
 
-image_exists() { docker image inspect "$1" >/dev/null 2>&1; }
-
-# lacks_sys_resource succeeds when CAP_SYS_RESOURCE (24) is outside the bounding set.
-lacks_sys_resource() {
-  local bounding
-  bounding=$((16#$(awk '/^CapBnd/ {print $2}' /proc/self/status)))
-  (( (bounding & (1 << 24)) == 0 ))
-}
-
 # debian_rootfs NAME PACKAGES prints a bootstrapped bookworm folder, kept until imported.
 debian_rootfs() {
   local rootfs=${IMAGE_CACHE}/rootfs-$1
@@ -59,12 +50,11 @@ import_rootfs() {
 # build_base makes kind's base image (images/base/Dockerfile of the kind module) from
 # Debian's packages: the same files and units, Debian's containerd, runc and CNI plugins.
 build_base() {
-  image_exists "$BASE_IMAGE" && return
-  local kind_dir rootfs
-  kind_dir=$(go mod download -json "sigs.k8s.io/kind@${KIND_VERSION}" | jq -r .Dir)
+  docker_image_exists "$BASE_IMAGE" && return
+  local rootfs
   rootfs=$(debian_rootfs kind-node systemd,systemd-sysv,dbus,conntrack,iptables,nftables,iproute2,ethtool,util-linux,mount,kmod,libseccomp2,pigz,fuse-overlayfs,bash,ca-certificates,curl,jq,procps,containerd,runc,containernetworking-plugins)
   log "assembling kind's base image ${BASE_IMAGE}"
-  local files=${kind_dir}/images/base/files
+  local files=${KIND_DIR}/images/base/files
   install -m 0755 "$files"/usr/local/bin/* "$rootfs/usr/local/bin/"
   mkdir -p "$rootfs/kind/bin" "$rootfs/LICENSES" "$rootfs/etc/containerd" "$rootfs/etc/kubernetes/manifests" \
     "$rootfs/etc/systemd/system/kubelet.service.d"
@@ -128,7 +118,7 @@ CNI
 # with BINARY at PATH, where the upstream image of the same name has it.
 kube_image() {
   local image=$1 binary=$2 path=$3 entrypoint=${4:-}
-  image_exists "$image" && return
+  docker_image_exists "$image" && return
   local context
   context=$(mktemp -d)
   cp "$binary" "$context/binary"
@@ -146,7 +136,7 @@ build_quietly() { DOCKER_BUILDKIT=0 docker build -q -t "$1" "$2" 2>/dev/null >/d
 # build_kube_images makes the images kubeadm lists for KUBE_VERSION (but pause, which the
 # node's containerd names and images.sh builds), from the binaries it runs in them.
 build_kube_images() {
-  if ! image_exists "$KUBE_BASE_IMAGE"; then
+  if ! docker_image_exists "$KUBE_BASE_IMAGE"; then
     # kube-proxy programs iptables with the image's own iptables and conntrack.
     import_rootfs "$(debian_rootfs kind-kube iptables,conntrack,ca-certificates)" "$KUBE_BASE_IMAGE" \
       'ENV PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin'
@@ -187,9 +177,7 @@ build_storage_images() {
 
 # storage_manifest prints kind's default storage manifest with the images built here.
 storage_manifest() {
-  local kind_dir
-  kind_dir=$(go mod download -json "sigs.k8s.io/kind@${KIND_VERSION}" | jq -r .Dir)
-  local source=${kind_dir}/pkg/build/nodeimage/const_storage.go
+  local source=${KIND_DIR}/pkg/build/nodeimage/const_storage.go
   local provisioner helper
   provisioner=$(sed -n 's/^const storageProvisionerImage = "\(.*\)"$/\1/p' "$source")
   helper=$(sed -n 's/^const storageHelperImage = "\(.*\)"$/\1/p' "$source")
@@ -263,6 +251,8 @@ preloaded() { basename -a "${SUITE_ARCHIVES[@]}" | paste -sd, -; }
 
 command -v docker >/dev/null && docker info >/dev/null 2>&1 || die "no Docker engine answers: start one (hack/kind/dockerd.sh up)"
 mkdir -p "$IMAGE_CACHE" "$KIND_NODE_BIN"
+# The kind module holds the base image's files and the default storage manifest.
+KIND_DIR=$(go mod download -json "sigs.k8s.io/kind@${KIND_VERSION}" | jq -r .Dir)
 # The e2e suite's images, as the local cluster builds them (once), beside the node's parts.
 "${REPO_ROOT}/hack/local-cluster/images.sh" pause cnpg postgres fluentbit loki otelcol prometheus \
   >"${IMAGE_CACHE}/kind-images-build.log" 2>&1 &

@@ -79,8 +79,6 @@ ensure_buildx() {
   log "installed ${BUILDX_PLUGIN}: $(docker buildx version)"
 }
 
-have_image() { docker image inspect "$1" >/dev/null 2>&1; }
-
 # bootstrap_debian prints a Debian bookworm minbase rootfs made once for both images.
 # Kept until the run ends, so that a failed run resumes after debootstrap, the slow part.
 bootstrap_debian() {
@@ -127,7 +125,7 @@ build_golang() {
     die "go.mod needs Go ${version}, which ${GOLANG_IMAGE} does not hold: update the Dockerfile and ${BASH_SOURCE[0]}"
   local cas stale=
   cas=$(extra_cas_digest)
-  if have_image "$GOLANG_IMAGE"; then
+  if docker_image_exists "$GOLANG_IMAGE"; then
     local made_here existing existing_cas
     made_here=$(label "$GOLANG_IMAGE" "$LABEL_MADE_BY")
     existing=$(docker image inspect -f '{{range .Config.Env}}{{println .}}{{end}}' "$GOLANG_IMAGE" |
@@ -212,7 +210,7 @@ add_extra_cas() {
 # binary reads, taken from the same Debian packages as upstream's (ca-certificates, tzdata,
 # netbase), and the users of upstream's static image.
 build_distroless() {
-  if have_image "$DISTROLESS_IMAGE"; then
+  if docker_image_exists "$DISTROLESS_IMAGE"; then
     log "${DISTROLESS_IMAGE} is present: kept"
     return
   fi

@@ -118,6 +118,17 @@ go_module_build() {
   )
 }
 
+# docker_image_exists IMAGE succeeds when the Docker engine holds IMAGE.
+docker_image_exists() { docker image inspect "$1" >/dev/null 2>&1; }
+
+# lacks_sys_resource succeeds when CAP_SYS_RESOURCE (capability 24) is outside this
+# machine's capability bounding set, as in this project's sandboxes.
+lacks_sys_resource() {
+  local bounding
+  bounding=$((16#$(awk '/^CapBnd/ {print $2}' /proc/self/status)))
+  (( (bounding & (1 << 24)) == 0 ))
+}
+
 # docker_import IMAGE CHANGE... makes IMAGE of the root filesystem tar stream on stdin,
 # with the Dockerfile instructions CHANGE (those docker import takes).
 docker_import() {
