@@ -691,8 +691,11 @@ type RampStopConditions struct {
 // and the others; in a cluster its instance pod's postgres container, which adds
 // CloudNativePG's instance manager) or a shipper sidecar's.
 type ProcessUsage struct {
-	// CPUSeconds is their CPU time over the measurement.
-	CPUSeconds float64 `json:"cpuSeconds"`
+	// CPUSeconds is their CPU time over the measurement; absent when it is unknown:
+	// processes kept exiting while the meter read them, so that no reading could count
+	// each one exactly once.
+	// +optional
+	CPUSeconds *float64 `json:"cpuSeconds,omitempty"`
 	// WallSeconds is how long the measurement lasted.
 	WallSeconds float64 `json:"wallSeconds"`
 	// PeakMemoryBytes is the most memory they held at once, sampled every 250 ms as the

@@ -150,12 +150,12 @@ func (j *journal) Start() (Measurement, error) { j.events = append(j.events, "st
 
 func (j *journal) Server() (v1alpha1.ProcessUsage, error) {
 	j.events = append(j.events, "server")
-	return v1alpha1.ProcessUsage{CPUSeconds: 1, WallSeconds: 2}, nil
+	return v1alpha1.ProcessUsage{CPUSeconds: new(1.0), WallSeconds: 2}, nil
 }
 
 func (j *journal) Shipper() (*v1alpha1.ProcessUsage, error) {
 	j.events = append(j.events, "shipper")
-	return &v1alpha1.ProcessUsage{CPUSeconds: 3, WallSeconds: 4}, nil
+	return &v1alpha1.ProcessUsage{CPUSeconds: new(3.0), WallSeconds: 4}, nil
 }
 
 func (j *journal) End() { j.events = append(j.events, "end") }
@@ -192,7 +192,7 @@ func TestRunMeasuresTheServerDuringPgbenchAndTheShipperUntilTheDrainEnds(t *test
 	if !slices.Equal(events.events, want) {
 		t.Errorf("events %v, want %v", events.events, want)
 	}
-	if result.Server == nil || result.Server.CPUSeconds != 1 || result.Shipper == nil || result.Shipper.CPUSeconds != 3 {
+	if result.Server == nil || *result.Server.CPUSeconds != 1 || result.Shipper == nil || *result.Shipper.CPUSeconds != 3 {
 		t.Errorf("server %+v, shipper %+v", result.Server, result.Shipper)
 	}
 }

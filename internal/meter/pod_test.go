@@ -42,8 +42,8 @@ func TestPodSample(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]procfs.Usage{
-		Server:  {CPUTicks: 220, PssBytes: 4200 << 10, MemoryKnown: true},
-		Shipper: {CPUTicks: 40, PssBytes: 8000 << 10, MemoryKnown: true},
+		Server:  {CPUTicks: 220, CPUKnown: true, PssBytes: 4200 << 10, MemoryKnown: true},
+		Shipper: {CPUTicks: 40, CPUKnown: true, PssBytes: 8000 << 10, MemoryKnown: true},
 	}
 	if len(roles) != len(want) || roles[Server] != want[Server] || roles[Shipper] != want[Shipper] {
 		t.Errorf("roles %+v, want %+v", roles, want)
@@ -83,14 +83,14 @@ func TestServiceMeasuresARun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if usage.CPUSeconds != 2 || usage.WallSeconds <= 0 || usage.PeakMemoryBytes == nil || *usage.PeakMemoryBytes != 4200<<10 {
+	if usage.CPUSeconds == nil || *usage.CPUSeconds != 2 || usage.WallSeconds <= 0 || usage.PeakMemoryBytes == nil || *usage.PeakMemoryBytes != 4200<<10 {
 		t.Errorf("server %+v (peak %v), want 2 CPU seconds and a 4200 KiB peak", usage, usage.PeakMemoryBytes)
 	}
 	shipper, err := measurement.Shipper()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if shipper == nil || shipper.CPUSeconds != 1 || shipper.PeakMemoryBytes == nil || *shipper.PeakMemoryBytes != 20000<<10 {
+	if shipper == nil || shipper.CPUSeconds == nil || *shipper.CPUSeconds != 1 || shipper.PeakMemoryBytes == nil || *shipper.PeakMemoryBytes != 20000<<10 {
 		t.Errorf("shipper %+v, want 1 CPU second and a 20000 KiB peak", shipper)
 	}
 	measurement.End()
@@ -133,5 +133,36 @@ func TestNoShipper(t *testing.T) {
 	}
 	if _, found := usage[Shipper]; found || len(usage) != 1 {
 		t.Errorf("usage %v, want the server's only", usage)
+	}
+}
+
+// TestUnknownCPUStaysUnknown: a window whose opening or reading could not count the
+// processes' CPU time for sure reports none rather than a low one.
+func TestUnknownCPUStaysUnknown(t *testing.T) {
+	for _, test := range []struct {
+		name            string
+		opening, ending bool
+	}{{"opening", false, true}, {"ending", true, false}, {"both known", true, true}} {
+		t.Run(test.name, func(t *testing.T) {
+			readings := []bool{test.opening, test.ending}
+			window, err := Open(func() (map[string]procfs.Usage, error) {
+				known := readings[0]
+				if len(readings) > 1 {
+					readings = readings[1:]
+				}
+				return map[string]procfs.Usage{Server: {CPUTicks: 500, CPUKnown: known, MemoryKnown: true}}, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			window.Close() // no samples between the opening and the reading
+			usage, err := window.Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if known := test.opening && test.ending; (usage[Server].CPUSeconds != nil) != known {
+				t.Errorf("CPU seconds %v, want known %v", usage[Server].CPUSeconds, known)
+			}
+		})
 	}
 }

@@ -112,8 +112,8 @@ func (w *Window) Read() (map[string]v1alpha1.ProcessUsage, error) {
 		measured := v1alpha1.ProcessUsage{WallSeconds: wall}
 		// Exited processes whose parent waited for them stay counted (procfs.Usage);
 		// others take their CPU time with them, which never makes the sum negative.
-		if last.CPUTicks > first.CPUTicks {
-			measured.CPUSeconds = float64(last.CPUTicks-first.CPUTicks) / procfs.ClockTicks
+		if first.CPUKnown && last.CPUKnown {
+			measured.CPUSeconds = new(float64(last.CPUTicks-min(first.CPUTicks, last.CPUTicks)) / procfs.ClockTicks)
 		}
 		if !w.unknown[role] {
 			measured.PeakMemoryBytes = new(w.peak[role])

@@ -10,10 +10,11 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path/filepath"
+	"path"
 	"slices"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // ClockTicks is USER_HZ, the unit of /proc's CPU times: 100 on every Linux architecture
@@ -84,8 +85,10 @@ func ParsePss(content []byte) (int64, error) {
 // Usage is what a process tree spent or holds at one moment.
 type Usage struct {
 	// CPUTicks is the CPU time of the tree's processes and of the children they waited
-	// for, in ClockTicks.
+	// for, in ClockTicks; CPUKnown is false when processes kept being reaped while it was
+	// read, so that no reading could be shown to count each of them exactly once.
 	CPUTicks uint64
+	CPUKnown bool
 	// PssBytes is the memory the tree holds (ParsePss summed); MemoryKnown is false when
 	// a process's memory could not be read (another user's, without the privilege).
 	PssBytes    int64
@@ -96,6 +99,7 @@ type Usage struct {
 func (u Usage) Plus(o Usage) Usage {
 	return Usage{
 		CPUTicks:    u.CPUTicks + o.CPUTicks,
+		CPUKnown:    u.CPUKnown && o.CPUKnown,
 		PssBytes:    u.PssBytes + o.PssBytes,
 		MemoryKnown: u.MemoryKnown && o.MemoryKnown,
 	}
@@ -104,14 +108,22 @@ func (u Usage) Plus(o Usage) Usage {
 // TreeUsage reads the usage of root and every process descending from it under the proc
 // folder (normally /proc). Processes that exit while it reads are left out.
 func TreeUsage(proc string, root int) (Usage, error) {
-	stats, err := readStats(proc)
+	return treeUsage(os.DirFS(proc), root)
+}
+
+func treeUsage(proc fs.FS, root int) (Usage, error) {
+	processes, settled, err := readSettled(proc, false)
 	if err != nil {
 		return Usage{}, err
+	}
+	stats := map[int]Stat{}
+	for pid, process := range processes {
+		stats[pid] = process.Stat
 	}
 	if _, found := stats[root]; !found {
 		return Usage{}, fmt.Errorf("process %d is not running", root)
 	}
-	usage := Usage{MemoryKnown: true}
+	usage := Usage{CPUKnown: settled, MemoryKnown: true}
 	for pid, stat := range stats {
 		if descends(stats, pid, root) {
 			usage.add(proc, stat)
@@ -134,58 +146,123 @@ type Group struct {
 // CgroupGroups reads every process under proc and sums their usage by cgroup. In a pod
 // that shares its process namespace, a group is a container.
 func CgroupGroups(proc string) ([]Group, error) {
-	stats, err := readStats(proc)
+	return cgroupGroups(os.DirFS(proc))
+}
+
+func cgroupGroups(proc fs.FS) ([]Group, error) {
+	processes, settled, err := readSettled(proc, true)
 	if err != nil {
 		return nil, err
 	}
 	var groups []Group
 	index := map[string]int{}
-	for _, pid := range slices.Sorted(maps.Keys(stats)) {
-		cgroup, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "cgroup"))
-		if err != nil {
-			continue // exited since
-		}
-		i, found := index[string(cgroup)]
+	for _, pid := range slices.Sorted(maps.Keys(processes)) {
+		process := processes[pid]
+		i, found := index[process.cgroup]
 		if !found {
 			i = len(groups)
-			index[string(cgroup)] = i
-			groups = append(groups, Group{Usage: Usage{MemoryKnown: true}, Cgroup: string(cgroup)})
+			index[process.cgroup] = i
+			groups = append(groups, Group{Usage: Usage{CPUKnown: settled, MemoryKnown: true}, Cgroup: process.cgroup})
 		}
 		group := &groups[i]
-		group.add(proc, stats[pid])
+		group.add(proc, process.Stat)
 		group.PIDs = append(group.PIDs, pid)
-		group.Commands = append(group.Commands, stats[pid].Command)
+		group.Commands = append(group.Commands, process.Command)
 	}
 	return groups, nil
 }
 
-// readStats reads /proc/PID/stat of every process under proc.
-func readStats(proc string) (map[int]Stat, error) {
-	entries, err := os.ReadDir(proc)
+// A reading of /proc is not one moment: a parent read before it reaps a child whose
+// stat is then gone counts that child's CPU time nowhere, and a child read before its
+// parent reaps it and the parent read after count it twice. When pgbench disconnects,
+// every backend exits at once while the meter reads. So a reading counts only when a
+// second one right after it shows no process of the first gone and no parent's
+// children times changed: then no process was reaped, in or out of sight, while the
+// first was taken. Readings are retried settleAttempts times settlePause apart.
+const settleAttempts = 25
+
+var settlePause = 20 * time.Millisecond
+
+// process is what one reading holds of a process.
+type process struct {
+	Stat
+	cgroup string
+}
+
+// readSettled reads every process under proc, with its cgroup when asked, and reports
+// whether the reading settled: when it did not, the CPU times are not to be trusted.
+func readSettled(proc fs.FS, withCgroup bool) (map[int]process, bool, error) {
+	var first map[int]process
+	for attempt := range settleAttempts {
+		if attempt > 0 {
+			time.Sleep(settlePause)
+		}
+		var err error
+		if first, err = readProcesses(proc, withCgroup); err != nil {
+			return nil, false, err
+		}
+		second, err := readProcesses(proc, false)
+		if err != nil {
+			return nil, false, err
+		}
+		if noneReaped(first, second) {
+			return first, true, nil
+		}
+	}
+	return first, false, nil
+}
+
+// noneReaped reports whether every process of the earlier reading is still there in the
+// later one with the same children times.
+func noneReaped(earlier, later map[int]process) bool {
+	for pid, before := range earlier {
+		after, found := later[pid]
+		if !found || after.ChildrenUserTicks != before.ChildrenUserTicks ||
+			after.ChildrenSystemTicks != before.ChildrenSystemTicks {
+			return false
+		}
+	}
+	return true
+}
+
+// readProcesses reads /proc/PID/stat, and /proc/PID/cgroup when asked, of every process
+// under proc. A process that exits meanwhile is left out.
+func readProcesses(proc fs.FS, withCgroup bool) (map[int]process, error) {
+	entries, err := fs.ReadDir(proc, ".")
 	if err != nil {
 		return nil, err
 	}
-	stats := map[int]Stat{}
+	processes := map[int]process{}
 	for _, entry := range entries {
 		pid, err := strconv.Atoi(entry.Name())
 		if err != nil {
 			continue
 		}
-		content, err := os.ReadFile(filepath.Join(proc, entry.Name(), "stat"))
+		content, err := fs.ReadFile(proc, path.Join(entry.Name(), "stat"))
 		if err != nil {
 			continue
 		}
-		if stat, err := ParseStat(content); err == nil && stat.PID == pid {
-			stats[pid] = stat
+		stat, err := ParseStat(content)
+		if err != nil || stat.PID != pid {
+			continue
 		}
+		read := process{Stat: stat}
+		if withCgroup {
+			cgroup, err := fs.ReadFile(proc, path.Join(entry.Name(), "cgroup"))
+			if err != nil {
+				continue
+			}
+			read.cgroup = string(cgroup)
+		}
+		processes[pid] = read
 	}
-	return stats, nil
+	return processes, nil
 }
 
 // add counts a process's CPU time and memory in u.
-func (u *Usage) add(proc string, stat Stat) {
+func (u *Usage) add(proc fs.FS, stat Stat) {
 	u.CPUTicks += stat.UserTicks + stat.SystemTicks + stat.ChildrenUserTicks + stat.ChildrenSystemTicks
-	content, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(stat.PID), "smaps_rollup"))
+	content, err := fs.ReadFile(proc, path.Join(strconv.Itoa(stat.PID), "smaps_rollup"))
 	switch {
 	case exitedWhileRead(content, err):
 		return

@@ -1,10 +1,13 @@
 package procfs
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -79,20 +82,43 @@ func TestTreeUsageCountsExitedChildren(t *testing.T) {
 	if !before.MemoryKnown || before.PssBytes <= 0 {
 		t.Errorf("own memory %+v, want a known Pss", before)
 	}
-	burn := exec.Command("sh", "-c", "end=$(($(date +%s) + 1)); while [ $(date +%s) -le $end ]; do :; done")
-	if err := burn.Run(); err != nil {
-		t.Fatal(err)
+	// The child burns a set amount of CPU time, however loaded the machine.
+	burn := exec.Command(os.Args[0])
+	burn.Env = append(os.Environ(), "PROCFS_BURN_CPU=1")
+	if output, err := burn.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, output)
 	}
 	after, err := TreeUsage("/proc", os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The loop spins for 1-2 s; on a loaded machine it gets part of a core.
-	if spent := time.Duration(after.CPUTicks-before.CPUTicks) * time.Second / ClockTicks; spent < 200*time.Millisecond {
-		t.Errorf("the tree spent %s while a child spun for a second", spent)
+	if !after.CPUKnown {
+		t.Fatalf("usage %+v: CPU unknown with no child exiting", after)
+	}
+	if spent := time.Duration(after.CPUTicks-before.CPUTicks) * time.Second / ClockTicks; spent < burnCPU-20*time.Millisecond {
+		t.Errorf("the tree spent %s while a child burnt %s", spent, burnCPU)
 	}
 	if _, err := TreeUsage("/proc", 1<<30); err == nil {
 		t.Error("a process that does not exist has a usage")
+	}
+}
+
+const burnCPU = 300 * time.Millisecond
+
+// TestMain makes the test binary, run with PROCFS_BURN_CPU set, the child of
+// TestTreeUsageCountsExitedChildren: it spins until it has used burnCPU of CPU time.
+func TestMain(m *testing.M) {
+	if os.Getenv("PROCFS_BURN_CPU") == "" {
+		os.Exit(m.Run())
+	}
+	for {
+		var usage syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &usage); err != nil {
+			panic(err)
+		}
+		if time.Duration(usage.Utime.Nano()+usage.Stime.Nano()) >= burnCPU {
+			os.Exit(0)
+		}
 	}
 }
 
@@ -109,7 +135,7 @@ func TestTreeUsageOfAFakeTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Usage{CPUTicks: 212, PssBytes: 1200 << 10, MemoryKnown: true}); usage != want {
+	if want := (Usage{CPUTicks: 212, CPUKnown: true, PssBytes: 1200 << 10, MemoryKnown: true}); usage != want {
 		t.Errorf("usage %+v, want %+v", usage, want)
 	}
 	proc.Process(14, 10, "postgres", "0 0 0 0", nil, "")
@@ -133,10 +159,10 @@ func TestCgroupGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Group{
-		{Usage: Usage{CPUTicks: 1}, Cgroup: pause, PIDs: []int{1}, Commands: []string{"pause"}},
-		{Usage: Usage{CPUTicks: 270, PssBytes: 4200 << 10, MemoryKnown: true}, Cgroup: postgres,
+		{Usage: Usage{CPUTicks: 1, CPUKnown: true}, Cgroup: pause, PIDs: []int{1}, Commands: []string{"pause"}},
+		{Usage: Usage{CPUTicks: 270, CPUKnown: true, PssBytes: 4200 << 10, MemoryKnown: true}, Cgroup: postgres,
 			PIDs: []int{7, 20, 21}, Commands: []string{"manager", "postgres", "postgres"}},
-		{Usage: Usage{CPUTicks: 42, PssBytes: 9000 << 10, MemoryKnown: true}, Cgroup: shipper,
+		{Usage: Usage{CPUTicks: 42, CPUKnown: true, PssBytes: 9000 << 10, MemoryKnown: true}, Cgroup: shipper,
 			PIDs: []int{30}, Commands: []string{"fluent-bit"}},
 	}
 	if !reflect.DeepEqual(groups, want) {
@@ -164,5 +190,80 @@ func TestExitedWhileRead(t *testing.T) {
 		if exited := exitedWhileRead([]byte(test.content), test.err); exited != test.exited {
 			t.Errorf("%s: exited %v, want %v", test.name, exited, test.exited)
 		}
+	}
+}
+
+// reapingFS serves a fake /proc and calls reap right after the first read of the file
+// named trigger (every read when always), as a parent reaping a child between the
+// meter's reads would.
+type reapingFS struct {
+	fs.FS
+	trigger string
+	always  bool
+	reap    func()
+	fired   bool
+}
+
+func (r *reapingFS) ReadFile(name string) ([]byte, error) {
+	content, err := fs.ReadFile(r.FS, name)
+	if name == r.trigger && (r.always || !r.fired) {
+		r.fired = true
+		r.reap()
+	}
+	return content, err
+}
+
+// TestReapedWhileRead counts a child reaped in the middle of a reading exactly once,
+// whether the parent was read before it (today's order when the parent's PID is lower:
+// the child's time was counted nowhere, and CI's server CPU came out near zero) or after
+// it (a wrapped PID: counted twice), and says the CPU is unknown when reaping never
+// stops.
+func TestReapedWhileRead(t *testing.T) {
+	defer func(pause time.Duration) { settlePause = pause }(settlePause)
+	settlePause = time.Millisecond
+	const container = "0::/../postgres\n"
+	tests := []struct {
+		name              string
+		parent, child     int
+		trigger           string
+		always, cpuKnown  bool
+		wantTicks         uint64
+		childAfterReaping bool
+	}{
+		{name: "parent read first", parent: 20, child: 21, trigger: "20/stat", cpuKnown: true, wantTicks: 150 + 1000},
+		{name: "child read first", parent: 20, child: 5, trigger: "5/stat", cpuKnown: true, wantTicks: 150 + 1000},
+		{name: "reaping never stops", parent: 20, child: 21, trigger: "20/stat", always: true},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			proc := procfstest.New(t)
+			proc.Process(20, 7, "postgres", "100 50 0 0", procfstest.Pss(1000), container)
+			proc.Process(test.child, 20, "postgres", "600 400 0 0", procfstest.Pss(200), container)
+			reaped := uint64(0)
+			fsys := &reapingFS{FS: os.DirFS(proc.Root), trigger: test.trigger, always: test.always, reap: func() {
+				// The child exits and its parent waits for it: the child's times move
+				// into the parent's children times. Another child then appears, for the
+				// case where reaping never stops.
+				reaped += 1000
+				if err := os.RemoveAll(filepath.Join(proc.Root, strconv.Itoa(test.child))); err != nil {
+					t.Fatal(err)
+				}
+				proc.Process(20, 7, "postgres", fmt.Sprintf("100 50 %d 0", reaped), procfstest.Pss(1000), container)
+				if test.always {
+					proc.Process(test.child, 20, "postgres", "600 400 0 0", procfstest.Pss(200), container)
+				}
+			}}
+			groups, err := cgroupGroups(fsys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(groups) != 1 {
+				t.Fatalf("groups %+v, want one", groups)
+			}
+			usage := groups[0].Usage
+			if usage.CPUKnown != test.cpuKnown || (test.cpuKnown && usage.CPUTicks != test.wantTicks) {
+				t.Errorf("usage %+v, want CPU known %v with %d ticks", usage, test.cpuKnown, test.wantTicks)
+			}
+		})
 	}
 }

@@ -203,7 +203,7 @@ func aggregateRow(
 
 // processCost is the median of the repeats' CPU of the processes usage picks, per second
 // and per 1,000 of the units the repeat counts, and the highest of their memory peaks;
-// nil where no repeat measured it.
+// nil where no repeat measured it for sure.
 func processCost(
 	ok []v1alpha1.RepeatResult, usage func(v1alpha1.RepeatResult) *v1alpha1.ProcessUsage,
 	units func(v1alpha1.RepeatResult) int64,
@@ -214,11 +214,12 @@ func processCost(
 		if measured == nil {
 			continue
 		}
-		if measured.WallSeconds > 0 {
-			perSecond = append(perSecond, measured.CPUSeconds/measured.WallSeconds)
+		// A repeat whose CPU time is unknown counts in neither median.
+		if cpu := measured.CPUSeconds; cpu != nil && measured.WallSeconds > 0 {
+			perSecond = append(perSecond, *cpu/measured.WallSeconds)
 		}
-		if n := units(r); n > 0 {
-			perUnits = append(perUnits, measured.CPUSeconds*1e3/(float64(n)/1e3))
+		if cpu, n := measured.CPUSeconds, units(r); cpu != nil && n > 0 {
+			perUnits = append(perUnits, *cpu*1e3/(float64(n)/1e3))
 		}
 		if peak := measured.PeakMemoryBytes; peak != nil && (peakMemory == nil || *peak > *peakMemory) {
 			peakMemory = peak

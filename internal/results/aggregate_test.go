@@ -61,14 +61,14 @@ func withLogBytes(r v1alpha1.RepeatResult, bytes int64) v1alpha1.RepeatResult {
 // withServer adds a server measurement of wall seconds to a repeat, whose transactions
 // then are its TPS over them.
 func withServer(r v1alpha1.RepeatResult, cpuSeconds, wallSeconds float64, peak *int64) v1alpha1.RepeatResult {
-	r.Server = &v1alpha1.ProcessUsage{CPUSeconds: cpuSeconds, WallSeconds: wallSeconds, PeakMemoryBytes: peak}
+	r.Server = &v1alpha1.ProcessUsage{CPUSeconds: &cpuSeconds, WallSeconds: wallSeconds, PeakMemoryBytes: peak}
 	r.Transactions = int64(r.TPS * wallSeconds)
 	return r
 }
 
 // withShipper adds a shipper measurement to a repeat.
 func withShipper(r v1alpha1.RepeatResult, cpuSeconds, wallSeconds float64, peak int64) v1alpha1.RepeatResult {
-	r.Shipper = &v1alpha1.ProcessUsage{CPUSeconds: cpuSeconds, WallSeconds: wallSeconds, PeakMemoryBytes: &peak}
+	r.Shipper = &v1alpha1.ProcessUsage{CPUSeconds: &cpuSeconds, WallSeconds: wallSeconds, PeakMemoryBytes: &peak}
 	return r
 }
 
