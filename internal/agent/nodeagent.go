@@ -44,6 +44,11 @@ const nodeAgentUnexplained = "loki reports no refusal: the node agent lost the r
 	"and loki (its tail fell behind a rotation of the log, its buffer filled, or its retries ran out), " +
 	"or still holds them"
 
+// unverifiedStageUnknown is the reason of records Loki lacks when a rotation hid some of
+// the container log from logbench: the losing stage cannot be told.
+const unverifiedStageUnknown = "records were lost between the server and loki, by the kubelet, the node agent or " +
+	"loki: logbench could not count the whole container log (a rotation under its stream) to tell which"
+
 // nodeAgentRun counts the records of a run of a Stdout destination in the Loki the
 // platform's node agent ships the container log to and, unless the destination skips it,
 // in the container log as the kubelet holds it: the two stages tell the kubelet's losses
@@ -147,8 +152,10 @@ func (r *nodeAgentRun) stageReasons(
 		return []string{records.CheckSampler(want, inLog, r.containerLog.sampler.Windows()).Message}, nil
 	case stages.LostAt == "containerLog":
 		return []string{containerLogShortfall}, nil
-	case stages.LostAt == "" || stages.UnverifiedAt != "":
+	case stages.LostAt == "":
 		return nil, nil
+	case stages.UnverifiedAt != "":
+		return []string{unverifiedStageUnknown}, nil
 	}
 	rotated, err := r.containerLog.rotated(ctx, inLog)
 	if err != nil || !rotated {

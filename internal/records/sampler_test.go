@@ -122,7 +122,7 @@ func TestCheckSamplerVerdicts(t *testing.T) {
 		{name: "another record in each window", want: Expectation{Records: 158_569}, delivered: 2_560,
 			windows: tenSeconds(256, 1), verdict: v1alpha1.SamplerMatches},
 		{name: "a loss besides the sampler", want: Expectation{Records: 200_000}, delivered: 2_570,
-			windows: tenSeconds(257, 0), verdict: v1alpha1.SamplerExceeds, message: "at least 40010 records were lost"},
+			windows: tenSeconds(257, 0), verdict: v1alpha1.SamplerExceeds, message: "at least 41010 records were lost"},
 		{name: "a slow run loses nothing to the sampler", want: Expectation{Records: 1_000}, delivered: 900,
 			windows: tenSeconds(90, 0), verdict: v1alpha1.SamplerExceeds, message: "at least 100 records were lost"},
 		{name: "debug level: nothing sampled", want: Expectation{Records: 63_650}, delivered: 63_650,
