@@ -309,12 +309,13 @@ func meanAndSampleStdDev(values []float64) (mean, stddev float64) {
 // repeat counted it exactly and consistently: a sum with a gap in it, or with the
 // negative dropped of a repeat that delivered more than it could, would understate the
 // loss. Otherwise the drops known, exactly or at least, of the consistent repeats make
-// a lower bound. Accounting errors and drop reasons are kept per repeat: each explains
+// a lower bound, zero included when every repeat has one (duplicates make a drop "at
+// least"). Accounting errors and drop reasons are kept per repeat: each explains
 // its own.
 func sumRecords(ok []v1alpha1.RepeatResult) v1alpha1.Records {
 	var total v1alpha1.Records
 	var knownDropped int64
-	exact := true
+	exact, bounded := true, true
 	var accountingErrors, dropReasons, unverifiedReasons []string
 	for _, r := range ok {
 		total.Expected += r.Records.Expected
@@ -331,6 +332,7 @@ func sumRecords(ok []v1alpha1.RepeatResult) v1alpha1.Records {
 			accountingErrors = append(accountingErrors, fmt.Sprintf("repeat %d: %s", r.Repeat, r.Records.AccountingError))
 		} else {
 			exact = exact && r.Records.Dropped != nil
+			bounded = bounded && (r.Records.Dropped != nil || r.Records.DroppedAtLeast != nil)
 			knownDropped += r.Records.KnownDropped()
 		}
 		if r.Records.DropReason != "" {
@@ -340,7 +342,7 @@ func sumRecords(ok []v1alpha1.RepeatResult) v1alpha1.Records {
 	switch {
 	case exact:
 		total.Dropped = &knownDropped
-	case knownDropped > 0:
+	case knownDropped > 0 || bounded:
 		total.DroppedAtLeast = &knownDropped
 	}
 	total.Stages = sumStages(ok, total.ExactExpected())
