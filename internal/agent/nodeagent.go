@@ -44,6 +44,9 @@ const nodeAgentUnexplained = "loki reports no refusal: the node agent lost the r
 	"and loki (its tail fell behind a rotation of the log, its buffer filled, or its retries ran out), " +
 	"or still holds them"
 
+// containerLogStage is the container log's name among a row's stages.
+const containerLogStage = "containerLog"
+
 // unverifiedStageUnknown is the reason of records Loki lacks when a rotation hid some of
 // the container log from logbench: the losing stage cannot be told.
 const unverifiedStageUnknown = "records were lost between the server and loki, by the kubelet, the node agent or " +
@@ -107,7 +110,7 @@ func (r *nodeAgentRun) Account(
 			return v1alpha1.Records{}, err
 		}
 		if count.Unverified > 0 {
-			stages.UnverifiedAt, stages.Unverified = "containerLog", count.Unverified
+			stages.UnverifiedAt, stages.Unverified = containerLogStage, count.Unverified
 		}
 	}
 	stages.Duplicates = shipping.StoredDuplicates(want, stages, shipping.OutputCounters{}, refused)
@@ -148,9 +151,9 @@ func (r *nodeAgentRun) stageReasons(
 	}
 	inLog := *stages.ContainerLog
 	switch {
-	case stages.LostAt == "containerLog" && r.containerLog.sampler != nil:
+	case stages.LostAt == containerLogStage && r.containerLog.sampler != nil:
 		return []string{records.CheckSampler(want, inLog, r.containerLog.sampler.Windows()).Message}, nil
-	case stages.LostAt == "containerLog":
+	case stages.LostAt == containerLogStage:
 		return []string{containerLogShortfall}, nil
 	case stages.LostAt == "":
 		return nil, nil

@@ -156,11 +156,10 @@ func sampledRecordTime(head []byte) (time.Time, bool) {
 	if !bytes.Contains(head, recordMessage) {
 		return time.Time{}, false
 	}
-	at := bytes.Index(head, timeField)
-	if at < 0 {
+	_, value, found := bytes.Cut(head, timeField)
+	if !found {
 		return time.Time{}, false
 	}
-	value := head[at+len(timeField):]
 	if end := bytes.IndexAny(value, ",}"); end >= 0 {
 		value = value[:end]
 	}

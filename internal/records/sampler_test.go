@@ -103,7 +103,7 @@ func TestSamplerModelMatchesZap(t *testing.T) {
 func TestCheckSamplerVerdicts(t *testing.T) {
 	start := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	tenSeconds := func(run, other int64) []SamplerWindow {
-		var windows []SamplerWindow
+		windows := make([]SamplerWindow, 0, 10)
 		for i := range 10 {
 			windows = append(windows, SamplerWindow{Start: start.Add(time.Duration(i) * time.Second), Run: run, Other: other})
 		}

@@ -63,12 +63,12 @@ func Summarize(rows []v1alpha1.Result) v1alpha1.Summary {
 		}
 		summary.UnverifiedRecords += row.Records.Unverified
 		summary.DuplicateRecords += row.Records.Duplicates
-		switch records := row.Records; {
-		case records.Dropped != nil:
-			summary.DroppedRecords += *records.Dropped
+		switch counted := row.Records; {
+		case counted.Dropped != nil:
+			summary.DroppedRecords += *counted.Dropped
 			exactRows++
-		case records.DroppedAtLeast != nil:
-			summary.DroppedAtLeast += *records.DroppedAtLeast
+		case counted.DroppedAtLeast != nil:
+			summary.DroppedAtLeast += *counted.DroppedAtLeast
 			boundRows++
 		}
 		if row.Records.Dropped == nil && (row.Records.DroppedAtLeast == nil || row.Records.AccountingError != "") {

@@ -282,8 +282,8 @@ func StagesNote(row v1alpha1.Result) string {
 		note += fmt.Sprintf("; stored holds at least %d duplicates", stages.Duplicates)
 	}
 	if stages.Unverified > 0 {
-		note += fmt.Sprintf("; %s may hold %d more records than logbench could count", stageWords.Replace(stages.UnverifiedAt),
-			stages.Unverified)
+		note += fmt.Sprintf("; %s may hold %d more records than logbench could count",
+			stageWords.Replace(stages.UnverifiedAt), stages.Unverified)
 	}
 	if stages.InputPausedSeconds > 0 {
 		note += fmt.Sprintf("; the shipper's input paused on its buffer limit for about %.1f s", stages.InputPausedSeconds)
@@ -380,7 +380,8 @@ var csvHeader = []string{
 	"tps", "tps_stddev", "tps_cv_percent", "latency_avg_ms", "latency_stddev_ms",
 	"overhead_percent", "overhead_low_percent", "overhead_high_percent", "overhead_confidence_percent",
 	"overhead_verdict", "noisy", "expected", "expected_is_estimate", "delivered", "arrived_late", "dropped",
-	"dropped_at_least", "unverified", "duplicates", "sampler_verdict", "accounting_error", "drain_seconds", "log_bytes_per_record", "log_gigabytes_per_hour",
+	"dropped_at_least", "unverified", "duplicates", "sampler_verdict", "accounting_error", "drain_seconds",
+	"log_bytes_per_record", "log_gigabytes_per_hour",
 	"knee", "ramp_stop", "server_cpu_cores", "server_cpu_ms_per_1k_transactions", "server_peak_memory_bytes",
 	"shipper_cpu_cores", "shipper_cpu_ms_per_1k_records", "shipper_peak_memory_bytes",
 }
