@@ -165,3 +165,34 @@ func TestSamplerWindowsReadsCloudNativePGLines(t *testing.T) {
 		t.Errorf("windows %v, want %v", got, want)
 	}
 }
+
+// FuzzSamplerWindows: any log, in chunks split anywhere, gives the windows it gives in
+// one write, and never a window without a record of the run or beyond the run's records.
+func FuzzSamplerWindows(f *testing.F) {
+	f.Add(`{"level":"info","ts":"2026-11-26T12:00:00.5Z","logger":"postgres","msg":"record","record":{"a":"tag"}}`+"\n", 7)
+	f.Add(`{"ts":1795694401.5,"msg":"record"} tag`+"\n"+`{"ts":"x","msg":"record"}`, 3)
+	f.Add("\n\n\"ts\":\"msg\":\"record\"tagtag\n", 1)
+	f.Fuzz(func(t *testing.T, log string, split int) {
+		whole := NewSamplerWindows("tag")
+		_, _ = whole.Write([]byte(log))
+		chunked := NewSamplerWindows("tag")
+		step := max(1, split%64)
+		for start := 0; start < len(log); start += step {
+			_, _ = chunked.Write([]byte(log[start:min(len(log), start+step)]))
+		}
+		got, want := chunked.Windows(), whole.Windows()
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("in chunks of %d: %v, in one write: %v", step, got, want)
+		}
+		var run int64
+		for _, window := range want {
+			if window.Run <= 0 {
+				t.Fatalf("a window without the run's records: %v", want)
+			}
+			run += window.Run
+		}
+		if lines := int64(strings.Count(log, "\n")); run > lines {
+			t.Fatalf("%d of the run's records in %d complete lines", run, lines)
+		}
+	})
+}
