@@ -885,9 +885,9 @@ type Records struct {
 	DroppedAtLeast *int64 `json:"droppedAtLeast,omitempty"`
 	// Duplicates are copies beyond the first of records the destination holds more than
 	// once (a push retried after the backend had stored it): at least this many, counted
-	// as the records stored beyond the most an earlier stage held (sent, written, or what
-	// the server can have emitted), and only when the pipeline reports retries. Counted
-	// apart: they never offset a drop.
+	// as the records stored beyond the fewest an earlier stage held (written to the file,
+	// read by the shipper, in the container log, or what the server can have emitted), and
+	// only when the pipeline reports retries. Counted apart: they never offset a drop.
 	// +optional
 	Duplicates int64 `json:"duplicates,omitempty"`
 	// Unverified records are those logbench could not see, which the pipeline may have

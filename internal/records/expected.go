@@ -260,7 +260,7 @@ func Reconcile(e Expectation, c Count) v1alpha1.Records {
 
 // Duplicates is the least number of copies a destination holds beyond one of each
 // record: what it stored beyond the fewest records any earlier stage held, each of which
-// holds a record once (the records written to the file, sent by the shipper, or that
+// holds a record once (the records written to the file, read by the shipper, or that
 // the server can have emitted). Only a pipeline that retried a push can store a record
 // twice; without a retry, an excess is an accounting error, not duplicates.
 func Duplicates(stored int64, retried bool, earlier ...int64) int64 {

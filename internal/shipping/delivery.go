@@ -116,9 +116,11 @@ func UnreadReason(stages v1alpha1.RecordStages) string {
 
 // StoredDuplicates is the least number of copies of the run's records Loki holds beyond
 // one each: what it stored beyond the fewest records an earlier stage held (written,
-// sent, what the server can have emitted), when a push was retried (the shipper says so,
-// or Loki refused one, which its client retries). An excess without a retry is left to
-// the accounting error.
+// read by the shipper, in a container log read whole, what the server can have
+// emitted), when a push was retried (the shipper says so, or Loki refused one, which its
+// client retries). An excess without a retry is left to the accounting error. The
+// shipper's sent count is no bound: it can lag Loki's by the batch Loki has just stored,
+// while a record is always read before it is stored.
 func StoredDuplicates(want records.Expectation, stages v1alpha1.RecordStages, shipped OutputCounters,
 	lokiRefused map[string]int64,
 ) int64 {
@@ -126,7 +128,7 @@ func StoredDuplicates(want records.Expectation, stages v1alpha1.RecordStages, sh
 		return 0
 	}
 	earlier := []int64{want.Upper()}
-	for _, stage := range []*int64{stages.Written, stages.Sent} {
+	for _, stage := range []*int64{stages.Written, stages.Read} {
 		if stage != nil {
 			earlier = append(earlier, *stage)
 		}
