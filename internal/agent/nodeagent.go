@@ -124,6 +124,9 @@ func (r *nodeAgentRun) Account(
 	if stages.Unverified > 0 {
 		accounted.UnverifiedReason = unverifiedContainerLog(stages)
 	}
+	if r.containerLog != nil {
+		accounted.Sampler = r.containerLog.checkSampler(want, *stages.ContainerLog, stages.Unverified > 0)
+	}
 	return accounted, nil
 }
 

@@ -130,6 +130,9 @@ func TestNodeAgentRunNamesTheLosingStage(t *testing.T) {
 				t.Errorf("unverified: stage %d, row %d, %q; want stage %d saying %q", got.Stages.Unverified,
 					got.Unverified, got.UnverifiedReason, tc.unverified, tc.unverifiedReason)
 			}
+			if tc.sampled != (got.Sampler != nil) {
+				t.Errorf("sampler check %+v, want one: %t", got.Sampler, tc.sampled)
+			}
 			if got.Stages.LostAt == "containerLog" && got.Stages.UnverifiedAt == "containerLog" {
 				t.Errorf("the kubelet is blamed for records logbench could not read: %+v", got.Stages)
 			}
