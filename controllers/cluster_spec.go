@@ -50,6 +50,9 @@ type cnpgClusterSpec struct {
 	Storage               cnpgStorageConfiguration    `json:"storage"`
 	Resources             corev1.ResourceRequirements `json:"resources,omitempty"`
 	Affinity              cnpgAffinityConfiguration   `json:"affinity,omitempty"`
+	// LogLevel of the instance manager, which samples the csvlog records it prints at
+	// info and above up to 1.30.0.
+	LogLevel string `json:"logLevel,omitempty"`
 }
 
 type cnpgPostgresConfiguration struct {
@@ -91,6 +94,7 @@ func buildCluster(
 		},
 		Storage:   cnpgStorageConfiguration{StorageClass: pg.Storage.StorageClass},
 		Resources: pg.Resources,
+		LogLevel:  string(pg.InstanceManagerLogLevel),
 		Affinity: cnpgAffinityConfiguration{
 			NodeSelector: pg.NodeSelector,
 			Tolerations:  pg.Tolerations,

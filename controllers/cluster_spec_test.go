@@ -28,6 +28,8 @@ func TestBuildClusterMapsThePostgresSpec(t *testing.T) {
 				NodeSelector: map[string]string{"pool": "db"},
 				Tolerations:  []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}},
 				Affinity:     &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{}},
+				// The workaround of CloudNativePG's sampling, measured as such.
+				InstanceManagerLogLevel: "debug",
 			},
 			Logging: v1alpha1.LoggingSpec{Statement: v1alpha1.StatementAll, LinePrefix: "%a "},
 		},
@@ -49,6 +51,7 @@ func TestBuildClusterMapsThePostgresSpec(t *testing.T) {
 		{[]string{"spec", "affinity", "nodeSelector", "pool"}, "db"},
 		{[]string{"spec", "postgresql", "parameters", "log_statement"}, "all"},
 		{[]string{"spec", "postgresql", "parameters", "log_line_prefix"}, "%a "},
+		{[]string{"spec", "logLevel"}, "debug"},
 	}
 	for _, s := range stringFields {
 		if got, _, _ := unstructured.NestedString(cluster.Object, s.path...); got != s.want {

@@ -65,6 +65,16 @@ var (
 		Help: "Statement log records of a result row known to be lost below the lower bound of an estimated count; " +
 			"absent unless some are.",
 	}, resultLabels)
+	resultRecordsUnverified = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_records_unverified",
+		Help: "Statement log records of a result row that logbench could not see (a rotation of the container log " +
+			"under its stream); never counted as dropped.",
+	}, resultLabels)
+	resultRecordsDuplicates = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_records_duplicates",
+		Help: "Statement log records of a result row stored more than once beyond the first copy, at least; " +
+			"they never offset dropped records.",
+	}, resultLabels)
 	resultRecordsArrivedLate = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "logbench_result_records_arrived_late",
 		Help: "Statement log records of a result row that reached the destination after its drain ended.",
@@ -141,7 +151,8 @@ var (
 	resultGauges = []*prometheus.GaugeVec{
 		resultTPS, resultLatency, resultOverhead, resultOverheadLow, resultOverheadHigh, resultOverheadSignificant,
 		resultRecordsExpected,
-		resultRecordsDelivered, resultRecordsDropped, resultRecordsDroppedAtLeast,
+		resultRecordsDelivered, resultRecordsDropped, resultRecordsDroppedAtLeast, resultRecordsUnverified,
+		resultRecordsDuplicates,
 		resultRecordsArrivedLate, resultDrain, resultLogBytesPerRecord, resultLogGigabytesPerHour,
 		resultAccountingError, resultServerCPUCores, resultServerCPUPerTransactions, resultServerPeakMemory,
 		resultShipperCPUCores, resultShipperCPUPerRecords, resultShipperPeakMemory, resultRecordsAtStage,
@@ -190,6 +201,8 @@ func exportBenchmarkMetrics(benchmark *v1alpha1.LoggingBenchmark) {
 		resultRecordsExpected.With(labels).Set(float64(row.Records.Expected))
 		resultRecordsDelivered.With(labels).Set(float64(row.Records.Delivered))
 		resultRecordsArrivedLate.With(labels).Set(float64(row.Records.ArrivedLate))
+		resultRecordsUnverified.With(labels).Set(float64(row.Records.Unverified))
+		resultRecordsDuplicates.With(labels).Set(float64(row.Records.Duplicates))
 		resultDrain.With(labels).Set(row.DrainSeconds)
 		accountingError := 0.0
 		if row.Records.AccountingError != "" {

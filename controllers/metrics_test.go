@@ -41,3 +41,25 @@ func TestStagesAreExportedAsCounted(t *testing.T) {
 		t.Errorf("%d stage series after the container log stopped being counted, want stored alone", got)
 	}
 }
+
+// TestUnverifiedAndDuplicatesAreExportedApartFromDrops: a row whose records logbench could
+// not all see, and that stored duplicates, exports both beside a drop they do not change.
+func TestUnverifiedAndDuplicatesAreExportedApartFromDrops(t *testing.T) {
+	benchmark := &v1alpha1.LoggingBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "metrics-test", Name: "outcomes"},
+		Status: v1alpha1.LoggingBenchmarkStatus{Results: []v1alpha1.Result{{
+			Destination: "stdout", Type: v1alpha1.DestinationStdout, Clients: 2,
+			Records: v1alpha1.Records{Expected: 37841, Delivered: 20514, Dropped: new(int64(0)), Unverified: 17327,
+				Duplicates: 3},
+		}}},
+	}
+	t.Cleanup(func() { forgetBenchmarkMetrics(benchmark.Namespace, benchmark.Name) })
+	exportBenchmarkMetrics(benchmark)
+	labels := []string{"metrics-test", "outcomes", "stdout", "Stdout", "2"}
+	dropped := testutil.ToFloat64(resultRecordsDropped.WithLabelValues(labels...))
+	unverified := testutil.ToFloat64(resultRecordsUnverified.WithLabelValues(labels...))
+	duplicates := testutil.ToFloat64(resultRecordsDuplicates.WithLabelValues(labels...))
+	if dropped != 0 || unverified != 17327 || duplicates != 3 {
+		t.Errorf("dropped %v, unverified %v, duplicates %v; want 0, 17327 and 3", dropped, unverified, duplicates)
+	}
+}

@@ -245,11 +245,13 @@ func (s RecordStages) Pipeline() []StageCount {
 // LosingStage names the first stage holding fewer records than the one before it, or ""
 // when the last stage holds every record of the first. exactExpected, when the
 // expectation is exact, stands before the first stage: a first stage holding fewer lost
-// them (the kubelet's container log can). Stages that were not counted are skipped. A
-// later stage holding more loses nothing: the collector reads the file's other records
-// too, and a retried push may be stored twice. Counters read a moment apart may lag one
-// another by a batch (Loki holds a push before Fluent Bit counts it sent), so a dip in
-// the middle is no loss when the end holds everything.
+// them (the kubelet's container log can). Stages that were not counted are skipped, and
+// so is an unverified stage: its count is short of what it held by what logbench could
+// not see, which the stage did not lose. The stored stage counts each record once: its
+// duplicates never make up for a loss before it. A later stage holding more loses
+// nothing: the collector reads the file's other records too. Counters read a moment
+// apart may lag one another by a batch (Loki holds a push before Fluent Bit counts it
+// sent), so a dip in the middle is no loss when the end holds everything.
 func (s RecordStages) LosingStage(exactExpected *int64) string {
 	type stage struct {
 		name  string
@@ -260,9 +262,14 @@ func (s RecordStages) LosingStage(exactExpected *int64) string {
 		chain = append(chain, stage{"expected", *exactExpected})
 	}
 	for _, counted := range s.Pipeline() {
-		if counted.Count != nil {
-			chain = append(chain, stage{counted.Name, *counted.Count})
+		if counted.Count == nil || (counted.Name == s.UnverifiedAt && s.Unverified > 0) {
+			continue
 		}
+		count := *counted.Count
+		if counted.Name == "stored" {
+			count -= s.Duplicates
+		}
+		chain = append(chain, stage{counted.Name, count})
 	}
 	if len(chain) < 2 || chain[len(chain)-1].count >= chain[0].count {
 		return ""

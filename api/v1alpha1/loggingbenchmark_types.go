@@ -121,7 +121,18 @@ type PostgresSpec struct {
 	// additionalPodAntiAffinity, and nodeAffinity).
 	// +optional
 	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// InstanceManagerLogLevel is CloudNativePG's log level of the instance manager (the
+	// Cluster's spec.logLevel); empty leaves CloudNativePG's default, info. Up to 1.30.0
+	// the instance manager samples the csvlog records it prints on stdout at info and
+	// above (cloudnative-pg issue #10815); debug measures the workaround.
+	// +optional
+	InstanceManagerLogLevel InstanceManagerLogLevel `json:"instanceManagerLogLevel,omitempty"`
 }
+
+// InstanceManagerLogLevel is a log level of CloudNativePG's instance manager.
+// +kubebuilder:validation:Enum=error;warning;info;debug;trace
+type InstanceManagerLogLevel string
 
 // StorageSpec is the persistent volume of each instance.
 type StorageSpec struct {
@@ -848,8 +859,14 @@ type DestinationStatus struct {
 	Message string `json:"message,omitempty"`
 }
 
-// Records counts the log records of runs: every expected record was delivered, arrived
-// late or was dropped.
+// Records counts the log records of runs. Every expected record was delivered, arrived
+// late, was dropped or could not be verified, and a record held more than once counts
+// once:
+//
+//	expected = delivered + arrivedLate - duplicates + unverified + dropped
+//
+// dropped is never negative: when the records that arrived, counted once, are more than
+// the server can have emitted, accountingError says so instead.
 type Records struct {
 	// Expected records PostgreSQL had to emit, from pgbench's counts and the settings.
 	Expected int64 `json:"expected"`
@@ -859,14 +876,35 @@ type Records struct {
 	// found them. They are neither delivered nor dropped.
 	// +optional
 	ArrivedLate int64 `json:"arrivedLate,omitempty"`
-	// Dropped is expected - delivered - arrivedLate: records that never arrived. Absent
-	// when expected is an estimate.
+	// Dropped is expected - (delivered + arrivedLate - duplicates) - unverified: records
+	// the pipeline is shown to have lost. Absent when expected is an estimate or
+	// duplicates were found (duplicates are a lower bound, so the drop is too).
 	// +optional
 	Dropped *int64 `json:"dropped,omitempty"`
-	// DroppedAtLeast is set when expected is an estimate (a lower bound) and fewer
-	// records arrived than that bound: at least this many were dropped.
+	// DroppedAtLeast is set when expected is an estimate (a lower bound) or duplicates
+	// were found, and fewer records arrived, counted once, than the expectation: at least
+	// this many were dropped.
 	// +optional
 	DroppedAtLeast *int64 `json:"droppedAtLeast,omitempty"`
+	// Duplicates are copies beyond the first of records the destination holds more than
+	// once (a push retried after the backend had stored it): at least this many, counted
+	// as the records stored beyond the fewest an earlier stage held (written to the file,
+	// read by the shipper, in the container log, or what the server can have emitted), and
+	// only when the pipeline reports retries. Counted apart: they never offset a drop.
+	// +optional
+	Duplicates int64 `json:"duplicates,omitempty"`
+	// Unverified records are those logbench could not see, which the pipeline may have
+	// delivered: the records a log stream skipped when the kubelet rotated the container
+	// log under it. They are never counted as dropped.
+	// +optional
+	Unverified int64 `json:"unverified,omitempty"`
+	// UnverifiedReason says why records could not be verified.
+	// +optional
+	UnverifiedReason string `json:"unverifiedReason,omitempty"`
+	// Sampler compares a Stdout row's records on CloudNativePG with what its instance
+	// manager's log sampler lets through.
+	// +optional
+	Sampler *SamplerCheck `json:"sampler,omitempty"`
 	// ExpectedIsEstimate is true when the settings make an exact count impossible
 	// (log_min_duration_statement above 0, failed transactions).
 	// +optional
@@ -882,6 +920,48 @@ type Records struct {
 	// Stages counts a shipping destination's records at each stage of its pipeline.
 	// +optional
 	Stages *RecordStages `json:"stages,omitempty"`
+}
+
+// SamplerVerdict says how a row's records compare with CloudNativePG's log sampler.
+// +kubebuilder:validation:Enum=NoLoss;MatchesSampler;ExceedsSampler;NotSampled;Unknown
+type SamplerVerdict string
+
+const (
+	// SamplerNoLoss: every expected record arrived.
+	SamplerNoLoss SamplerVerdict = "NoLoss"
+	// SamplerMatches: the records the sampler let through account for every expected
+	// record: the sampler alone lost the missing ones.
+	SamplerMatches SamplerVerdict = "MatchesSampler"
+	// SamplerExceeds: fewer records arrived than the sampler lets through: something
+	// besides the sampler lost records too.
+	SamplerExceeds SamplerVerdict = "ExceedsSampler"
+	// SamplerNotSampled: more records arrived than the sampler lets through: the
+	// instance manager did not sample them (a log level below info, or a fixed release).
+	SamplerNotSampled SamplerVerdict = "NotSampled"
+	// SamplerUnknown: logbench did not see every record that reached the container log
+	// (a rotation under its stream), so the sampler's windows cannot be told.
+	SamplerUnknown SamplerVerdict = "Unknown"
+)
+
+// SamplerCheck compares the records of a Stdout row on CloudNativePG with its instance
+// manager's sampler (cloudnative-pg issue #10815): per level and message, in windows of
+// one second opened by the first record after the previous window closed, the first 100
+// records pass, then the 200th, 300th and so on. From the records that reached the
+// container log and their timestamps, each window's survivors tell how many records
+// the sampler received in it, within 100.
+type SamplerCheck struct {
+	// Verdict of the comparison.
+	Verdict SamplerVerdict `json:"verdict"`
+	// ReceivedMin and ReceivedMax bound the run's records the sampler received, as its
+	// windows' survivors tell.
+	ReceivedMin int64 `json:"receivedMin"`
+	ReceivedMax int64 `json:"receivedMax"`
+	// Windows is the number of the sampler's one-second windows that held the run's
+	// records.
+	Windows int32 `json:"windows"`
+	// Message says the verdict in words.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // RecordStages counts a run's records at each stage of its pipeline, each stage on its
@@ -910,9 +990,23 @@ type RecordStages struct {
 	// logbench cannot query (Null, Stdout).
 	// +optional
 	Stored *int64 `json:"stored,omitempty"`
-	// LostAt names the first stage holding fewer records than the one before it
-	// (containerLog, written, read, sent, stored; containerLog when it holds fewer than
-	// the exact expectation); empty when no stage lost any.
+	// Duplicates the stored stage holds beyond one copy of each record (see
+	// Records.duplicates): stored minus duplicates is compared with the stages before it.
+	// +optional
+	Duplicates int64 `json:"duplicates,omitempty"`
+	// UnverifiedAt names the stage whose count logbench knows to be short of what the
+	// stage held (containerLog, when the kubelet rotated the log under the stream that
+	// counted it); its count is then a lower bound, and LostAt never names it.
+	// +optional
+	UnverifiedAt string `json:"unverifiedAt,omitempty"`
+	// Unverified records the stage named by unverifiedAt may hold beyond its count, as
+	// far as the stages around it tell.
+	// +optional
+	Unverified int64 `json:"unverified,omitempty"`
+	// LostAt names the first stage holding fewer records, each counted once, than the one
+	// before it (containerLog, written, read, sent, stored; containerLog when it holds
+	// fewer than the exact expectation), skipping an unverified stage; empty when no
+	// stage lost any.
 	// +optional
 	LostAt string `json:"lostAt,omitempty"`
 	// InputPausedSeconds is how long the shipper's input was seen paused during the run
@@ -1128,6 +1222,13 @@ type Summary struct {
 	// many more were dropped.
 	// +optional
 	DroppedAtLeast int64 `json:"droppedAtLeast,omitempty"`
+	// UnverifiedRecords over all rows: records logbench could not see, never counted as
+	// dropped.
+	// +optional
+	UnverifiedRecords int64 `json:"unverifiedRecords,omitempty"`
+	// DuplicateRecords over all rows: records stored more than once, at least.
+	// +optional
+	DuplicateRecords int64 `json:"duplicateRecords,omitempty"`
 	// DropsUnknown lists the rows, as destination/clients, whose drops cannot be told:
 	// an accounting error, or an estimate that the delivered records reached.
 	// +optional
@@ -1149,6 +1250,7 @@ type Summary struct {
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress.text`
 // +kubebuilder:printcolumn:name="Worst Overhead",type=string,JSONPath=`.status.summary.worstOverhead`
 // +kubebuilder:printcolumn:name="Dropped",type=string,JSONPath=`.status.summary.dropped`
+// +kubebuilder:printcolumn:name="Unverified",type=integer,JSONPath=`.status.summary.unverifiedRecords`,priority=1
 // +kubebuilder:printcolumn:name="Degraded",type=string,JSONPath=`.status.conditions[?(@.type=="Degraded")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type LoggingBenchmark struct {

@@ -95,6 +95,8 @@ var _ = Describe("LoggingBenchmark admission", func() {
 			"spec.destinations[0].type", "Unsupported value"),
 		Entry("destination type left out", `destinations: [{name: csvlog}]`,
 			"spec.destinations[0].type", "Required value"),
+		Entry("an instance manager log level CloudNativePG does not know", `postgres: {instanceManagerLogLevel: verbose}`,
+			"spec.postgres.instanceManagerLogLevel", "Unsupported value"),
 
 		// Shipping destinations.
 		Entry("Loki destination without loki", `destinations: [{name: loki, type: Loki}]`,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,15 +15,18 @@ import (
 	"github.com/logbench/logbench/internal/records"
 )
 
-// rotationDropReason explains records missing from the container log stream of a run
-// during which the kubelet rotated the log.
-const rotationDropReason = "the kubelet rotated the container log during the run, and its log stream can skip " +
-	"lines at a rotation (kubernetes/kubernetes#115701): some of the missing records may be in the rotated file"
+// rotationUnverified explains the records a run's container log stream did not deliver
+// when the kubelet rotated the log during the run: the API's follow stream skips what it
+// had not read at a rotation (kubernetes/kubernetes#115701), and the API serves only the
+// newest file afterwards. Those records were written; logbench could not see them.
+const rotationUnverified = "the kubelet rotated the container log while logbench followed it through the API, " +
+	"whose stream skips what it had not read at a rotation (kubernetes/kubernetes#115701): %d records not read by " +
+	"logbench; the API does not serve the rotated file, a node agent reading the node's log files can " +
+	"(count the destination in its loki)"
 
-// samplingDropReason explains csvlog records missing from the container log: CloudNativePG
-// logs each as the same message, which its logger samples.
-const samplingDropReason = "CloudNativePG's instance manager samples the csvlog records it writes to the container " +
-	"log (the first 100 identical messages a second, then 1 in 100): format JSONLog passes every record through"
+// containerLogShortfall explains records missing from the container log that neither a
+// rotation nor the sampler accounts for.
+const containerLogShortfall = "the container log as the kubelet serves it lacks records the server wrote"
 
 // containerLogRun counts a run's records in the primary's container log as the kubelet
 // streams it, following its rotations. After the drain it tells whether the kubelet
@@ -35,42 +37,63 @@ type containerLogRun struct {
 	*bench.StreamDestination
 	// inNewestFile counts the run's records in the newest container log file.
 	inNewestFile func(ctx context.Context) (int64, error)
-	// sampled says CloudNativePG samples the records on their way to the log (csvlog).
-	sampled bool
+	// sampler rebuilds CloudNativePG's sampler windows of the run's csvlog records, each
+	// printed as the same message; nil for the other formats, which it does not sample.
+	sampler *records.SamplerWindows
 }
 
-// Account gives the reasons of a shortfall: CloudNativePG's sampling, and a rotation of
-// the log during the run.
+// Account reconciles the records the stream delivered: records it missed at a rotation
+// are unverified, not dropped; csvlog records are checked against CloudNativePG's
+// sampler, which names the loss or shows it exceeds the sampler's.
 func (r containerLogRun) Account(
 	ctx context.Context, want records.Expectation, delivered int64,
 ) (v1alpha1.Records, error) {
-	accounted := records.Reconcile(want, delivered, 0)
-	if delivered >= want.Records {
-		return accounted, nil
-	}
-	reasons, err := r.shortfallReasons(ctx, delivered)
+	count, rotated, err := r.count(ctx, want, delivered)
 	if err != nil {
 		return v1alpha1.Records{}, err
 	}
-	accounted.DropReason = strings.Join(reasons, "; ")
+	accounted := records.Reconcile(want, count)
+	accounted.Sampler = r.checkSampler(want, delivered, rotated)
+	if accounted.KnownDropped() > 0 {
+		accounted.DropReason = containerLogShortfall
+		if accounted.Sampler != nil {
+			accounted.DropReason = accounted.Sampler.Message
+		}
+	}
 	return accounted, nil
 }
 
-// shortfallReasons explain records missing from the log of a run whose stream delivered
-// delivered of them.
-func (r containerLogRun) shortfallReasons(ctx context.Context, delivered int64) ([]string, error) {
-	var reasons []string
-	if r.sampled {
-		reasons = append(reasons, samplingDropReason)
+// count is what the stream counted of the run: a shortfall after a rotation is
+// unverified.
+func (r containerLogRun) count(
+	ctx context.Context, want records.Expectation, delivered int64,
+) (records.Count, bool, error) {
+	count := records.Count{Delivered: delivered}
+	shortfall := want.Records - delivered
+	if shortfall <= 0 {
+		return count, false, nil
 	}
 	rotated, err := r.rotated(ctx, delivered)
-	if err != nil {
-		return nil, err
+	if err != nil || !rotated {
+		return count, false, err
+	}
+	count.Unverified = shortfall
+	count.UnverifiedReason = fmt.Sprintf(rotationUnverified, shortfall)
+	return count, true, nil
+}
+
+// checkSampler compares a csvlog run with CloudNativePG's sampler; nil for the other
+// formats. After a rotation the stream missed survivors, so the windows are unknown.
+func (r containerLogRun) checkSampler(want records.Expectation, delivered int64, rotated bool) *v1alpha1.SamplerCheck {
+	if r.sampler == nil {
+		return nil
 	}
 	if rotated {
-		reasons = append(reasons, rotationDropReason)
+		return &v1alpha1.SamplerCheck{Verdict: v1alpha1.SamplerUnknown, Message: "the kubelet rotated the container " +
+			"log under logbench's stream, which missed records that passed the sampler: its windows cannot be told"}
 	}
-	return reasons, nil
+	check := records.CheckSampler(want, delivered, r.sampler.Windows())
+	return &check
 }
 
 // rotated tells whether the kubelet rotated the log since the run started: the newest
@@ -114,10 +137,18 @@ func newContainerLogRun(
 		}
 		return counter.Count(), nil
 	}
-	run := containerLogRun{
-		StreamDestination: bench.NewStreamDestination(stream, format, tag),
-		inNewestFile:      inNewestFile,
-		sampled:           req.Destination.EffectiveFormat() == v1alpha1.FormatCSVLog,
+	run := containerLogRun{inNewestFile: inNewestFile}
+	var counted io.Reader = stream
+	if req.Destination.EffectiveFormat() == v1alpha1.FormatCSVLog {
+		run.sampler = records.NewSamplerWindows(tag)
+		counted = io.TeeReader(stream, run.sampler)
 	}
+	run.StreamDestination = bench.NewStreamDestination(readCloser{counted, stream}, format, tag)
 	return run, func() { stream.Close() }, nil
+}
+
+// readCloser reads through a reader that wraps the stream it closes.
+type readCloser struct {
+	io.Reader
+	io.Closer
 }

@@ -2,47 +2,68 @@ package agent
 
 import (
 	"context"
+	"strings"
 	"testing"
 
+	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/records"
 )
 
-// TestContainerLogShortfallReasons: records missing from the stream of a run during which
-// the kubelet rotated the log (the newest file holds fewer of them than the stream
-// delivered) are reported with that reason, csvlog records with CloudNativePG's sampling;
-// a shortfall with neither has no reason.
-func TestContainerLogShortfallReasons(t *testing.T) {
+// TestContainerLogAccount: records missing from the stream of a run during which the
+// kubelet rotated the log (the newest file holds fewer of them than the stream
+// delivered) are unverified, never dropped; csvlog records are checked against
+// CloudNativePG's sampler, which names a loss it explains; a shortfall with neither is
+// dropped and says the container log lacks them.
+func TestContainerLogAccount(t *testing.T) {
+	const tag = "lb_stdout_c1_r1_abc"
 	for _, tc := range []struct {
 		name                string
 		delivered, inNewest int64
 		sampled             bool
 		wantDropped         int64
+		wantUnverified      int64
 		wantReason          string
+		wantVerdict         v1alpha1.SamplerVerdict
 	}{
-		{name: "every record delivered", delivered: 1000, inNewest: 400, wantDropped: 0},
-		{name: "records missing after a rotation", delivered: 990, inNewest: 400, wantDropped: 10,
-			wantReason: rotationDropReason},
-		{name: "records missing without a rotation", delivered: 990, inNewest: 990, wantDropped: 10},
-		{name: "csvlog records sampled", delivered: 300, inNewest: 300, sampled: true, wantDropped: 700,
-			wantReason: samplingDropReason},
-		{name: "csvlog records sampled, and a rotation", delivered: 300, inNewest: 100, sampled: true, wantDropped: 700,
-			wantReason: samplingDropReason + "; " + rotationDropReason},
+		{name: "every record delivered", delivered: 1000, inNewest: 400},
+		{name: "records missing after a rotation are unverified", delivered: 990, inNewest: 400, wantUnverified: 10},
+		{name: "records missing without a rotation", delivered: 990, inNewest: 990, wantDropped: 10,
+			wantReason: containerLogShortfall},
+		// 1,000 records logged within one second: the sampler lets 100 + 9 through.
+		{name: "csvlog records sampled", delivered: 109, inNewest: 109, sampled: true, wantDropped: 891,
+			wantReason: "the loss matches CloudNativePG's log sampler", wantVerdict: v1alpha1.SamplerMatches},
+		{name: "csvlog records lost besides the sampler", delivered: 50, inNewest: 50, sampled: true,
+			wantDropped: 950, wantReason: "the loss exceeds CloudNativePG's log sampler",
+			wantVerdict: v1alpha1.SamplerExceeds},
+		{name: "csvlog records sampled, and a rotation", delivered: 109, inNewest: 10, sampled: true,
+			wantUnverified: 891, wantVerdict: v1alpha1.SamplerUnknown},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			run := containerLogRun{
-				inNewestFile: func(context.Context) (int64, error) { return tc.inNewest, nil },
-				sampled:      tc.sampled,
-			}
+			run := *containerLogHolding(t, tag, tc.delivered, tc.inNewest, tc.sampled)
 			got, err := run.Account(context.Background(), records.Expectation{Records: 1000}, tc.delivered)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Dropped == nil || *got.Dropped != tc.wantDropped {
-				t.Errorf("dropped %v, want %d", got.Dropped, tc.wantDropped)
+			if got.Dropped == nil || *got.Dropped != tc.wantDropped || got.Unverified != tc.wantUnverified {
+				t.Errorf("dropped %v, unverified %d; want %d and %d", got.Dropped, got.Unverified, tc.wantDropped,
+					tc.wantUnverified)
 			}
-			if got.DropReason != tc.wantReason {
+			if !strings.HasPrefix(got.DropReason, tc.wantReason) || (tc.wantReason == "") != (got.DropReason == "") {
 				t.Errorf("drop reason %q, want %q", got.DropReason, tc.wantReason)
+			}
+			if tc.wantUnverified > 0 && !strings.Contains(got.UnverifiedReason, "rotated the container log") {
+				t.Errorf("unverified reason %q names no rotation", got.UnverifiedReason)
+			}
+			if verdict := samplerVerdictOf(got); verdict != tc.wantVerdict {
+				t.Errorf("sampler verdict %q, want %q", verdict, tc.wantVerdict)
 			}
 		})
 	}
+}
+
+func samplerVerdictOf(r v1alpha1.Records) v1alpha1.SamplerVerdict {
+	if r.Sampler == nil {
+		return ""
+	}
+	return r.Sampler.Verdict
 }

@@ -44,6 +44,14 @@ const nodeAgentUnexplained = "loki reports no refusal: the node agent lost the r
 	"and loki (its tail fell behind a rotation of the log, its buffer filled, or its retries ran out), " +
 	"or still holds them"
 
+// containerLogStage is the container log's name among a row's stages.
+const containerLogStage = "containerLog"
+
+// unverifiedStageUnknown is the reason of records Loki lacks when a rotation hid some of
+// the container log from logbench: the losing stage cannot be told.
+const unverifiedStageUnknown = "records were lost between the server and loki, by the kubelet, the node agent or " +
+	"loki: logbench could not count the whole container log (a rotation under its stream) to tell which"
+
 // nodeAgentRun counts the records of a run of a Stdout destination in the Loki the
 // platform's node agent ships the container log to and, unless the destination skips it,
 // in the container log as the kubelet holds it: the two stages tell the kubelet's losses
@@ -83,7 +91,9 @@ func (r *nodeAgentRun) Delivered(ctx context.Context) (int64, error) {
 }
 
 // Account counts the stages, names the one that lost records and says why as far as the
-// kubelet's rotations and Loki's counters tell.
+// kubelet's rotations and Loki's counters tell. A container log count that a rotation
+// cut short is unverified: LostAt never blames the kubelet for what logbench's stream
+// could not read.
 func (r *nodeAgentRun) Account(
 	ctx context.Context, want records.Expectation, delivered int64,
 ) (v1alpha1.Records, error) {
@@ -95,31 +105,63 @@ func (r *nodeAgentRun) Account(
 			return v1alpha1.Records{}, fmt.Errorf("counting the run's records in the container log: %w", err)
 		}
 		stages.ContainerLog = &inLog
-	}
-	stages.LostAt = stages.LosingStage(want.Exact())
-	var stageReasons []string
-	if r.containerLog != nil && stages.LostAt != "" {
-		reasons, err := r.stageReasons(ctx, stages)
+		count, _, err := r.containerLog.count(ctx, want, inLog)
 		if err != nil {
 			return v1alpha1.Records{}, err
 		}
-		stageReasons = reasons
+		if count.Unverified > 0 {
+			stages.UnverifiedAt, stages.Unverified = containerLogStage, count.Unverified
+		}
 	}
-	return shipping.Account(want, delivered, shipping.OutputCounters{}, refused, &stages, trouble, stageReasons,
-		nodeAgentUnexplained), nil
+	stages.Duplicates = shipping.StoredDuplicates(want, stages, shipping.OutputCounters{}, refused)
+	stages.LostAt = stages.LosingStage(want.Exact())
+	stageReasons, err := r.stageReasons(ctx, want, stages)
+	if err != nil {
+		return v1alpha1.Records{}, err
+	}
+	accounted := shipping.Account(want, delivered, shipping.OutputCounters{}, refused, &stages, trouble, stageReasons,
+		nodeAgentUnexplained)
+	if stages.Unverified > 0 {
+		accounted.UnverifiedReason = unverifiedContainerLog(stages)
+	}
+	if r.containerLog != nil {
+		accounted.Sampler = r.containerLog.checkSampler(want, *stages.ContainerLog, stages.Unverified > 0)
+	}
+	return accounted, nil
+}
+
+// unverifiedContainerLog says what a rotation hid from the container log's count, and
+// what the node agent, which reads the rotated files, stored of it.
+func unverifiedContainerLog(stages v1alpha1.RecordStages) string {
+	inLog := *stages.ContainerLog
+	reason := fmt.Sprintf("container log: "+rotationUnverified, stages.Unverified)
+	if stored := *stages.Stored - stages.Duplicates; stored > inLog {
+		reason += fmt.Sprintf("; the node agent, which reads the rotated files, stored %d records beyond the %d "+
+			"logbench's stream read", stored-inLog, inLog)
+	}
+	return reason
 }
 
 // stageReasons explain the losing stage of a Stdout destination counted in the container
-// log and in its node agent's Loki: the container log's own shortfall, or the records it
-// held that Loki does not, with the kubelet's rotations the agent had to keep up with.
-func (r *nodeAgentRun) stageReasons(ctx context.Context, stages v1alpha1.RecordStages) ([]string, error) {
+// log and in its node agent's Loki: the container log's own shortfall (the sampler's, or
+// unexplained), or the records it held that Loki does not, with the kubelet's rotations
+// the agent had to keep up with.
+func (r *nodeAgentRun) stageReasons(
+	ctx context.Context, want records.Expectation, stages v1alpha1.RecordStages,
+) ([]string, error) {
+	if r.containerLog == nil {
+		return nil, nil
+	}
 	inLog := *stages.ContainerLog
-	if stages.LostAt == "containerLog" {
-		reasons, err := r.containerLog.shortfallReasons(ctx, inLog)
-		if len(reasons) == 0 && err == nil {
-			reasons = []string{"the container log as the kubelet serves it lacks records the server wrote"}
-		}
-		return reasons, err
+	switch {
+	case stages.LostAt == containerLogStage && r.containerLog.sampler != nil:
+		return []string{records.CheckSampler(want, inLog, r.containerLog.sampler.Windows()).Message}, nil
+	case stages.LostAt == containerLogStage:
+		return []string{containerLogShortfall}, nil
+	case stages.LostAt == "":
+		return nil, nil
+	case stages.UnverifiedAt != "":
+		return []string{unverifiedStageUnknown}, nil
 	}
 	rotated, err := r.containerLog.rotated(ctx, inLog)
 	if err != nil || !rotated {
@@ -127,5 +169,5 @@ func (r *nodeAgentRun) stageReasons(ctx context.Context, stages v1alpha1.RecordS
 	}
 	return []string{fmt.Sprintf("the kubelet rotated the container log during the run: the node agent must read "+
 		"each file before the kubelet removes it; %d records the container log held are not in loki",
-		inLog-*stages.Stored)}, nil
+		inLog-(*stages.Stored-stages.Duplicates))}, nil
 }

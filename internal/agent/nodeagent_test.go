@@ -32,8 +32,9 @@ func TestNodeAgentSelectorNamesThePrimary(t *testing.T) {
 }
 
 // containerLogHolding is a container log run whose stream held n records of the run
-// tagged tag, of which the newest file holds inNewest.
-func containerLogHolding(t *testing.T, tag string, n, inNewest int64) *containerLogRun {
+// tagged tag, all logged in the same second, of which the newest file holds inNewest;
+// sampled rebuilds CloudNativePG's sampler windows from them.
+func containerLogHolding(t *testing.T, tag string, n, inNewest int64, sampled bool) *containerLogRun {
 	t.Helper()
 	record := `{"level":"info","ts":"2026-11-23T10:43:03.996Z","logger":"postgres","msg":"record","logging_pod":"lb-1",` +
 		`"record":{"application_name":"` + tag + `","message":"statement: select 1"}}` + "\n"
@@ -41,7 +42,13 @@ func containerLogHolding(t *testing.T, tag string, n, inNewest int64) *container
 	reader, writer := io.Pipe()
 	t.Cleanup(func() { writer.Close() })
 	go func() { _, _ = writer.Write([]byte(strings.Repeat(record, int(n)))) }()
-	stream := bench.NewStreamDestination(reader, records.FormatContainerLog, tag)
+	var sampler *records.SamplerWindows
+	var log io.ReadCloser = reader
+	if sampled {
+		sampler = records.NewSamplerWindows(tag)
+		log = readCloser{io.TeeReader(reader, sampler), reader}
+	}
+	stream := bench.NewStreamDestination(log, records.FormatContainerLog, tag)
 	deadline := time.Now().Add(5 * time.Second)
 	for count, _ := stream.Delivered(context.Background()); count < n && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
@@ -50,18 +57,23 @@ func containerLogHolding(t *testing.T, tag string, n, inNewest int64) *container
 	return &containerLogRun{
 		StreamDestination: stream,
 		inNewestFile:      func(context.Context) (int64, error) { return inNewest, nil },
+		sampler:           sampler,
 	}
 }
 
 // TestNodeAgentRunNamesTheLosingStage: delivered is Loki's count; the container log's
 // count beside it tells whether the kubelet's log or the agent and Loki lost records, and
-// the reason follows from Loki's refusals and the log's rotations.
+// the reason follows from Loki's refusals, the log's rotations and CloudNativePG's
+// sampler. A container log count a rotation cut short is unverified, never the kubelet's
+// loss.
 func TestNodeAgentRunNamesTheLosingStage(t *testing.T) {
 	const tag = "lb_platform_c1_r1_abc"
 	for name, tc := range map[string]struct {
 		inLog, inNewest, stored, refused int64
 		skipLog, sampled                 bool
 		lostAt, reason                   string
+		unverified                       int64
+		unverifiedReason                 string
 	}{
 		"every record stored": {inLog: 1000, inNewest: 1000, stored: 1000},
 		"loki refused records": {inLog: 1000, inNewest: 1000, stored: 700, refused: 450, lostAt: "stored",
@@ -73,10 +85,14 @@ func TestNodeAgentRunNamesTheLosingStage(t *testing.T) {
 			reason: nodeAgentUnexplained},
 		"the container log lacks records": {inLog: 950, inNewest: 950, stored: 950, lostAt: "containerLog",
 			reason: "the container log as the kubelet serves it lacks records the server wrote"},
-		"the container log lacks records after a rotation": {inLog: 950, inNewest: 10, stored: 950,
-			lostAt: "containerLog", reason: rotationDropReason},
-		"csvlog records sampled on their way to the container log": {inLog: 300, inNewest: 300, stored: 300,
-			sampled: true, lostAt: "containerLog", reason: samplingDropReason},
+		"a rotation hid records from logbench's stream, the agent stored them all": {inLog: 600, inNewest: 10,
+			stored: 1000, unverified: 400, unverifiedReason: "the node agent, which reads the rotated files, stored " +
+				"400 records beyond the 600 logbench's stream read"},
+		"a rotation hid records, and loki lacks some": {inLog: 600, inNewest: 10, stored: 950, lostAt: "stored",
+			reason: unverifiedStageUnknown, unverified: 400, unverifiedReason: "400 records not read by logbench"},
+		"csvlog records sampled on their way to the container log": {inLog: 109, inNewest: 109, stored: 109,
+			sampled: true, lostAt: "containerLog", reason: "the loss matches CloudNativePG's log sampler " +
+				"(cloudnative-pg issue #10815"},
 		"container log skipped": {skipLog: true, stored: 800, refused: 200, lostAt: "stored",
 			reason: "loki refused pushes of 200 samples, retries included (rate_limited 200)"},
 	} {
@@ -85,8 +101,7 @@ func TestNodeAgentRunNamesTheLosingStage(t *testing.T) {
 			clock := newClock()
 			run := &nodeAgentRun{loki: startLokiRun(context.Background(), loki.client(), `{namespace="bench"}`, tag, clock)}
 			if !tc.skipLog {
-				run.containerLog = containerLogHolding(t, tag, tc.inLog, tc.inNewest)
-				run.containerLog.sampled = tc.sampled
+				run.containerLog = containerLogHolding(t, tag, tc.inLog, tc.inNewest, tc.sampled)
 			}
 			loki.receive(tc.stored, tc.stored, tc.refused)
 			want := records.Expectation{Records: 1000}
@@ -106,8 +121,20 @@ func TestNodeAgentRunNamesTheLosingStage(t *testing.T) {
 			if tc.skipLog != (got.Stages.ContainerLog == nil) || !tc.skipLog && *got.Stages.ContainerLog != tc.inLog {
 				t.Errorf("container log stage %v, want %d (skipped: %v)", got.Stages.ContainerLog, tc.inLog, tc.skipLog)
 			}
-			if got.Stages.LostAt != tc.lostAt || got.DropReason != tc.reason {
+			if got.Stages.LostAt != tc.lostAt || !strings.HasPrefix(got.DropReason, tc.reason) ||
+				(tc.reason == "") != (got.DropReason == "") {
 				t.Errorf("lost at %q: %q\nwant %q: %q", got.Stages.LostAt, got.DropReason, tc.lostAt, tc.reason)
+			}
+			if got.Stages.Unverified != tc.unverified || got.Unverified != 0 ||
+				!strings.Contains(got.UnverifiedReason, tc.unverifiedReason) {
+				t.Errorf("unverified: stage %d, row %d, %q; want stage %d saying %q", got.Stages.Unverified,
+					got.Unverified, got.UnverifiedReason, tc.unverified, tc.unverifiedReason)
+			}
+			if tc.sampled != (got.Sampler != nil) {
+				t.Errorf("sampler check %+v, want one: %t", got.Sampler, tc.sampled)
+			}
+			if got.Stages.LostAt == "containerLog" && got.Stages.UnverifiedAt == "containerLog" {
+				t.Errorf("the kubelet is blamed for records logbench could not read: %+v", got.Stages)
 			}
 		})
 	}

@@ -138,6 +138,7 @@ func (r *shippedRun) Account(ctx context.Context, want records.Expectation, deli
 	if r.pauses != nil {
 		stages.InputPausedSeconds = r.pauses.pausedSeconds()
 	}
+	stages.Duplicates = shipping.StoredDuplicates(want, stages, shipped.Total(), refused)
 	stages.LostAt = stages.LosingStage(want.Exact())
 	var stageReasons []string
 	if stages.LostAt == "read" {

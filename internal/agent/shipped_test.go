@@ -286,6 +286,31 @@ func TestShippedRunCountsTheRunsRecordsInLokiAndExplainsItsRefusals(t *testing.T
 	}
 }
 
+// TestShippedRunCountsDuplicatesApartFromALoss: ten records never reach the shipper's
+// input, and a retried push stores ten others twice, so Loki holds as many as the file.
+// The ten duplicates are counted, and the ten lost are still reported, at the read stage.
+func TestShippedRunCountsDuplicatesApartFromALoss(t *testing.T) {
+	fluentBit := newFakeFluentBit(t, 0)
+	loki := newFakeLoki(t, true)
+	clock := newClock()
+	run, err := startShippedRun(context.Background(), fluentBit.scraper(), loki.client(), `{job="logbench"}`,
+		"lb_loki_c1_r1_abc", time.Minute, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.written = writtenRecords(1000)
+	fluentBit.send(990, 990)
+	fluentBit.drop(0, 10)
+	loki.receive(1000, 1000, 0)
+	got := drainAndAccount(t, run, 1000, clock)
+	if got.Duplicates != 10 || got.DroppedAtLeast == nil || *got.DroppedAtLeast != 10 || got.Dropped != nil {
+		t.Errorf("records %+v, want 10 duplicates and at least 10 dropped", got)
+	}
+	if got.AccountingError != "" || got.Stages == nil || got.Stages.Duplicates != 10 || got.Stages.LostAt != "read" {
+		t.Errorf("records %+v, stages %+v: want no accounting error and the loss at read", got, got.Stages)
+	}
+}
+
 func TestNewShippedRunNeedsThePrimarysIP(t *testing.T) {
 	primary := func(ip string) *corev1.Pod {
 		return &corev1.Pod{

@@ -141,7 +141,7 @@ func Run(
 			return v1alpha1.RepeatResult{}, fmt.Errorf("measuring the shipper: %w", err)
 		}
 	}
-	accounted := records.Reconcile(expectation, drained.Delivered, 0)
+	accounted := records.Reconcile(expectation, records.Count{Delivered: drained.Delivered})
 	if accounting, ok := dest.(Accounting); ok {
 		if accounted, err = accounting.Account(ctx, expectation, drained.Delivered); err != nil {
 			return v1alpha1.RepeatResult{}, fmt.Errorf("accounting the run's records: %w", err)

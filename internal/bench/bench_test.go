@@ -419,7 +419,7 @@ func (d *lateDestination) Account(
 	delivered int64,
 ) (v1alpha1.Records, error) {
 	d.accounted = true
-	accounted := records.Reconcile(want, delivered, 0)
+	accounted := records.Reconcile(want, records.Count{Delivered: delivered})
 	accounted.DropReason = "300 records needed retries"
 	return accounted, nil
 }

@@ -2,6 +2,7 @@ package records
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/logbench/logbench/api/v1alpha1"
@@ -42,8 +43,8 @@ func (e Expectation) Exact() *int64 {
 	return &e.Records
 }
 
-// upper is the most records the expectation allows.
-func (e Expectation) upper() int64 {
+// Upper is the most records the expectation allows.
+func (e Expectation) Upper() int64 {
 	return max(e.Records, e.Max)
 }
 
@@ -212,39 +213,80 @@ func retries(stats []pgbench.StatementStat) int64 {
 	return n
 }
 
-// Reconcile compares the records of a run that reached a destination, by the end of the
-// drain (delivered) and after it (late), with the expectation. Dropped is what never
-// arrived, reported only for exact expectations and as it is: a negative value is never
-// clamped, and more records than the server can have emitted is an accounting error.
-// Below an estimate's lower bound, the shortfall is a drop too: at least that many.
-func Reconcile(e Expectation, delivered, late int64) v1alpha1.Records {
-	r := v1alpha1.Records{Expected: e.Records, Delivered: delivered, ArrivedLate: late, ExpectedIsEstimate: e.Estimate}
-	arrived := delivered + late
-	switch shortfall := e.Records - arrived; {
-	case !e.Estimate:
+// Count is what logbench counted of a run's records at its destination.
+type Count struct {
+	// Delivered records counted by the end of the drain, and Late after it.
+	Delivered, Late int64
+	// Duplicates among them: copies beyond the first of a record, at least this many.
+	Duplicates int64
+	// Unverified records logbench could not see, which the destination may hold, and
+	// why.
+	Unverified       int64
+	UnverifiedReason string
+}
+
+// Reconcile compares the records of a run counted at a destination with the
+// expectation: expected = delivered + late - duplicates + unverified + dropped. Dropped
+// is what the pipeline is shown to have lost, reported only for exact expectations and
+// as it is: a negative value is never clamped, and more records, each counted once,
+// than the server can have emitted is an accounting error. Duplicates never offset a
+// drop: they are a lower bound, so with any of them the drop is "at least"; so is a
+// shortfall below an estimate's lower bound. Unverified records are never dropped.
+func Reconcile(e Expectation, c Count) v1alpha1.Records {
+	r := v1alpha1.Records{
+		Expected: e.Records, Delivered: c.Delivered, ArrivedLate: c.Late, ExpectedIsEstimate: e.Estimate,
+		Duplicates: c.Duplicates, Unverified: c.Unverified,
+	}
+	if c.Unverified > 0 {
+		r.UnverifiedReason = c.UnverifiedReason
+	}
+	once := c.Delivered + c.Late - c.Duplicates
+	switch shortfall := e.Records - once - c.Unverified; {
+	case !e.Estimate && c.Duplicates == 0:
 		r.Dropped = &shortfall
+	case !e.Estimate:
+		atLeast := max(shortfall, 0)
+		r.DroppedAtLeast = &atLeast
 	case shortfall > 0:
 		r.DroppedAtLeast = &shortfall
 	}
-	if arrived > e.upper() {
-		r.AccountingError = fmt.Sprintf("%d records arrived but the server can have emitted at most %d for this run: "+
-			"the destination counted records that are not the run's, or the expectation misses a kind of record",
-			arrived, e.upper())
+	if once > e.Upper() {
+		r.AccountingError = fmt.Sprintf("%d records arrived, %d of them duplicates, but the server can have emitted at "+
+			"most %d for this run: the destination counted records that are not the run's, or the expectation misses "+
+			"a kind of record", c.Delivered+c.Late, c.Duplicates, e.Upper())
 	}
 	return r
 }
 
+// Duplicates is the least number of copies a destination holds beyond one of each
+// record: what it stored beyond the fewest records any earlier stage held, each of which
+// holds a record once (the records written to the file, read by the shipper, or that
+// the server can have emitted). Only a pipeline that retried a push can store a record
+// twice; without a retry, an excess is an accounting error, not duplicates.
+func Duplicates(stored int64, retried bool, earlier ...int64) int64 {
+	if !retried || len(earlier) == 0 {
+		return 0
+	}
+	return max(0, stored-slices.Min(earlier))
+}
+
 // Recount adds what a final count of the destination found after the drain ended to
-// records reconciled at its end: those records arrived late, not never. A recount below
-// the drain's count adds nothing. The stages stay as counted when the drain ended; once
-// nothing is missing, no stage lost records and no drop needs a reason.
+// records reconciled at its end: those records arrived late, not never, and are no
+// longer unverified. A recount below the drain's count adds nothing. The stages stay as
+// counted when the drain ended; once nothing is missing, no stage lost records and no
+// drop needs a reason.
 func Recount(r v1alpha1.Records, e Expectation, recounted int64) v1alpha1.Records {
 	late := recounted - r.Delivered
 	if late <= 0 {
 		return r
 	}
-	reconciled := Reconcile(e, r.Delivered, late)
+	missing := e.Records - (recounted - r.Duplicates)
+	reconciled := Reconcile(e, Count{
+		Delivered: r.Delivered, Late: late, Duplicates: r.Duplicates,
+		Unverified: min(r.Unverified, max(missing, 0)), UnverifiedReason: r.UnverifiedReason,
+	})
 	reconciled.Stages = r.Stages
+	reconciled.Sampler = r.Sampler
 	if reconciled.KnownDropped() > 0 {
 		reconciled.DropReason = r.DropReason
 	} else if r.Stages != nil {

@@ -112,7 +112,7 @@ func TestExpectedMatchesServer(t *testing.T) {
 						got := countInLog(t, server, tag, sc.logging.Disconnections && !sc.baseline)
 						assertCountersAgree(t, server.LogDir(), tag, got)
 						if want.Estimate {
-							if got < want.Records || got > want.upper() {
+							if got < want.Records || got > want.Upper() {
 								t.Errorf("%d records of %s, outside the estimate %+v", got, tag, want)
 							}
 							return

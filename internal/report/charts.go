@@ -436,6 +436,10 @@ func newRecordsChart(all []series, counts []int32) (recordsChart, bool) {
 		if rec.DropReason != "" {
 			chart.Notes = append(chart.Notes, results.DropNote(row))
 		}
+		if rec.Unverified > 0 {
+			r.Delivered.Label += ", " + groupedInt(rec.Unverified) + " unverified"
+		}
+		chart.Notes = append(chart.Notes, results.RecordNotes(row)...)
 		for _, b := range []*bar{&r.Expected, &r.Delivered} {
 			b.LabelX, b.LabelY = zero+max(r.Expected.Width, r.Delivered.Width)+6, b.Y+barHeight-3
 		}

@@ -55,6 +55,7 @@ type tableRow struct {
 	Overhead, OverheadClass  string
 	Expected, Delivered      string
 	Dropped, DroppedClass    string
+	Unverified, Duplicates   string
 	Drain                    string
 	LogPerRecord, LogPerHour string
 	// The server's CPU cores, CPU milliseconds per 1,000 transactions and memory peak.
@@ -171,6 +172,7 @@ func newTableRow(row v1alpha1.Result, colour string) tableRow {
 	if row.Records.KnownDropped() > 0 {
 		t.DroppedClass = droppedClass
 	}
+	t.Unverified, t.Duplicates = groupedInt(row.Records.Unverified), groupedInt(row.Records.Duplicates)
 	t.Drain = fmt.Sprintf("%.1f", row.DrainSeconds)
 	t.LogPerRecord = cmp.Or(results.LogBytesPerRecordCell(row), "–")
 	t.LogPerHour = cmp.Or(results.LogGigabytesPerHourCell(row), "–")

@@ -137,6 +137,12 @@ func describe(b *v1alpha1.LoggingBenchmark) []fact {
 			dropped = fmt.Sprint(s.DroppedRecords)
 		}
 		facts = append(facts, fact{"Worst overhead", worst}, fact{"Dropped records", dropped})
+		if s.UnverifiedRecords > 0 {
+			facts = append(facts, fact{"Unverified records (not dropped)", fmt.Sprint(s.UnverifiedRecords)})
+		}
+		if s.DuplicateRecords > 0 {
+			facts = append(facts, fact{"Duplicate records (not netted)", fmt.Sprint(s.DuplicateRecords)})
+		}
 	}
 	for _, d := range status.Destinations {
 		if d.Message != "" {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/records"
 )
 
 // RunKey identifies one pgbench execution of a benchmark.
@@ -60,12 +61,14 @@ func Summarize(rows []v1alpha1.Result) v1alpha1.Summary {
 		if len(Successful(row.Repeats)) == 0 {
 			continue
 		}
-		switch records := row.Records; {
-		case records.Dropped != nil:
-			summary.DroppedRecords += *records.Dropped
+		summary.UnverifiedRecords += row.Records.Unverified
+		summary.DuplicateRecords += row.Records.Duplicates
+		switch counted := row.Records; {
+		case counted.Dropped != nil:
+			summary.DroppedRecords += *counted.Dropped
 			exactRows++
-		case records.DroppedAtLeast != nil:
-			summary.DroppedAtLeast += *records.DroppedAtLeast
+		case counted.DroppedAtLeast != nil:
+			summary.DroppedAtLeast += *counted.DroppedAtLeast
 			boundRows++
 		}
 		if row.Records.Dropped == nil && (row.Records.DroppedAtLeast == nil || row.Records.AccountingError != "") {
@@ -307,23 +310,30 @@ func meanAndSampleStdDev(values []float64) (mean, stddev float64) {
 // repeat counted it exactly and consistently: a sum with a gap in it, or with the
 // negative dropped of a repeat that delivered more than it could, would understate the
 // loss. Otherwise the drops known, exactly or at least, of the consistent repeats make
-// a lower bound. Accounting errors and drop reasons are kept per repeat: each explains
+// a lower bound, zero included when every repeat has one (duplicates make a drop "at
+// least"). Accounting errors and drop reasons are kept per repeat: each explains
 // its own.
 func sumRecords(ok []v1alpha1.RepeatResult) v1alpha1.Records {
 	var total v1alpha1.Records
 	var knownDropped int64
-	exact := true
-	var accountingErrors, dropReasons []string
+	exact, bounded := true, true
+	var accountingErrors, dropReasons, unverifiedReasons []string
 	for _, r := range ok {
 		total.Expected += r.Records.Expected
 		total.Delivered += r.Records.Delivered
 		total.ArrivedLate += r.Records.ArrivedLate
+		total.Duplicates += r.Records.Duplicates
+		total.Unverified += r.Records.Unverified
+		if r.Records.UnverifiedReason != "" {
+			unverifiedReasons = append(unverifiedReasons, fmt.Sprintf("repeat %d: %s", r.Repeat, r.Records.UnverifiedReason))
+		}
 		total.ExpectedIsEstimate = total.ExpectedIsEstimate || r.Records.ExpectedIsEstimate
 		if r.Records.AccountingError != "" {
 			exact = false
 			accountingErrors = append(accountingErrors, fmt.Sprintf("repeat %d: %s", r.Repeat, r.Records.AccountingError))
 		} else {
 			exact = exact && r.Records.Dropped != nil
+			bounded = bounded && (r.Records.Dropped != nil || r.Records.DroppedAtLeast != nil)
 			knownDropped += r.Records.KnownDropped()
 		}
 		if r.Records.DropReason != "" {
@@ -333,14 +343,38 @@ func sumRecords(ok []v1alpha1.RepeatResult) v1alpha1.Records {
 	switch {
 	case exact:
 		total.Dropped = &knownDropped
-	case knownDropped > 0:
+	case knownDropped > 0 || bounded:
 		total.DroppedAtLeast = &knownDropped
 	}
 	total.Stages = sumStages(ok, total.ExactExpected())
 	total.AccountingError = strings.Join(accountingErrors, "; ")
 	// A reason holds "; " between its parts, so repeats are set apart with " | ".
 	total.DropReason = strings.Join(dropReasons, " | ")
+	total.UnverifiedReason = strings.Join(unverifiedReasons, " | ")
+	total.Sampler = sumSampler(ok, total)
 	return total
+}
+
+// sumSampler adds up the repeats' bounds on what CloudNativePG's sampler received and
+// judges the sum against the row's records, when every repeat could bound it.
+func sumSampler(ok []v1alpha1.RepeatResult, total v1alpha1.Records) *v1alpha1.SamplerCheck {
+	var sum v1alpha1.SamplerCheck
+	for _, r := range ok {
+		check := r.Records.Sampler
+		switch {
+		case check == nil:
+			return nil
+		case check.Verdict == v1alpha1.SamplerUnknown:
+			return &v1alpha1.SamplerCheck{Verdict: v1alpha1.SamplerUnknown,
+				Message: fmt.Sprintf("repeat %d: %s", r.Repeat, check.Message)}
+		}
+		sum.ReceivedMin += check.ReceivedMin
+		sum.ReceivedMax += check.ReceivedMax
+		sum.Windows += check.Windows
+	}
+	judged := records.JudgeSampler(sum,
+		records.Expectation{Records: total.Expected, Estimate: total.ExpectedIsEstimate}, total.Delivered)
+	return &judged
 }
 
 // sumStages adds up the stage counts of the repeats, each stage when every repeat
@@ -373,6 +407,11 @@ func sumStages(ok []v1alpha1.RepeatResult, exactExpected *int64) *v1alpha1.Recor
 	total.Read = sumStage(func(s *v1alpha1.RecordStages) *int64 { return s.Read })
 	total.Sent = sumStage(func(s *v1alpha1.RecordStages) *int64 { return s.Sent })
 	total.Stored = sumStage(func(s *v1alpha1.RecordStages) *int64 { return s.Stored })
+	for _, r := range ok {
+		total.Duplicates += r.Records.Stages.Duplicates
+		total.Unverified += r.Records.Stages.Unverified
+		total.UnverifiedAt = cmp.Or(total.UnverifiedAt, r.Records.Stages.UnverifiedAt)
+	}
 	total.LostAt = total.LosingStage(exactExpected)
 	return &total
 }

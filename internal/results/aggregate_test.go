@@ -504,6 +504,17 @@ func TestSummarize(t *testing.T) {
 				DropsUnknown: []string{"reached/1", "wrong/1"}, Dropped: "120 + ≥40, 2 rows unknown"},
 		},
 		{
+			// A rotation hid 17,327 records from logbench, and a retried push stored 112
+			// twice: neither is dropped, both are shown beside the drops.
+			name: "unverified records and duplicates are not drops",
+			rows: []v1alpha1.Result{
+				row("rotated", new(10.0), v1alpha1.Records{Dropped: new(int64(0)), Unverified: 17327}),
+				row("retried", new(20.0), v1alpha1.Records{DroppedAtLeast: new(int64(10)), Duplicates: 112}),
+			},
+			want: v1alpha1.Summary{WorstOverhead: "20.0%", DroppedAtLeast: 10, UnverifiedRecords: 17327,
+				DuplicateRecords: 112, Dropped: "0 + ≥10"},
+		},
+		{
 			name: "only unknown drops",
 			rows: []v1alpha1.Result{row("slow", nil, v1alpha1.Records{ExpectedIsEstimate: true})},
 			want: v1alpha1.Summary{DropsUnknown: []string{"slow/1"}, Dropped: "1 row unknown"},

@@ -52,7 +52,7 @@ func Render(w io.Writer, f Format, rows []v1alpha1.Result) error {
 
 var humanHeader = []string{
 	"DESTINATION", "TYPE", "CLIENTS", "REPEATS", "TPS", "±STDDEV(CV%)", "LATENCY(ms)",
-	"OVERHEAD", "EXPECTED", "DELIVERED", "DROPPED", "DRAIN(s)", "LOG(B/rec)", "LOG(GB/h)",
+	"OVERHEAD", "EXPECTED", "DELIVERED", "DROPPED", "UNVERIFIED", "DUPLICATES", "DRAIN(s)", "LOG(B/rec)", "LOG(GB/h)",
 	"CPU(cores)", "CPU(ms/1k tx)", "MEM(MiB)", "SHIPPER CPU(cores)", "SHIPPER CPU(ms/1k rec)", "SHIPPER MEM(MiB)",
 }
 
@@ -100,7 +100,7 @@ func humanCells(row v1alpha1.Result) []string {
 		fmt.Sprintf("%.1f", row.TPS),
 		fmt.Sprintf("±%.1f (%.1f%%)", row.TPSStdDev, row.TPSCoefficientOfVariation),
 		fmt.Sprintf("%.3f ±%.3f", row.LatencyAvgMs, row.LatencyStdDevMs),
-		overhead, expected, delivered, dropped,
+		overhead, expected, delivered, dropped, formatInt(row.Records.Unverified), formatInt(row.Records.Duplicates),
 		fmt.Sprintf("%.1f", row.DrainSeconds),
 		cmp.Or(LogBytesPerRecordCell(row), missing), cmp.Or(LogGigabytesPerHourCell(row), missing),
 		cmp.Or(CoresCell(row.ServerCPUCores), missing), cmp.Or(CPUPer1kCell(row.ServerCPUMsPer1kTransactions), missing),
@@ -172,6 +172,7 @@ func footnotes(rows []v1alpha1.Result) []string {
 			if row.Records.DropReason != "" {
 				drops = append(drops, DropNote(row))
 			}
+			drops = append(drops, RecordNotes(row)...)
 		}
 		for _, r := range row.Repeats {
 			if r.Error != "" {
@@ -222,6 +223,33 @@ func DropNote(row v1alpha1.Result) string {
 	return fmt.Sprintf("%s dropped records: %s", RowName(row), row.Records.DropReason)
 }
 
+// RecordNotes say what a row's records hold beside drops: the records logbench could not
+// see and why, the duplicates, and how they compare with CloudNativePG's sampler.
+func RecordNotes(row v1alpha1.Result) []string {
+	r := row.Records
+	var notes []string
+	if r.UnverifiedReason != "" {
+		notes = append(notes, fmt.Sprintf("%s: %d records unverified (not dropped): %s", RowName(row), r.Unverified,
+			r.UnverifiedReason))
+	}
+	if r.Duplicates > 0 {
+		notes = append(notes, fmt.Sprintf("%s: at least %d records stored twice or more by retried pushes, "+
+			"counted apart from drops", RowName(row), r.Duplicates))
+	}
+	if r.Sampler != nil && r.Sampler.Message != "" && !strings.Contains(r.DropReason, r.Sampler.Message) {
+		notes = append(notes, fmt.Sprintf("%s sampler %s: %s", RowName(row), r.Sampler.Verdict, r.Sampler.Message))
+	}
+	return notes
+}
+
+// samplerVerdict is a row's verdict against CloudNativePG's sampler, "" without one.
+func samplerVerdict(r v1alpha1.Records) string {
+	if r.Sampler == nil {
+		return ""
+	}
+	return string(r.Sampler.Verdict)
+}
+
 // LateNote says how many of a row's records arrived after the drain ended.
 func LateNote(row v1alpha1.Result) string {
 	return fmt.Sprintf(
@@ -249,6 +277,13 @@ func StagesNote(row v1alpha1.Result) string {
 		note += "; lost at " + stages.LostAt
 	} else {
 		note += "; no stage lost records"
+	}
+	if stages.Duplicates > 0 {
+		note += fmt.Sprintf("; stored holds at least %d duplicates", stages.Duplicates)
+	}
+	if stages.Unverified > 0 {
+		note += fmt.Sprintf("; %s may hold %d more records than logbench could count",
+			stageWords.Replace(stages.UnverifiedAt), stages.Unverified)
 	}
 	if stages.InputPausedSeconds > 0 {
 		note += fmt.Sprintf("; the shipper's input paused on its buffer limit for about %.1f s", stages.InputPausedSeconds)
@@ -345,7 +380,8 @@ var csvHeader = []string{
 	"tps", "tps_stddev", "tps_cv_percent", "latency_avg_ms", "latency_stddev_ms",
 	"overhead_percent", "overhead_low_percent", "overhead_high_percent", "overhead_confidence_percent",
 	"overhead_verdict", "noisy", "expected", "expected_is_estimate", "delivered", "arrived_late", "dropped",
-	"dropped_at_least", "accounting_error", "drain_seconds", "log_bytes_per_record", "log_gigabytes_per_hour",
+	"dropped_at_least", "unverified", "duplicates", "sampler_verdict", "accounting_error", "drain_seconds",
+	"log_bytes_per_record", "log_gigabytes_per_hour",
 	"knee", "ramp_stop", "server_cpu_cores", "server_cpu_ms_per_1k_transactions", "server_peak_memory_bytes",
 	"shipper_cpu_cores", "shipper_cpu_ms_per_1k_records", "shipper_peak_memory_bytes",
 }
@@ -372,6 +408,7 @@ func renderCSV(w io.Writer, rows []v1alpha1.Result) error {
 			strconv.FormatInt(row.Records.Expected, 10), strconv.FormatBool(row.Records.ExpectedIsEstimate),
 			strconv.FormatInt(row.Records.Delivered, 10), strconv.FormatInt(row.Records.ArrivedLate, 10),
 			optional(row.Records.Dropped, formatInt), optional(row.Records.DroppedAtLeast, formatInt),
+			formatInt(row.Records.Unverified), formatInt(row.Records.Duplicates), samplerVerdict(row.Records),
 			row.Records.AccountingError, formatFloat(row.DrainSeconds),
 			optional(row.LogBytesPerRecord, formatFloat), optional(row.LogGigabytesPerHour, formatFloat),
 			strconv.FormatBool(row.Knee), row.RampStop,

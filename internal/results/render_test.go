@@ -17,11 +17,29 @@ import (
 // goldenRows cover every marker: a baseline, an exact row with drops and their reason and
 // an overhead with its interval, an
 // estimate short of its lower bound, an accounting error, late records, a failed repeat
-// among successful ones, and a row that failed entirely.
+// among successful ones, a row that failed entirely, records logbench could not see (a
+// rotation under its stream), CloudNativePG's sampler explaining a loss, and duplicates
+// stored by a retried push.
 func goldenRows() []v1alpha1.Result {
 	spec := testSpec(v1alpha1.AggregateMedian, 1, 4)
 	spec.Workload.Duration = metav1.Duration{Duration: 10 * time.Second}
-	spec.Destinations = append(spec.Destinations, v1alpha1.Destination{Name: "json", Type: v1alpha1.DestinationJSONLog})
+	spec.Destinations = append(spec.Destinations,
+		v1alpha1.Destination{Name: "json", Type: v1alpha1.DestinationJSONLog},
+		v1alpha1.Destination{Name: "platform", Type: v1alpha1.DestinationStdout},
+		v1alpha1.Destination{Name: "retried", Type: v1alpha1.DestinationLoki},
+	)
+	rotated := exact(6400, 37841, 20514)
+	rotated.Records.Dropped, rotated.Records.Unverified = new(int64(0)), 17327
+	rotated.Records.UnverifiedReason = "the kubelet rotated the container log while logbench followed it"
+	rotated.Records.Sampler = &v1alpha1.SamplerCheck{Verdict: v1alpha1.SamplerUnknown,
+		Message: "the kubelet rotated the container log under logbench's stream"}
+	sampled := exact(15860, 158569, 2595)
+	sampled.Records.Sampler = &v1alpha1.SamplerCheck{Verdict: v1alpha1.SamplerMatches, ReceivedMin: 158100,
+		ReceivedMax: 159099, Windows: 10, Message: "the loss matches CloudNativePG's log sampler"}
+	sampled.Records.DropReason = sampled.Records.Sampler.Message
+	duplicated := exact(9000, 40280, 40392)
+	duplicated.Records.Dropped, duplicated.Records.DroppedAtLeast = nil, new(int64(0))
+	duplicated.Records.Duplicates = 112
 	estimate := exact(9100, 91000, 90000)
 	estimate.Records.Dropped, estimate.Records.ExpectedIsEstimate = nil, true
 	estimate.Records.DroppedAtLeast = new(int64(1000))
@@ -43,14 +61,17 @@ func goldenRows() []v1alpha1.Result {
 			withStages(exact(15900, 159002, 158990), 159002, 159002, 158990, new(int64(158990))),
 			"the shipper dropped 12 records (errors or retries exhausted)",
 		),
-		{"csv", 1, 3}:    withStages(exact(16000, 160002, 160002), 160002, 160002, 160002, new(int64(160002))),
-		{"csv", 4, 1}:    withServer(exact(17100, 171002, 171002), 18.5, 10, new(int64(412<<20))),
-		{"csv", 4, 2}:    failed("pgbench: exit status 1\nconnection to server failed"),
-		{"stdout", 1, 1}: estimate,
-		{"stdout", 1, 2}: overcount,
-		{"stdout", 4, 1}: failed("cluster not ready"),
-		{"stdout", 4, 2}: failed("cluster not ready"),
-		{"json", 1, 1}:   late,
+		{"csv", 1, 3}:      withStages(exact(16000, 160002, 160002), 160002, 160002, 160002, new(int64(160002))),
+		{"csv", 4, 1}:      withServer(exact(17100, 171002, 171002), 18.5, 10, new(int64(412<<20))),
+		{"csv", 4, 2}:      failed("pgbench: exit status 1\nconnection to server failed"),
+		{"stdout", 1, 1}:   estimate,
+		{"stdout", 1, 2}:   overcount,
+		{"stdout", 4, 1}:   failed("cluster not ready"),
+		{"stdout", 4, 2}:   failed("cluster not ready"),
+		{"json", 1, 1}:     late,
+		{"platform", 1, 1}: rotated,
+		{"platform", 4, 1}: sampled,
+		{"retried", 1, 1}:  duplicated,
 	})
 }
 

@@ -18,11 +18,16 @@ import (
 // run, then the reasons the caller found in the stages it counted (nil when it counted
 // none), or unexplained when nothing tells. Records missing below an estimate's lower
 // bound get their reason too. Dropped is never clamped: more records than expected is an
-// accounting error, left as records.Reconcile reports it.
+// accounting error, left as records.Reconcile reports it. The stored stage's duplicates
+// (StoredDuplicates) are counted apart and never offset a drop.
 func Account(want records.Expectation, delivered int64, shipped OutputCounters, lokiRefused map[string]int64,
 	stages *v1alpha1.RecordStages, trouble LokiTrouble, stageReasons []string, unexplained string,
 ) v1alpha1.Records {
-	result := records.Reconcile(want, delivered, 0)
+	count := records.Count{Delivered: delivered}
+	if stages != nil {
+		count.Duplicates = stages.Duplicates
+	}
+	result := records.Reconcile(want, count)
 	result.Stages = stages
 	if result.KnownDropped() <= 0 {
 		return result
@@ -107,6 +112,32 @@ func UnreadReason(stages v1alpha1.RecordStages) string {
 			unread, stages.InputPausedSeconds)
 	}
 	return fmt.Sprintf("%d records in the file were not read by the shipper", unread)
+}
+
+// StoredDuplicates is the least number of copies of the run's records Loki holds beyond
+// one each: what it stored beyond the fewest records an earlier stage held (written,
+// read by the shipper, in a container log read whole, what the server can have
+// emitted), when a push was retried (the shipper says so, or Loki refused one, which its
+// client retries). An excess without a retry is left to the accounting error. The
+// shipper's sent count is no bound: it can lag Loki's by the batch Loki has just stored,
+// while a record is always read before it is stored.
+func StoredDuplicates(want records.Expectation, stages v1alpha1.RecordStages, shipped OutputCounters,
+	lokiRefused map[string]int64,
+) int64 {
+	if stages.Stored == nil {
+		return 0
+	}
+	earlier := []int64{want.Upper()}
+	for _, stage := range []*int64{stages.Written, stages.Read} {
+		if stage != nil {
+			earlier = append(earlier, *stage)
+		}
+	}
+	if stages.ContainerLog != nil && stages.UnverifiedAt != "containerLog" {
+		earlier = append(earlier, *stages.ContainerLog)
+	}
+	retried := shipped.Retried > 0 || sum(lokiRefused) > 0
+	return records.Duplicates(*stages.Stored, retried, earlier...)
 }
 
 // Stages counts a run's records at each stage: written in the file, kept by the

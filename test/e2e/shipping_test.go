@@ -143,8 +143,10 @@ var _ = Describe("shipping", Ordered, func() {
 			Expect(row.LogBytesPerRecord).To(HaveValue(BeNumerically(">=", 60)), "%s: log bytes of the file per record", what)
 			switch row.Destination {
 			case fluentBitLimited, collectorLimited:
-				Expect(records.Dropped).NotTo(BeNil(), what)
-				Expect(*records.Dropped).To(BeNumerically(">", 0), "%s: Loki refuses records past the tenant's rate", what)
+				// A retried push Loki had stored counts as duplicates, which make the drop
+				// "at least": never fewer.
+				_, _ = fmt.Fprintf(GinkgoWriter, "%s: %d duplicates\n", what, records.Duplicates)
+				Expect(records.KnownDropped()).To(BeNumerically(">", 0), "%s: Loki refuses records past the tenant's rate", what)
 				Expect(records.Stages.LostAt).NotTo(BeEmpty(), "%s: the losing stage is named", what)
 				Expect(records.DropReason).To(ContainSubstring("rate_limited"), what)
 				if row.Destination == fluentBitLimited {
@@ -256,7 +258,7 @@ var _ = Describe("shipping", Ordered, func() {
 			case "agent-csvlog":
 				Expect(inLog).To(BeNumerically("<", records.Expected), "%s: CloudNativePG sampled the records", what)
 				Expect(records.Stages.LostAt).To(Equal("containerLog"), what)
-				Expect(records.DropReason).To(ContainSubstring("CloudNativePG's instance manager samples"), what)
+				Expect(records.DropReason).To(ContainSubstring("cloudnative-pg issue #10815"), "%s: the sampler's verdict", what)
 				Expect(records.Delivered+records.ArrivedLate).To(Equal(inLog),
 					"%s: the agent shipped every record the container log held", what)
 			case nodeAgentTight:

@@ -18,7 +18,8 @@ const rulesFile = "../../charts/logbench/alerts/logbench.rules.yaml"
 
 // operatorSeries are series as the operator exports them: a failed benchmark, and rows
 // that lost records (counted exactly, or known lost below an estimate), that lost none,
-// and whose counts do not add up. Labels are sorted, as the test compares them.
+// whose records logbench could not all see (unverified, never dropped), that stored
+// duplicates, and whose counts do not add up. Labels are sorted, as the test compares them.
 const operatorSeries = `
 load 1m
 	logbench_benchmark_phase{namespace="a", benchmark="failed", phase="Failed"} 1
@@ -28,6 +29,9 @@ load 1m
 	logbench_result_records_dropped{namespace="a", benchmark="ok", destination="lossy", type="Loki", clients="4"} 120
 	logbench_result_records_dropped{namespace="a", benchmark="ok", destination="exact", type="CSVLog", clients="4"} 0
 	logbench_result_records_dropped_at_least{namespace="a", benchmark="ok", destination="sampled", type="Stdout", clients="2"} 7
+	logbench_result_records_dropped{namespace="a", benchmark="ok", destination="rotated", type="Stdout", clients="2"} 0
+	logbench_result_records_unverified{namespace="a", benchmark="ok", destination="rotated", type="Stdout", clients="2"} 17327
+	logbench_result_records_duplicates{namespace="a", benchmark="ok", destination="retried", type="Loki", clients="2"} 112
 	logbench_result_accounting_error{namespace="a", benchmark="ok", destination="lossy", type="Loki", clients="4"} 0
 	logbench_result_accounting_error{namespace="a", benchmark="ok", destination="double", type="Loki", clients="2"} 1
 `

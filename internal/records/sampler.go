@@ -1,0 +1,217 @@
+package records
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+)
+
+// CloudNativePG's instance manager, up to 1.30.0, prints every csvlog record on stdout
+// as the message "record" through controller-runtime's zap logger, which at info and
+// above samples by level and message (cloudnative-pg issue #10815, fixed after 1.30.0 by
+// PR #11131). zapcore's sampler counts the entries of a key in a window that the first
+// entry after the previous window's end opens, for one tick from that entry's time (not
+// aligned to the clock); the n-th entry of a window passes when n <= first or
+// (n - first) is a multiple of thereafter.
+const (
+	samplerTick       = time.Second
+	samplerFirst      = 100
+	samplerThereafter = 100
+)
+
+// SamplerIssue names the upstream issue in what a row says.
+const SamplerIssue = "cloudnative-pg issue #10815, fixed after 1.30.0 by PR #11131"
+
+// SamplerSurvivors is how many of n entries of one key in one window of the sampler
+// pass it: the first 100, then the 200th, the 300th and so on.
+func SamplerSurvivors(n int64) int64 {
+	if n <= samplerFirst {
+		return n
+	}
+	return samplerFirst + (n-samplerFirst)/samplerThereafter
+}
+
+// SamplerReceived bounds the entries of one key that a window of the sampler received
+// from how many it let through: SamplerSurvivors inverted. Below 100 every entry passed;
+// from 100 on, each survivor stands for 100 entries.
+func SamplerReceived(survivors int64) (least, most int64) {
+	if survivors < samplerFirst {
+		return survivors, survivors
+	}
+	least = samplerFirst + (survivors-samplerFirst)*samplerThereafter
+	return least, least + samplerThereafter - 1
+}
+
+// SamplerWindow is one window of the sampler as the container log shows it: when its
+// first entry was logged, and the entries it let through, the run's and others'.
+type SamplerWindow struct {
+	Start      time.Time
+	Run, Other int64
+}
+
+// SamplerWindows rebuilds the sampler's windows of the message "record" from the
+// container log as it is written to it: every entry that opens a window passes the
+// sampler, so the survivors' own times show where each window starts. It keeps the
+// start of the current line (where CloudNativePG puts the time and the message) and
+// whether the line holds the run's tag. Safe for one writer and concurrent readers.
+type SamplerWindows struct {
+	mu      sync.Mutex
+	tag     []byte
+	head    []byte
+	tail    []byte
+	tagSeen bool
+	windows []SamplerWindow
+}
+
+// samplerHead is how much of a line is kept to find its time and message: CloudNativePG
+// writes the level, time, logger and message before the record's fields.
+const samplerHead = 256
+
+// NewSamplerWindows rebuilds the sampler's windows of a log whose run's records hold tag.
+func NewSamplerWindows(tag string) *SamplerWindows {
+	return &SamplerWindows{tag: []byte(tag)}
+}
+
+// Write takes the log in chunks of any size.
+func (w *SamplerWindows) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	written := len(p)
+	for len(p) > 0 {
+		end := bytes.IndexByte(p, '\n')
+		part := p
+		if end >= 0 {
+			part = p[:end]
+		}
+		w.take(part)
+		if end < 0 {
+			break
+		}
+		w.endLine()
+		p = p[end+1:]
+	}
+	return written, nil
+}
+
+// take reads the next part of the current line.
+func (w *SamplerWindows) take(part []byte) {
+	if room := samplerHead - len(w.head); room > 0 {
+		w.head = append(w.head, part[:min(room, len(part))]...)
+	}
+	if w.tagSeen || len(w.tag) == 0 {
+		w.tagSeen = true
+		return
+	}
+	joined := append(w.tail, part...)
+	w.tagSeen = bytes.Contains(joined, w.tag)
+	keep := min(len(joined), len(w.tag)-1)
+	w.tail = append(w.tail[:0], joined[len(joined)-keep:]...)
+}
+
+func (w *SamplerWindows) endLine() {
+	if at, ok := sampledRecordTime(w.head); ok {
+		w.add(at, w.tagSeen)
+	}
+	w.head, w.tail, w.tagSeen = w.head[:0], w.tail[:0], false
+}
+
+// add puts an entry that passed the sampler at its time into its window.
+func (w *SamplerWindows) add(at time.Time, ofRun bool) {
+	if n := len(w.windows); n == 0 || !at.Before(w.windows[n-1].Start.Add(samplerTick)) {
+		w.windows = append(w.windows, SamplerWindow{Start: at})
+	}
+	window := &w.windows[len(w.windows)-1]
+	if ofRun {
+		window.Run++
+	} else {
+		window.Other++
+	}
+}
+
+// Windows returns the windows that held records of the run.
+func (w *SamplerWindows) Windows() []SamplerWindow {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var run []SamplerWindow
+	for _, window := range w.windows {
+		if window.Run > 0 {
+			run = append(run, window)
+		}
+	}
+	return run
+}
+
+var (
+	recordMessage = []byte(`"msg":"record"`)
+	timeField     = []byte(`"ts":`)
+)
+
+// sampledRecordTime reads the time of an entry "record" of the instance manager from
+// the start of its line: an RFC 3339 string or seconds since the epoch.
+func sampledRecordTime(head []byte) (time.Time, bool) {
+	if !bytes.Contains(head, recordMessage) {
+		return time.Time{}, false
+	}
+	_, value, found := bytes.Cut(head, timeField)
+	if !found {
+		return time.Time{}, false
+	}
+	if end := bytes.IndexAny(value, ",}"); end >= 0 {
+		value = value[:end]
+	}
+	if unquoted, err := strconv.Unquote(string(value)); err == nil {
+		t, err := time.Parse(time.RFC3339Nano, unquoted)
+		return t, err == nil
+	}
+	seconds, err := strconv.ParseFloat(string(value), 64)
+	if err != nil || seconds <= 0 {
+		return time.Time{}, false
+	}
+	whole := int64(seconds)
+	return time.Unix(whole, int64((seconds-float64(whole))*1e9)).UTC(), true
+}
+
+// CheckSampler compares the run's records with what the sampler's windows let through.
+// Each window's survivors bound what it received; the run's share excludes the other
+// records it let through (the server's own few records, assumed unsampled: a handful a
+// run). The expectation is between want.Records and want.Upper(); delivered is the run's
+// records counted in the container log.
+func CheckSampler(want Expectation, delivered int64, windows []SamplerWindow) v1alpha1.SamplerCheck {
+	check := v1alpha1.SamplerCheck{Windows: int32(len(windows))}
+	for _, window := range windows {
+		least, most := SamplerReceived(window.Run + window.Other)
+		check.ReceivedMin += max(window.Run, least-window.Other)
+		check.ReceivedMax += most - window.Other
+	}
+	return JudgeSampler(check, want, delivered)
+}
+
+// JudgeSampler gives the verdict and message of bounds on the run's records the sampler
+// received: whether they hold the expectation, fall short of it or exceed it.
+func JudgeSampler(check v1alpha1.SamplerCheck, want Expectation, delivered int64) v1alpha1.SamplerCheck {
+	through := fmt.Sprintf("its %d one-second windows let %d of the run's records through, so it received between "+
+		"%d and %d of them", check.Windows, delivered, check.ReceivedMin, check.ReceivedMax)
+	switch {
+	case want.Upper() < check.ReceivedMin:
+		check.Verdict = v1alpha1.SamplerNotSampled
+		check.Message = fmt.Sprintf("CloudNativePG's instance manager did not sample the run's records: a sampler "+
+			"(%s) would have let fewer through than the %d counted", SamplerIssue, delivered)
+	case delivered >= want.Records:
+		check.Verdict = v1alpha1.SamplerNoLoss
+		check.Message = fmt.Sprintf("every expected record reached the container log; %s", through)
+	case want.Records <= check.ReceivedMax:
+		check.Verdict = v1alpha1.SamplerMatches
+		check.Message = fmt.Sprintf("the loss matches CloudNativePG's log sampler (%s): %s, and the %d expected "+
+			"are within", SamplerIssue, through, want.Records)
+	default:
+		check.Verdict = v1alpha1.SamplerExceeds
+		check.Message = fmt.Sprintf("the loss exceeds CloudNativePG's log sampler (%s): %s, and %d were expected: "+
+			"at least %d records were lost besides the sampler", SamplerIssue, through, want.Records,
+			want.Records-check.ReceivedMax)
+	}
+	return check
+}
