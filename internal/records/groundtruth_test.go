@@ -186,6 +186,13 @@ func logging(statement v1alpha1.StatementLogging, minDurationMs int32, duration 
 // jsonlog files and creates the pgbench tables at scale 1.
 func startLoggingServer(t *testing.T, inst localpg.Installation, extra map[string]string) *localpg.Server {
 	t.Helper()
+	return startServer(t, inst, "", extra)
+}
+
+// startServer starts the server of startLoggingServer, its syslog() reaching devLog
+// when that is not empty.
+func startServer(t *testing.T, inst localpg.Installation, devLog string, extra map[string]string) *localpg.Server {
+	t.Helper()
 	// The OS user postgres must traverse the server's parent directory when the tests
 	// run as root, and t.TempDir is closed to other users.
 	parent, err := os.MkdirTemp("", "records-groundtruth-")
@@ -204,6 +211,7 @@ func startLoggingServer(t *testing.T, inst localpg.Installation, extra map[strin
 		Installation: inst,
 		Dir:          parent,
 		Settings:     settings,
+		DevLog:       devLog,
 	})
 	if err != nil {
 		t.Fatalf("starting PostgreSQL: %v", err)
