@@ -49,7 +49,7 @@ type FileDestination struct {
 	dir LogDirectory
 	// newCounter counts the records of one file.
 	newCounter func() records.Counter
-	files  map[string]*tailedFile
+	files      map[string]*tailedFile
 	// marker is the text of the marker record.
 	marker []byte
 	// markerFound: the server wrote the marker where the destination read it.

@@ -53,7 +53,7 @@ func TestSyslogCounterReassemblesInterleavedRecords(t *testing.T) {
 		msg("1", "[5-3] ", "_r1_abc */"),
 		msg("1", "[6-1] ", "LOG:  statement: SELECT 2 /* lb_d_c1_r1_abd */"),
 		msg("3", "[1-2] ", "a continuation whose start was lost "+tag),
-		[]byte("garbage "+tag),
+		[]byte("garbage " + tag),
 	}
 	c := NewSyslogCounter(split, tag)
 	for _, m := range messages {
