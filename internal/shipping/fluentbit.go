@@ -79,7 +79,7 @@ func (fluentBit) Config(t Target) ([]byte, error) {
 		tail["mem_buf_limit"] = fmt.Sprint(shipper.MemBufLimit.Value())
 	}
 	config := map[string]any{"service": service}
-	if shipper.Format == v1alpha1.FormatCSVLog {
+	if shipper.Format == v1alpha1.FormatCSVLog && t.Destination.Type != v1alpha1.DestinationSyslog {
 		tail["multiline.parser"] = csvlogParser
 		config["multiline_parsers"] = []any{map[string]any{
 			"name":          csvlogParser,
@@ -96,15 +96,21 @@ func (fluentBit) Config(t Target) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	input := tail
+	// Only the records of the benchmark's runs are shipped, so that the output's
+	// counters hold no checkpoint or connection records to confuse the accounting.
+	filter := map[string]any{
+		"name":  "grep",
+		"match": fluentBitInput,
+		"regex": "log " + workload.TagPattern(t.Destination.Name),
+	}
+	if t.Destination.Type == v1alpha1.DestinationSyslog {
+		input, filter = syslogInput(shipper.StorageType), syslogFilter(t.Destination)
+		config["parsers"] = syslogParsers()
+	}
 	config["pipeline"] = map[string]any{
-		"inputs": []any{tail},
-		// Only the records of the benchmark's runs are shipped, so that the output's
-		// counters hold no checkpoint or connection records to confuse the accounting.
-		"filters": []any{map[string]any{
-			"name":  "grep",
-			"match": fluentBitInput,
-			"regex": "log " + workload.TagPattern(t.Destination.Name),
-		}},
+		"inputs":  []any{input},
+		"filters": []any{filter},
 		"outputs": []any{output},
 	}
 	return yaml.Marshal(config)
