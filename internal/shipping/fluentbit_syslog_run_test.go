@@ -93,11 +93,19 @@ func TestFluentBitReceivesEveryRecordOfPostgreSQLsSyslog(t *testing.T) {
 // its pod paths moved to the test's folders, and returns its scraper and socket.
 func startFluentBitReceiver(t *testing.T, target Target) (ShipperScraper, string) {
 	t.Helper()
-	binary := testenv.FluentBit(t)
 	config, err := fluentBit{}.Config(target)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return startFluentBitWith(t, config, nil)
+}
+
+// startFluentBitWith starts Fluent Bit with config, its pod paths moved to the test's
+// folders and its other strings replaced as replace says, and returns its scraper and
+// the socket of a syslog input.
+func startFluentBitWith(t *testing.T, config []byte, replace []string) (ShipperScraper, string) {
+	t.Helper()
+	binary := testenv.FluentBit(t)
 	state := t.TempDir()
 	sockets, err := os.MkdirTemp("", "syslog-receiver-")
 	if err != nil {
@@ -105,13 +113,13 @@ func startFluentBitReceiver(t *testing.T, target Target) (ShipperScraper, string
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(sockets) })
 	port := testenv.FreePort(t)
-	local := strings.NewReplacer(
+	local := strings.NewReplacer(append([]string{
 		syslogMountPath, sockets,
 		bufferMountPath, state,
 		fmt.Sprintf("http_port: %d", fluentBitMetricsPort), fmt.Sprintf("http_port: %d", port),
 		// In the pod Fluent Bit and PostgreSQL run as one user; here as root and postgres.
 		`unix_perm: "0660"`, `unix_perm: "0666"`,
-	).Replace(string(config))
+	}, replace...)...).Replace(string(config))
 	path := filepath.Join(state, "config.yaml")
 	if err := os.WriteFile(path, []byte(local), 0o600); err != nil {
 		t.Fatal(err)
@@ -125,8 +133,10 @@ func startFluentBitReceiver(t *testing.T, target Target) (ShipperScraper, string
 	socket := filepath.Join(sockets, syslogSocket)
 	// The startup probe of the pod relies on this: the socket exists once the HTTP
 	// server answers.
-	if info, err := os.Stat(socket); err != nil || info.Mode()&os.ModeSocket == 0 {
-		t.Fatalf("Fluent Bit answers on its HTTP port but %s is no socket: %v", socket, err)
+	if strings.Contains(local, "unix_udp") {
+		if info, err := os.Stat(socket); err != nil || info.Mode()&os.ModeSocket == 0 {
+			t.Fatalf("Fluent Bit answers on its HTTP port but %s is no socket: %v", socket, err)
+		}
 	}
 	return scraper, socket
 }
@@ -157,4 +167,57 @@ func startSyslogServer(t *testing.T, d v1alpha1.Destination, socket string) *loc
 	}
 	t.Cleanup(func() { _ = server.Stop(context.Background()) })
 	return server
+}
+
+// TestFluentBitForwardsSyslogToTheReceiver runs the sidecar of a forwarding Syslog
+// destination and the receiver it forwards to, both the real Fluent Bit with the
+// configurations logbench generates, on this machine: every record the sidecar keeps
+// arrives at the receiver, over TCP and, on the loopback at this rate, over UDP.
+func TestFluentBitForwardsSyslogToTheReceiver(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testenv.Missing(t, "%v", localpg.ErrDevLogNeedsRoot)
+	}
+	for _, transport := range []v1alpha1.SyslogTransport{v1alpha1.SyslogTCP, v1alpha1.SyslogUDP} {
+		t.Run(string(transport), func(t *testing.T) {
+			target := Target{Namespace: "ns", Benchmark: "bench", Destination: v1alpha1.Destination{
+				Name: "sys", Type: v1alpha1.DestinationSyslog, Syslog: &v1alpha1.SyslogSpec{Transport: transport}}}
+			if _, err := Config(target); err == nil {
+				t.Error("Config accepted a forwarding transport, whose receiver Service is not deployed yet")
+			}
+			sidecarConfig, receiverConfig, err := syslogForwardingConfigs(target, "127.0.0.1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			port := fmt.Sprint(testenv.FreePort(t))
+			listen := []string{fmt.Sprintf("port: %d", syslogReceiverPort), "port: " + port}
+			receiver, _ := startFluentBitWith(t, receiverConfig, listen)
+			sidecar, socket := startFluentBitWith(t, sidecarConfig, listen)
+			server := startSyslogServer(t, target.Destination, socket)
+			tag := workload.NewTag(target.Destination.Name, 1, 1, "0123456789ab")
+			ctx := context.Background()
+			conn, err := pgx.Connect(ctx, server.ConnString()+"&application_name="+tag)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = conn.Close(ctx) }()
+			const want = 500
+			for i := range want {
+				if _, err := conn.Exec(ctx, fmt.Sprintf("SELECT %d /* %s */,\n  'second line'", i, tag)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for name, scraper := range map[string]ShipperScraper{"sidecar": sidecar, "receiver": receiver} {
+				testenv.WaitFor(t, "the "+name+" to send every record", 30*time.Second, func() error {
+					metrics, err := scraper.Read(ctx)
+					if err != nil {
+						return err
+					}
+					if sent := metrics.Outputs[fluentBitOutput].Sent; sent != want {
+						return fmt.Errorf("the %s sent %d of %d records (read %d, filtered %d)", name, sent, want, metrics.Read, metrics.Filtered)
+					}
+					return nil
+				})
+			}
+		})
+	}
 }

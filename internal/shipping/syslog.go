@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/yaml"
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/workload"
@@ -102,4 +103,80 @@ func syslogReceiverPatch(container corev1.Container) []PatchOperation {
 		}),
 		Add("/spec/initContainers/-", container),
 	}
+}
+
+// syslogReceiverPort is where a Syslog destination's receiver Service listens, over UDP
+// or TCP as the destination's transport says.
+const syslogReceiverPort = 5140
+
+// syslogForwardParser reads what the sidecar forwards: RFC 5424 messages whose MSG is
+// the text PostgreSQL sent, its header included, after the byte order mark Fluent Bit's
+// syslog output puts before it.
+const (
+	syslogForwardParser = "logbench_syslog_rfc5424"
+	syslogForwardRegex  = `^<(?<pri>[0-9]{1,3})>1 (?<time>[^ ]+) (?<host>[^ ]+) (?<ident>[^ ]+) (?<pid>[-0-9]+) ` +
+		`(?<msgid>[^ ]+) (?<extradata>-|\[.*?\]) (?:\uFEFF)?(?<message>(?m:.*))$`
+	// syslogMaxForwarded keeps an unsplit record whole in one UDP datagram where it fits:
+	// Fluent Bit cuts RFC 5424 messages at 2048 bytes by default.
+	syslogMaxForwarded = 65000
+)
+
+// syslogForwardOutput is the sidecar's output of a forwarding transport: the syslog
+// output plugin sending each kept record to the receiver Service at host.
+func syslogForwardOutput(transport v1alpha1.SyslogTransport, host string) map[string]any {
+	return map[string]any{
+		"name":                string(fluentBitSyslogOutput),
+		"alias":               fluentBitOutput,
+		"match":               fluentBitInput,
+		"host":                host,
+		"port":                syslogReceiverPort,
+		"mode":                string(transport),
+		"syslog_format":       "rfc5424",
+		"syslog_maxsize":      syslogMaxForwarded,
+		"syslog_message_key":  "message",
+		"syslog_appname_key":  "ident",
+		"syslog_procid_key":   "pid",
+		"syslog_hostname_key": "host",
+	}
+}
+
+// fluentBitSyslogOutput is the name of Fluent Bit's syslog output plugin.
+const fluentBitSyslogOutput = "syslog"
+
+// syslogReceiverConfig is the configuration of the receiver Service's Fluent Bit: the
+// forwarded records in over the transport, the same filter as the sidecar's, and the
+// destination's output, whose counters say what arrived.
+func syslogReceiverConfig(t Target, transport v1alpha1.SyslogTransport) (map[string]any, error) {
+	output, err := fluentBitOutputConfig(t, t.Destination.EffectiveShipper().Output)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{
+		"service": fluentBitService(),
+		"parsers": []any{map[string]any{"name": syslogForwardParser, "format": "regex", "regex": syslogForwardRegex}},
+		"pipeline": map[string]any{
+			"inputs": []any{map[string]any{
+				"name": "syslog", "alias": fluentBitInput, "tag": fluentBitInput,
+				"mode": string(transport), "listen": "0.0.0.0", "port": syslogReceiverPort,
+				"parser": syslogForwardParser, "buffer_chunk_size": syslogReadSize, "buffer_max_size": syslogReadSize,
+			}},
+			"filters": []any{syslogFilter(t.Destination)},
+			"outputs": []any{output},
+		},
+	}, nil
+}
+
+// syslogForwardingConfigs are the configurations of a forwarding Syslog destination's
+// sidecar, sending to the receiver Service at host, and of that receiver.
+func syslogForwardingConfigs(t Target, host string) (sidecar, receiver []byte, err error) {
+	transport := t.Destination.EffectiveSyslog().Transport
+	receiverConfig, err := syslogReceiverConfig(t, transport)
+	if err != nil {
+		return nil, nil, err
+	}
+	if sidecar, err = yaml.Marshal(fluentBitConfig(t, syslogForwardOutput(transport, host))); err != nil {
+		return nil, nil, err
+	}
+	receiver, err = yaml.Marshal(receiverConfig)
+	return sidecar, receiver, err
 }
