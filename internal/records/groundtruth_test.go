@@ -305,31 +305,7 @@ func runTagged(
 	if err != nil {
 		t.Fatal(err)
 	}
-	scriptFile := filepath.Join(t.TempDir(), "script.pgbench")
-	if err := os.WriteFile(scriptFile, []byte(script.Text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	const clients = 2
-	args := pgbench.RunArgs(pgbench.Options{ScriptFile: scriptFile, Clients: clients, Threads: 1,
-		Transactions: groundTruthTransactions, QueryMode: mode, Scale: 1})
-	output, err := pgbenchCommand(pgbenchPath, server, []string{"PGAPPNAME=" + tag}, args).CombinedOutput()
-	if err != nil {
-		t.Fatalf("pgbench %s: %v\n%s", strings.Join(args, " "), err, output)
-	}
-	result, err := pgbench.Parse(output)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, output)
-	}
-	if result.Transactions != clients*groundTruthTransactions {
-		t.Fatalf(
-			"pgbench processed %d transactions, want %d\n%s",
-			result.Transactions,
-			clients*groundTruthTransactions,
-			output,
-		)
-	}
-	return Execution{Script: script, QueryMode: mode, Clients: clients, Transactions: result.Transactions,
-		Failed: result.Failed, Statements: result.Statements}, output
+	return runScript(t, server, pgbenchPath, script, mode, tag)
 }
 
 // countInLog waits until the logging collector has written everything logged before a
