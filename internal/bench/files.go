@@ -114,7 +114,9 @@ func NewSyslogFileDestination(
 	settings records.SyslogSettings,
 	tag string,
 ) (*FileDestination, error) {
-	return newFileDestination(ctx, dir, mark, func() records.Counter { return records.NewSyslogLineCounter(settings, tag) })
+	return newFileDestination(ctx, dir, mark, func() records.Counter {
+		return records.NewSyslogLineCounter(settings, tag)
+	})
 }
 
 func newFileDestination(

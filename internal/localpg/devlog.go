@@ -47,7 +47,9 @@ exec setpriv --reuid="$uid" --regid="$gid" --clear-groups --pdeathsig=INT -- "$@
 // devLogCommand returns the command running binary with args as owner in a private
 // mount namespace where /dev/log is socket. owner is nil when logbench does not run as
 // root, which the namespace needs.
-func (s *Server) devLogCommand(socket string, owner *syscall.Credential, binary string, args ...string) (*exec.Cmd, error) {
+func (s *Server) devLogCommand(
+	socket string, owner *syscall.Credential, binary string, args ...string,
+) (*exec.Cmd, error) {
 	if owner == nil || os.Geteuid() != 0 {
 		return nil, ErrDevLogNeedsRoot
 	}

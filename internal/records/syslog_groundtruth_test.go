@@ -47,7 +47,7 @@ func TestSyslogCounterMatchesServer(t *testing.T) {
 		syslog   SyslogSettings
 		noAppTag bool
 	}
-	var cases []settingsCase
+	cases := make([]settingsCase, 0, 5)
 	for _, sequence := range []bool{true, false} {
 		for _, split := range []bool{true, false} {
 			cases = append(cases, settingsCase{
@@ -125,10 +125,11 @@ func TestSyslogCounterMatchesServer(t *testing.T) {
 // than it with the tag cut at different places, and a statement over several lines.
 func longAndMultiLineScript(tag string) workload.Script {
 	comment := " /* " + tag + " */;"
-	sqls := []string{
-		"SELECT abalance FROM pgbench_accounts WHERE aid = :aid /* " + strings.Repeat("filler ", 300) + "*/" + comment,
-		"SELECT abalance\nFROM pgbench_accounts\n  WHERE aid = :aid" + comment,
-	}
+	sqls := make([]string, 0, 7)
+	sqls = append(sqls,
+		"SELECT abalance FROM pgbench_accounts WHERE aid = :aid /* "+strings.Repeat("filler ", 300)+"*/"+comment,
+		"SELECT abalance\nFROM pgbench_accounts\n  WHERE aid = :aid"+comment,
+	)
 	// A word longer than PG_SYSLOG_LIMIT is cut at the limit, after the space before it:
 	// its tag is cut in two when it starts less than len(tag) bytes before the limit.
 	for _, filler := range []int{850, 870, 880, 890, 897} {
