@@ -116,6 +116,49 @@ func TestBuildClusterWithMeter(t *testing.T) {
 	}
 }
 
+// TestBuildClusterWithSyslog: a Syslog destination's pod gets its receiver as a native
+// sidecar, started before the postgres container, whose /dev/log is the receiver's
+// socket; the agent may set log_destination with ALTER SYSTEM.
+func TestBuildClusterWithSyslog(t *testing.T) {
+	benchmark := &v1alpha1.LoggingBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: "ns"}}
+	cluster, err := buildCluster(benchmark, v1alpha1.Destination{Name: "sys", Type: v1alpha1.DestinationSyslog}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var patch []struct {
+		Op, Path string
+		Value    json.RawMessage
+	}
+	if err := json.Unmarshal([]byte(cluster.GetAnnotations()[shipping.PodPatchAnnotation]), &patch); err != nil {
+		t.Fatal(err)
+	}
+	var devLog, sidecar bool
+	for _, operation := range patch {
+		switch operation.Path {
+		case "/spec/containers/0/volumeMounts/-":
+			var mount corev1.VolumeMount
+			if err := json.Unmarshal(operation.Value, &mount); err != nil {
+				t.Fatal(err)
+			}
+			devLog = mount.MountPath == "/dev/log" && mount.SubPath != ""
+		case "/spec/initContainers/-":
+			var container corev1.Container
+			if err := json.Unmarshal(operation.Value, &container); err != nil {
+				t.Fatal(err)
+			}
+			sidecar = container.Name == shipping.ContainerName && container.RestartPolicy != nil &&
+				*container.RestartPolicy == corev1.ContainerRestartPolicyAlways && container.StartupProbe != nil
+		case "/spec/containers/-":
+			t.Errorf("the receiver is added as an ordinary container, which may start after postgres")
+		}
+	}
+	alterSystem, _, _ := unstructured.NestedBool(cluster.Object, "spec", "postgresql", "enableAlterSystem")
+	if !devLog || !sidecar || !alterSystem {
+		t.Errorf("/dev/log mounted %t, receiver a native sidecar with a startup probe %t, ALTER SYSTEM %t; want all",
+			devLog, sidecar, alterSystem)
+	}
+}
+
 // TestBuildClusterWithPgaudit: CloudNativePG loads pgaudit for the pgaudit.* parameters
 // of an audited destination; the baseline's cluster has none, and runs without it.
 func TestBuildClusterWithPgaudit(t *testing.T) {
