@@ -85,13 +85,7 @@ func TestBuildClusterWithMeter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var patch []struct {
-			Op, Path string
-			Value    json.RawMessage
-		}
-		if err := json.Unmarshal([]byte(cluster.GetAnnotations()[shipping.PodPatchAnnotation]), &patch); err != nil {
-			t.Fatalf("%s: pod patch: %v", dest.Name, err)
-		}
+		patch := podPatchOf(t, cluster)
 		var containers []string
 		shared := false
 		for _, operation := range patch {
@@ -125,15 +119,8 @@ func TestBuildClusterWithSyslog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var patch []struct {
-		Op, Path string
-		Value    json.RawMessage
-	}
-	if err := json.Unmarshal([]byte(cluster.GetAnnotations()[shipping.PodPatchAnnotation]), &patch); err != nil {
-		t.Fatal(err)
-	}
 	var devLog, sidecar bool
-	for _, operation := range patch {
+	for _, operation := range podPatchOf(t, cluster) {
 		switch operation.Path {
 		case "/spec/containers/0/volumeMounts/-":
 			var mount corev1.VolumeMount
@@ -157,6 +144,22 @@ func TestBuildClusterWithSyslog(t *testing.T) {
 		t.Errorf("/dev/log mounted %t, receiver a native sidecar with a startup probe %t, ALTER SYSTEM %t; want all",
 			devLog, sidecar, alterSystem)
 	}
+}
+
+// patchOperation is an operation of a pod patch, its value still encoded.
+type patchOperation struct {
+	Op, Path string
+	Value    json.RawMessage
+}
+
+// podPatchOf decodes the pod patch annotation of a cluster.
+func podPatchOf(t *testing.T, cluster *unstructured.Unstructured) []patchOperation {
+	t.Helper()
+	var patch []patchOperation
+	if err := json.Unmarshal([]byte(cluster.GetAnnotations()[shipping.PodPatchAnnotation]), &patch); err != nil {
+		t.Fatalf("%s: pod patch: %v", cluster.GetName(), err)
+	}
+	return patch
 }
 
 // TestBuildClusterWithPgaudit: CloudNativePG loads pgaudit for the pgaudit.* parameters
