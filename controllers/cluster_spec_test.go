@@ -88,13 +88,7 @@ func TestBuildClusterWithMeter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var patch []struct {
-			Op, Path string
-			Value    json.RawMessage
-		}
-		if err := json.Unmarshal([]byte(cluster.GetAnnotations()[shipping.PodPatchAnnotation]), &patch); err != nil {
-			t.Fatalf("%s: pod patch: %v", dest.Name, err)
-		}
+		patch := podPatchOf(t, cluster)
 		var containers []string
 		shared := false
 		for _, operation := range patch {
@@ -117,6 +111,58 @@ func TestBuildClusterWithMeter(t *testing.T) {
 			t.Errorf("%s: process namespace shared %v, containers %q; want shared, %q", dest.Name, shared, containers, want)
 		}
 	}
+}
+
+// TestBuildClusterWithSyslog: a Syslog destination's pod gets its receiver as a native
+// sidecar, started before the postgres container, whose /dev/log is the receiver's
+// socket; the agent may set log_destination with ALTER SYSTEM.
+func TestBuildClusterWithSyslog(t *testing.T) {
+	benchmark := &v1alpha1.LoggingBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: "ns"}}
+	cluster, err := buildCluster(benchmark, v1alpha1.Destination{Name: "sys", Type: v1alpha1.DestinationSyslog}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var devLog, sidecar bool
+	for _, operation := range podPatchOf(t, cluster) {
+		switch operation.Path {
+		case "/spec/containers/0/volumeMounts/-":
+			var mount corev1.VolumeMount
+			if err := json.Unmarshal(operation.Value, &mount); err != nil {
+				t.Fatal(err)
+			}
+			devLog = mount.MountPath == "/dev/log" && mount.SubPath != ""
+		case "/spec/initContainers/-":
+			var container corev1.Container
+			if err := json.Unmarshal(operation.Value, &container); err != nil {
+				t.Fatal(err)
+			}
+			sidecar = container.Name == shipping.ContainerName && container.RestartPolicy != nil &&
+				*container.RestartPolicy == corev1.ContainerRestartPolicyAlways && container.StartupProbe != nil
+		case "/spec/containers/-":
+			t.Errorf("the receiver is added as an ordinary container, which may start after postgres")
+		}
+	}
+	alterSystem, _, _ := unstructured.NestedBool(cluster.Object, "spec", "postgresql", "enableAlterSystem")
+	if !devLog || !sidecar || !alterSystem {
+		t.Errorf("/dev/log mounted %t, receiver a native sidecar with a startup probe %t, ALTER SYSTEM %t; want all",
+			devLog, sidecar, alterSystem)
+	}
+}
+
+// patchOperation is an operation of a pod patch, its value still encoded.
+type patchOperation struct {
+	Op, Path string
+	Value    json.RawMessage
+}
+
+// podPatchOf decodes the pod patch annotation of a cluster.
+func podPatchOf(t *testing.T, cluster *unstructured.Unstructured) []patchOperation {
+	t.Helper()
+	var patch []patchOperation
+	if err := json.Unmarshal([]byte(cluster.GetAnnotations()[shipping.PodPatchAnnotation]), &patch); err != nil {
+		t.Fatalf("%s: pod patch: %v", cluster.GetName(), err)
+	}
+	return patch
 }
 
 // TestBuildClusterWithPgaudit: CloudNativePG loads pgaudit for the pgaudit.* parameters

@@ -54,6 +54,7 @@ func TestEffectiveFormatAndShips(t *testing.T) {
 		{Destination{Type: DestinationFluentBitSidecar}, FormatCSVLog, true},
 		{Destination{Type: DestinationFluentBitSidecar, Shipper: jsonShipper}, FormatJSONLog, true},
 		{Destination{Type: DestinationLoki, Shipper: jsonShipper}, FormatJSONLog, true},
+		{Destination{Type: DestinationSyslog, Shipper: jsonShipper}, FormatSyslog, true},
 	} {
 		d := tt.destination
 		if d.EffectiveFormat() != tt.format || d.Ships() != tt.ships {

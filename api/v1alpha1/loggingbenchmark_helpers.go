@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"cmp"
 	"maps"
 	"strconv"
 	"strings"
@@ -66,6 +67,8 @@ var typeRecords = map[DestinationType]recordsOfType{
 	DestinationJSONLog:          {format: FormatJSONLog},
 	DestinationFluentBitSidecar: {ships: true},
 	DestinationLoki:             {ships: true},
+	// The receiver on /dev/log is a Fluent Bit sidecar in a cluster.
+	DestinationSyslog: {format: FormatSyslog, ships: true},
 }
 
 type recordsOfType struct {
@@ -74,7 +77,7 @@ type recordsOfType struct {
 	// formatField says the destination's format field chooses the format.
 	formatField bool
 	// ships says a sidecar ships the records out of the instance pod; the shipper's
-	// format chooses the format.
+	// format chooses the format unless format says it.
 	ships bool
 }
 
@@ -82,7 +85,7 @@ type recordsOfType struct {
 func (d Destination) EffectiveFormat() LogFormat {
 	records := typeRecords[d.Type]
 	switch {
-	case records.ships:
+	case records.ships && records.format == "":
 		return d.EffectiveShipper().Format
 	case records.formatField && d.Format != "":
 		return d.Format
@@ -222,8 +225,39 @@ func (f LogFormat) LogDestination() string {
 		return "stderr"
 	case FormatJSONLog:
 		return "jsonlog"
+	case FormatSyslog:
+		return "syslog"
 	}
 	return "csvlog"
+}
+
+// EffectiveSyslog returns the syslog configuration of a Syslog destination with the
+// defaults the API leaves implicit.
+func (d Destination) EffectiveSyslog() SyslogSpec {
+	var s SyslogSpec
+	if d.Syslog != nil {
+		s = *d.Syslog
+	}
+	s.Facility = cmp.Or(s.Facility, "LOCAL0")
+	s.Ident = cmp.Or(s.Ident, "postgres")
+	s.Transport = cmp.Or(s.Transport, SyslogLocal)
+	if s.SequenceNumbers == nil {
+		s.SequenceNumbers = new(true)
+	}
+	if s.SplitMessages == nil {
+		s.SplitMessages = new(true)
+	}
+	return s
+}
+
+// Settings are PostgreSQL's syslog_* settings.
+func (s SyslogSpec) Settings() map[string]string {
+	return map[string]string{
+		"syslog_facility":         strings.ToLower(string(s.Facility)),
+		"syslog_ident":            s.Ident,
+		"syslog_sequence_numbers": onOff(s.SequenceNumbers == nil || *s.SequenceNumbers),
+		"syslog_split_messages":   onOff(s.SplitMessages == nil || *s.SplitMessages),
+	}
 }
 
 // StageCount is one stage of a row's pipeline and its records; Count is nil where the

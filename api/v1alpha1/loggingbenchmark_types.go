@@ -244,7 +244,7 @@ const (
 )
 
 // DestinationType is where PostgreSQL's log records go.
-// +kubebuilder:validation:Enum=None;Stdout;Stderr;CSVLog;JSONLog;FluentBitSidecar;Loki
+// +kubebuilder:validation:Enum=None;Stdout;Stderr;CSVLog;JSONLog;FluentBitSidecar;Loki;Syslog
 type DestinationType string
 
 const (
@@ -265,12 +265,16 @@ const (
 	// DestinationLoki ships log files to a remote Loki with a Fluent Bit or OpenTelemetry
 	// Collector sidecar.
 	DestinationLoki DestinationType = "Loki"
+	// DestinationSyslog is PostgreSQL's syslog(): records go to /dev/log, where a Fluent
+	// Bit receiver counts them (in a cluster, a sidecar that may forward them to a
+	// receiver Service; locally, logbench itself).
+	DestinationSyslog DestinationType = "Syslog"
 )
 
 // DestinationTypes lists every destination type, in the order of the Enum marker above.
 var DestinationTypes = []DestinationType{
 	DestinationNone, DestinationStdout, DestinationStderr, DestinationCSVLog, DestinationJSONLog,
-	DestinationFluentBitSidecar, DestinationLoki,
+	DestinationFluentBitSidecar, DestinationLoki, DestinationSyslog,
 }
 
 // LogFormat is the PostgreSQL log format used by a Stdout destination.
@@ -281,17 +285,21 @@ const (
 	FormatCSVLog  LogFormat = "CSVLog"
 	FormatStderr  LogFormat = "Stderr"
 	FormatJSONLog LogFormat = "JSONLog"
+	// FormatSyslog is what a Syslog destination carries: PostgreSQL's syslog messages.
+	// No format field admits it: the destination's type says it.
+	FormatSyslog LogFormat = "Syslog"
 )
 
 // Destination is one logging destination to measure.
 // +kubebuilder:validation:XValidation:rule="!has(self.format) || self.type == 'Stdout'",message="format applies only to destinations of type Stdout"
-// +kubebuilder:validation:XValidation:rule="!has(self.shipper) || self.type in ['FluentBitSidecar', 'Loki']",message="shipper applies only to destinations of type FluentBitSidecar and Loki"
-// +kubebuilder:validation:XValidation:rule="self.type != 'FluentBitSidecar' || !has(self.shipper) || !has(self.shipper.kind) || self.shipper.kind == 'FluentBit'",message="a FluentBitSidecar destination ships with Fluent Bit: set shipper.kind FluentBit or leave it out"
+// +kubebuilder:validation:XValidation:rule="!has(self.shipper) || self.type in ['FluentBitSidecar', 'Loki', 'Syslog']",message="shipper applies only to destinations of type FluentBitSidecar, Loki and Syslog"
+// +kubebuilder:validation:XValidation:rule="!(self.type in ['FluentBitSidecar', 'Syslog']) || !has(self.shipper) || !has(self.shipper.kind) || self.shipper.kind == 'FluentBit'",message="FluentBitSidecar and Syslog destinations ship with Fluent Bit: set shipper.kind FluentBit or leave it out"
 // +kubebuilder:validation:XValidation:rule="self.type != 'Loki' || !has(self.shipper) || !has(self.shipper.output) || self.shipper.output == 'Loki'",message="a Loki destination always ships to Loki: leave shipper.output out"
-// +kubebuilder:validation:XValidation:rule="self.type == 'Stdout' || has(self.loki) == (self.type == 'Loki' || (self.type == 'FluentBitSidecar' && has(self.shipper) && has(self.shipper.output) && self.shipper.output == 'Loki'))",message="loki is required by Loki destinations and by FluentBitSidecar destinations with shipper.output Loki, optional for Stdout destinations (the Loki their node agent ships to), and applies to no other destination"
+// +kubebuilder:validation:XValidation:rule="self.type == 'Stdout' || has(self.loki) == (self.type == 'Loki' || (self.type in ['FluentBitSidecar', 'Syslog'] && has(self.shipper) && has(self.shipper.output) && self.shipper.output == 'Loki'))",message="loki is required by Loki destinations and by FluentBitSidecar and Syslog destinations with shipper.output Loki, optional for Stdout destinations (the Loki their node agent ships to), and applies to no other destination"
 // +kubebuilder:validation:XValidation:rule="!has(self.loki) || !has(self.loki.selector) || self.type == 'Stdout'",message="loki.selector applies only to Stdout destinations: a shipper labels its own records"
 // +kubebuilder:validation:XValidation:rule="self.type != 'Stdout' || !has(self.loki) || !has(self.loki.labels)",message="loki.labels label a shipper's records; a Stdout destination's records are labelled by the platform's node agent: select them with loki.selector"
 // +kubebuilder:validation:XValidation:rule="!has(self.containerLog) || (self.type == 'Stdout' && has(self.loki))",message="containerLog applies only to Stdout destinations counted in Loki"
+// +kubebuilder:validation:XValidation:rule="!has(self.syslog) || self.type == 'Syslog'",message="syslog applies only to destinations of type Syslog"
 type Destination struct {
 	// Name identifies the destination; it is part of the cluster's name.
 	// +kubebuilder:validation:MinLength=1
@@ -326,6 +334,58 @@ type Destination struct {
 	// log stream as fast as the server logs.
 	// +optional
 	ContainerLog ContainerLogCounting `json:"containerLog,omitempty"`
+
+	// Syslog configures a Syslog destination: PostgreSQL's syslog_* settings and where
+	// the receiver sends the records; its defaults apply when it is left out.
+	// +optional
+	Syslog *SyslogSpec `json:"syslog,omitempty"`
+}
+
+// SyslogFacility is syslog_facility.
+// +kubebuilder:validation:Enum=LOCAL0;LOCAL1;LOCAL2;LOCAL3;LOCAL4;LOCAL5;LOCAL6;LOCAL7
+type SyslogFacility string
+
+// SyslogTransport is how the records leave the instance pod's receiver.
+// +kubebuilder:validation:Enum=local;udp;tcp
+type SyslogTransport string
+
+const (
+	// SyslogLocal counts the records at the receiver on /dev/log, in the instance pod.
+	SyslogLocal SyslogTransport = "local"
+	// SyslogUDP forwards them over UDP to a receiver Service in the benchmark's
+	// namespace, where they are counted: what UDP loses is lost.
+	SyslogUDP SyslogTransport = "udp"
+	// SyslogTCP forwards them over TCP to that receiver Service.
+	SyslogTCP SyslogTransport = "tcp"
+)
+
+// SyslogSpec is PostgreSQL's syslog configuration and the receiver's transport.
+type SyslogSpec struct {
+	// Facility is syslog_facility.
+	// +kubebuilder:default=LOCAL0
+	Facility SyslogFacility `json:"facility,omitempty"`
+
+	// Ident is syslog_ident, the program name of every message.
+	// +kubebuilder:default=postgres
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9_.-]+$`
+	Ident string `json:"ident,omitempty"`
+
+	// SequenceNumbers is syslog_sequence_numbers: each message starts with [n], or [n-m]
+	// for the m-th chunk of a split one.
+	// +kubebuilder:default=true
+	SequenceNumbers *bool `json:"sequenceNumbers,omitempty"`
+
+	// SplitMessages is syslog_split_messages: PostgreSQL sends each line of a record,
+	// and each 900 bytes of a longer line, as a message of its own.
+	// +kubebuilder:default=true
+	SplitMessages *bool `json:"splitMessages,omitempty"`
+
+	// Transport is where the records are counted: local, at the receiver on the instance
+	// pod's /dev/log; udp or tcp, at a receiver Service the local receiver forwards to.
+	// +kubebuilder:default=local
+	Transport SyslogTransport `json:"transport,omitempty"`
 }
 
 // ContainerLogCounting says whether a Stdout destination counted in its node agent's

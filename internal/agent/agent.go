@@ -110,6 +110,15 @@ func destinationFor(ctx context.Context, req Request, route destination.Route, e
 		return newContainerLogRun(ctx, client, req, route.PodFormat(), tag)
 	case route.Counted == destination.ServerFiles:
 		return serverFiles(ctx, route, env, tag)
+	case route.Counted == destination.SyslogReceiver:
+		// The records are counted where the receiver sidecar puts them; PostgreSQL writes
+		// no file to count them in first.
+		client, err := env.Kubernetes()
+		if err != nil {
+			return nil, noop, fmt.Errorf("connecting to the Kubernetes API to find the syslog receiver's pod: %w", err)
+		}
+		dest, err := newShippedRun(ctx, req, client, tag, nil)
+		return dest, noop, err
 	}
 	// destination.Shipper
 	client, err := env.Kubernetes()

@@ -28,6 +28,8 @@ type shippedRun struct {
 	loki *lokiRun
 	// pauses watches the shipper's input from the run's start; nil when nothing does.
 	pauses *pauseSampler
+	// unexplained is the reason of a drop that no counter explains.
+	unexplained string
 }
 
 // newShippedRun finds the sidecar in the cluster's primary pod and starts counting a run
@@ -61,6 +63,9 @@ func newShippedRun(
 	}
 	run.written = written
 	run.pauses = samplePauses(ctx, run.shipper, pauseSampling)
+	if req.Destination.Type == v1alpha1.DestinationSyslog {
+		run.unexplained = shipping.SyslogUnexplained
+	}
 	return run, nil
 }
 
@@ -93,7 +98,7 @@ func startShippedRun(
 			return nil, err
 		}
 	}
-	run := &shippedRun{shipper: shipper, before: before}
+	run := &shippedRun{shipper: shipper, before: before, unexplained: shipping.ShipperUnexplained}
 	if loki != nil {
 		run.loki = startLokiRun(ctx, loki, selector, tag, clock)
 	}
@@ -123,8 +128,7 @@ func (r *shippedRun) Account(ctx context.Context, want records.Expectation, deli
 		refused, trouble = r.loki.since(ctx, delivered)
 	}
 	if r.written == nil {
-		return shipping.Account(want, delivered, shipped.Total(), refused, nil, trouble, nil,
-			shipping.ShipperUnexplained), nil
+		return shipping.Account(want, delivered, shipped.Total(), refused, nil, trouble, nil, r.unexplained), nil
 	}
 	written, err := r.written.Delivered(ctx)
 	if err != nil {
@@ -144,8 +148,7 @@ func (r *shippedRun) Account(ctx context.Context, want records.Expectation, deli
 	if stages.LostAt == "read" {
 		stageReasons = append(stageReasons, shipping.UnreadReason(stages))
 	}
-	return shipping.Account(want, delivered, shipped.Total(), refused, &stages, trouble, stageReasons,
-		shipping.ShipperUnexplained), nil
+	return shipping.Account(want, delivered, shipped.Total(), refused, &stages, trouble, stageReasons, r.unexplained), nil
 }
 
 // LogBytes is what the server wrote to the file the shipper reads.

@@ -46,10 +46,10 @@ type LogDirectory interface {
 // from their start, and files that appear after it are counted from their start, which
 // is a record boundary.
 type FileDestination struct {
-	dir    LogDirectory
-	format records.Format
-	tag    string
-	files  map[string]*tailedFile
+	dir LogDirectory
+	// newCounter counts the records of one file.
+	newCounter func() records.Counter
+	files      map[string]*tailedFile
 	// marker is the text of the marker record.
 	marker []byte
 	// markerFound: the server wrote the marker where the destination read it.
@@ -102,6 +102,26 @@ func NewFileDestination(
 	format records.Format,
 	tag string,
 ) (*FileDestination, error) {
+	return newFileDestination(ctx, dir, mark, func() records.Counter { return records.NewCounter(format, tag) })
+}
+
+// NewSyslogFileDestination is NewFileDestination for a directory of files of syslog
+// messages written with records.SyslogLine by a server running with settings.
+func NewSyslogFileDestination(
+	ctx context.Context,
+	dir LogDirectory,
+	mark LogMarker,
+	settings records.SyslogSettings,
+	tag string,
+) (*FileDestination, error) {
+	return newFileDestination(ctx, dir, mark, func() records.Counter {
+		return records.NewSyslogLineCounter(settings, tag)
+	})
+}
+
+func newFileDestination(
+	ctx context.Context, dir LogDirectory, mark LogMarker, newCounter func() records.Counter,
+) (*FileDestination, error) {
 	existing, err := dir.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing log files: %w", err)
@@ -111,11 +131,10 @@ func NewFileDestination(
 		return nil, err
 	}
 	d := &FileDestination{
-		dir:    dir,
-		format: format,
-		tag:    tag,
-		files:  map[string]*tailedFile{},
-		marker: []byte(markerPrefix + id),
+		dir:        dir,
+		newCounter: newCounter,
+		files:      map[string]*tailedFile{},
+		marker:     []byte(markerPrefix + id),
 	}
 	for _, f := range existing {
 		d.files[f.Name] = d.newTailedFile(f.Size)
@@ -145,7 +164,7 @@ func NewFileDestination(
 // newTailedFile starts reading a file at offset, searching for the marker first unless
 // it has been found.
 func (d *FileDestination) newTailedFile(offset int64) *tailedFile {
-	f := &tailedFile{offset: offset, counter: records.NewCounter(d.format, d.tag)}
+	f := &tailedFile{offset: offset, counter: d.newCounter()}
 	if !d.markerFound {
 		f.search = &markerSearch{text: d.marker}
 	}

@@ -29,6 +29,10 @@ const (
 	// Shipper is the pipeline of a shipper sidecar, from the file it reads to what it
 	// sent and, for Loki, what Loki holds. This machine has no pod for the sidecar.
 	Shipper
+	// SyslogReceiver is where the server's syslog() messages arrive: in a pod, the
+	// receiver sidecar on /dev/log and what it forwarded or sent, counted as a shipper's;
+	// on this machine, logbench's own receiver, whose file is counted.
+	SyslogReceiver
 )
 
 // Behaviour is what logbench does with the records of one destination type.
@@ -49,6 +53,7 @@ var behaviours = map[v1alpha1.DestinationType]Behaviour{
 	v1alpha1.DestinationJSONLog:          {Counted: ServerFiles},
 	v1alpha1.DestinationFluentBitSidecar: {Counted: Shipper},
 	v1alpha1.DestinationLoki:             {Counted: Shipper},
+	v1alpha1.DestinationSyslog:           {Counted: SyslogReceiver},
 }
 
 // Route is a destination with the behaviour of its type.
@@ -95,6 +100,8 @@ func (r Route) PodSettings(logDirectory string) map[string]string {
 			"log_directory":       logDirectory,
 			"log_filename":        podLogName,
 		}
+	case SyslogReceiver:
+		return r.syslogSettings()
 	}
 	return shipping.ServerSettings(r.Destination)
 }
@@ -107,10 +114,15 @@ func (r Route) RunsLocally() bool {
 // LocalSettings returns the settings that route the records of a server on this machine,
 // for a route that RunsLocally.
 func (r Route) LocalSettings() map[string]string {
-	if r.Counted == ContainerLog {
+	switch r.Counted {
+	case ContainerLog:
 		// Without the logging collector the server writes stderr-format records to its
 		// standard error.
 		return map[string]string{"logging_collector": "off", logDestinationSetting: "stderr"}
+	case SyslogReceiver:
+		settings := r.syslogSettings()
+		settings["logging_collector"] = "off"
+		return settings
 	}
 	return map[string]string{
 		"logging_collector":   "on",
@@ -134,6 +146,20 @@ func (r Route) LocalFormat() records.Format {
 		return records.FormatStderr
 	}
 	return r.writtenFormat()
+}
+
+// syslogSettings route the records to syslog() as the destination configures it.
+func (r Route) syslogSettings() map[string]string {
+	settings := r.Destination.EffectiveSyslog().Settings()
+	settings[logDestinationSetting] = r.logDestination()
+	return settings
+}
+
+// SyslogSettings are the server's settings that shape its syslog messages, for a
+// Syslog destination's counters.
+func (r Route) SyslogSettings() records.SyslogSettings {
+	s := r.Destination.EffectiveSyslog()
+	return records.SyslogSettings{SequenceNumbers: *s.SequenceNumbers, SplitMessages: *s.SplitMessages}
 }
 
 func (r Route) logDestination() string {

@@ -23,15 +23,16 @@ func TestEveryDestinationTypeHasABehaviour(t *testing.T) {
 func TestShipperCountsTheTypesThatShip(t *testing.T) {
 	for _, destinationType := range v1alpha1.DestinationTypes {
 		d := v1alpha1.Destination{Type: destinationType}
-		if shipper := behaviours[destinationType].Counted == Shipper; shipper != d.Ships() {
+		counted := behaviours[destinationType].Counted
+		if shipper := counted == Shipper || counted == SyslogReceiver; shipper != d.Ships() {
 			t.Errorf("%s: counted by its shipper %t, ships %t", destinationType, shipper, d.Ships())
 		}
 	}
 }
 
 func TestForRefusesAnUnknownType(t *testing.T) {
-	if _, err := For(v1alpha1.Destination{Type: "Syslog"}); err == nil {
-		t.Error("For accepted type Syslog")
+	if _, err := For(v1alpha1.Destination{Type: "Journald"}); err == nil {
+		t.Error("For accepted type Journald")
 	}
 }
 
@@ -67,6 +68,40 @@ func TestPodRoutes(t *testing.T) {
 		if !maps.Equal(settings, tt.settings) || format != tt.format {
 			t.Errorf("%+v in a pod: settings %v, counted as %v; want %v, %v",
 				tt.destination, settings, format, tt.settings, tt.format)
+		}
+	}
+}
+
+func TestSyslogRoutes(t *testing.T) {
+	syslog := func(facility, ident, sequence, split string) map[string]string {
+		return map[string]string{"log_destination": "syslog", "syslog_facility": facility, "syslog_ident": ident,
+			"syslog_sequence_numbers": sequence, "syslog_split_messages": split}
+	}
+	configured := v1alpha1.Destination{Type: v1alpha1.DestinationSyslog, Syslog: &v1alpha1.SyslogSpec{
+		Facility: "LOCAL5", Ident: "pg", SequenceNumbers: new(false), SplitMessages: new(true)}}
+	for _, tt := range []struct {
+		destination v1alpha1.Destination
+		settings    map[string]string
+		messages    records.SyslogSettings
+	}{
+		{v1alpha1.Destination{Type: v1alpha1.DestinationSyslog}, syslog("local0", "postgres", "on", "on"),
+			records.SyslogSettings{SequenceNumbers: true, SplitMessages: true}},
+		{configured, syslog("local5", "pg", "off", "on"), records.SyslogSettings{SplitMessages: true}},
+	} {
+		route, err := For(tt.destination)
+		if err != nil {
+			t.Fatal(err)
+		}
+		local := maps.Clone(tt.settings)
+		local["logging_collector"] = "off"
+		if pod := route.PodSettings("/unused"); !maps.Equal(pod, tt.settings) {
+			t.Errorf("%+v in a pod: settings %v, want %v", tt.destination.Syslog, pod, tt.settings)
+		}
+		if settings := route.LocalSettings(); !route.RunsLocally() || !maps.Equal(settings, local) {
+			t.Errorf("%+v locally: runs %t, settings %v; want true, %v", tt.destination.Syslog, route.RunsLocally(), settings, local)
+		}
+		if route.SyslogSettings() != tt.messages {
+			t.Errorf("%+v: messages shaped by %+v, want %+v", tt.destination.Syslog, route.SyslogSettings(), tt.messages)
 		}
 	}
 }

@@ -50,6 +50,9 @@ type Config struct {
 	// Stderr receives the server's standard error (what a container runtime would
 	// capture); nil discards it. Its Write must not fail: the server's output stops with it.
 	Stderr io.Writer
+	// DevLog is a Unix datagram socket that the server's syslog() reaches as /dev/log;
+	// empty leaves /dev/log alone. It needs root: see ErrDevLogNeedsRoot.
+	DevLog string
 }
 
 // Server is a running local PostgreSQL server.
@@ -75,6 +78,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	owner, err := serverOwner()
 	if err != nil {
 		return nil, err
+	}
+	if cfg.DevLog != "" && owner == nil {
+		return nil, ErrDevLogNeedsRoot
 	}
 	dir, err := os.MkdirTemp(cfg.Dir, "logbench-pg-")
 	if err != nil {
@@ -152,7 +158,13 @@ func (s *Server) startPostgres(ctx context.Context, cfg Config, owner *syscall.C
 	s.port = port
 	s.output = &tailBuffer{limit: 16 << 10}
 	// The port goes on the command line, not in postgresql.conf, so a retry only changes it.
-	cmd := s.command(cfg.Binary("postgres"), owner, "-D", s.dataDir, "-p", strconv.Itoa(port))
+	args := []string{"-D", s.dataDir, "-p", strconv.Itoa(port)}
+	cmd := s.command(cfg.Binary("postgres"), owner, args...)
+	if cfg.DevLog != "" {
+		if cmd, err = s.devLogCommand(cfg.DevLog, owner, cfg.Binary("postgres"), args...); err != nil {
+			return err
+		}
+	}
 	stderr := cfg.Stderr
 	if stderr == nil {
 		stderr = io.Discard

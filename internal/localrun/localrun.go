@@ -21,6 +21,7 @@ import (
 	"github.com/logbench/logbench/internal/pgbench"
 	"github.com/logbench/logbench/internal/records"
 	"github.com/logbench/logbench/internal/results"
+	"github.com/logbench/logbench/internal/syslogd"
 	"github.com/logbench/logbench/internal/workload"
 )
 
@@ -168,9 +169,18 @@ func localRoute(d v1alpha1.Destination) (destination.Route, string) {
 		return route, fmt.Sprintf(
 			"%s needs its %s sidecar in a CloudNativePG pod and its endpoint, which a local run does not provide",
 			d.Type, d.EffectiveShipper().Kind)
+	case route.Counted == destination.SyslogReceiver && d.EffectiveSyslog().Transport != v1alpha1.SyslogLocal:
+		return route, fmt.Sprintf("transport %s forwards the records from the receiver of a CloudNativePG pod to a "+
+			"receiver Service, which a local run does not have: measure transport local here", d.EffectiveSyslog().Transport)
+	case route.Counted == destination.SyslogReceiver && !runsAsRoot():
+		return route, localpg.ErrDevLogNeedsRoot.Error()
 	}
 	return route, ""
 }
+
+// runsAsRoot tells whether a local server's syslog() can reach logbench's receiver; a
+// variable for the tests.
+var runsAsRoot = func() bool { return os.Geteuid() == 0 }
 
 // destinationServer is the PostgreSQL server of one destination, ready to measure runs.
 type destinationServer struct {
@@ -223,6 +233,7 @@ func startDestination(
 		Dir:          s.dir,
 		Settings:     s.target.settings,
 		Stderr:       s.target.stderr,
+		DevLog:       s.target.devLog,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("starting PostgreSQL for %s: %w", dest.Name, err)
@@ -286,8 +297,14 @@ func (s *destinationServer) measure(
 	if err := bench.WarmUp(ctx, execution, s.runPgbench); err != nil {
 		return v1alpha1.RepeatResult{}, err
 	}
-	counted, err := bench.NewFileDestination(ctx, bench.LocalDirectory(s.target.logDir), s.mark, s.target.format,
-		execution.Tag)
+	var counted *bench.FileDestination
+	if s.route.Counted == destination.SyslogReceiver {
+		counted, err = bench.NewSyslogFileDestination(ctx, bench.LocalDirectory(s.target.logDir), s.mark,
+			s.route.SyslogSettings(), execution.Tag)
+	} else {
+		counted, err = bench.NewFileDestination(ctx, bench.LocalDirectory(s.target.logDir), s.mark, s.target.format,
+			execution.Tag)
+	}
 	if err != nil {
 		return v1alpha1.RepeatResult{}, err
 	}
@@ -313,6 +330,10 @@ type target struct {
 	// stderr receives the server's stderr, as a container runtime would, when the
 	// destination is the server's standard output.
 	stderr *os.File
+	// devLog is the socket of receiver, which the server's syslog() reaches as
+	// /dev/log, for a Syslog destination.
+	devLog   string
+	receiver *syslogd.Receiver
 }
 
 // containerLogName is the file playing the container log of Stdout and None.
@@ -334,12 +355,32 @@ func newTarget(dir string, spec *v1alpha1.LoggingBenchmarkSpec, route destinatio
 		}
 		t.stderr = file
 	}
+	if route.Counted == destination.SyslogReceiver {
+		// logbench's receiver writes the messages to a file in logDir, where they are
+		// counted as the files of the logging collector are.
+		t.logDir = filepath.Join(dir, "syslog")
+		if err := os.Mkdir(t.logDir, 0o700); err != nil {
+			return nil, err
+		}
+		t.devLog = filepath.Join(t.logDir, "log")
+		receiver, err := syslogd.Listen(t.devLog, filepath.Join(t.logDir, syslogFileName))
+		if err != nil {
+			return nil, err
+		}
+		t.receiver = receiver
+	}
 	return t, nil
 }
+
+// syslogFileName is the file of the messages logbench's receiver got.
+const syslogFileName = "messages.log"
 
 func (t *target) close() {
 	if t.stderr != nil {
 		t.stderr.Close()
+	}
+	if t.receiver != nil {
+		_ = t.receiver.Close()
 	}
 }
 

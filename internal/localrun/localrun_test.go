@@ -3,6 +3,7 @@ package localrun
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -403,5 +404,87 @@ func expectPlausibleServerCost(t *testing.T, row v1alpha1.Result) {
 	}
 	if peak == nil || *peak < 16<<20 || *peak > 4<<30 {
 		t.Errorf("%s: server memory peak %s MiB", name, results.MemoryCell(row.ServerPeakMemoryBytes))
+	}
+}
+
+// syslogBenchmark logs every statement through syslog(), split and numbered, and
+// through an unsplit, unnumbered second destination.
+const syslogBenchmark = `apiVersion: bench.logbench.io/v1alpha1
+kind: LoggingBenchmark
+metadata: {name: syslog}
+spec:
+  baseline: {enabled: false}
+  logging: {statement: all, duration: true}
+  destinations:
+  - {name: syslog, type: Syslog}
+  - {name: whole, type: Syslog, syslog: {facility: LOCAL3, ident: pg, sequenceNumbers: false, splitMessages: false}}
+  - {name: forwarded, type: Syslog, syslog: {transport: udp}}
+  workload: {builtin: TPCBLike, clients: [2], repeats: 1, duration: 1s, warmup: 0s}
+`
+
+// TestSyslogRun measures Syslog destinations end to end as root: the server's syslog()
+// reaches logbench's receiver as /dev/log and every record is counted there (at least
+// two a statement, seven statements a transaction). A forwarding transport is skipped, saying
+// it needs a cluster.
+func TestSyslogRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL servers")
+	}
+	if !runsAsRoot() {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(localpg.ErrDevLogNeedsRoot)
+		}
+		t.Skip(localpg.ErrDevLogNeedsRoot)
+	}
+	installation, err := localpg.FindInstallation()
+	if err != nil {
+		t.Skipf("no local PostgreSQL: %v", err)
+	}
+	benchmark, err := manifest.Decode([]byte(syslogBenchmark))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcome, err := Execute(context.Background(), &benchmark.Spec, Options{Installation: installation, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outcome.Skipped) != 1 || outcome.Skipped[0].Destination != "forwarded" ||
+		!strings.Contains(outcome.Skipped[0].Reason, "transport udp") {
+		t.Errorf("skipped %+v, want forwarded, for its transport", outcome.Skipped)
+	}
+	rows := results.Aggregate(&benchmark.Spec, outcome.Runs)
+	for _, name := range []string{"syslog", "whole"} {
+		row := findRow(t, rows, name)
+		if row.Repeats[0].Error != "" {
+			t.Fatalf("%s: %s", name, row.Repeats[0].Error)
+		}
+		records, transactions := row.Records, row.Repeats[0].Transactions
+		if transactions == 0 || records.Expected < 2*7*transactions || records.Delivered != records.Expected ||
+			records.AccountingError != "" {
+			t.Errorf("%s: records %+v after %d transactions, want at least 14 a transaction, all delivered",
+				name, records, transactions)
+		}
+	}
+}
+
+func TestSyslogNeedsRootLocally(t *testing.T) {
+	asRoot := runsAsRoot
+	runsAsRoot = func() bool { return false }
+	t.Cleanup(func() { runsAsRoot = asRoot })
+	benchmark, err := manifest.Decode([]byte(syslogBenchmark))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcome, err := Execute(context.Background(), &benchmark.Spec, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, skipped := range outcome.Skipped {
+		if skipped.Destination != "forwarded" && !strings.Contains(skipped.Reason, "must start as root") {
+			t.Errorf("%s skipped because %q, want it to say root is needed", skipped.Destination, skipped.Reason)
+		}
+	}
+	if len(outcome.Skipped) != 3 || len(outcome.Runs) != 0 {
+		t.Errorf("outcome %+v, want all three destinations skipped", outcome)
 	}
 }

@@ -186,6 +186,13 @@ func logging(statement v1alpha1.StatementLogging, minDurationMs int32, duration 
 // jsonlog files and creates the pgbench tables at scale 1.
 func startLoggingServer(t *testing.T, inst localpg.Installation, extra map[string]string) *localpg.Server {
 	t.Helper()
+	return startServer(t, inst, "", extra)
+}
+
+// startServer starts the server of startLoggingServer, its syslog() reaching devLog
+// when that is not empty.
+func startServer(t *testing.T, inst localpg.Installation, devLog string, extra map[string]string) *localpg.Server {
+	t.Helper()
 	// The OS user postgres must traverse the server's parent directory when the tests
 	// run as root, and t.TempDir is closed to other users.
 	parent, err := os.MkdirTemp("", "records-groundtruth-")
@@ -204,6 +211,7 @@ func startLoggingServer(t *testing.T, inst localpg.Installation, extra map[strin
 		Installation: inst,
 		Dir:          parent,
 		Settings:     settings,
+		DevLog:       devLog,
 	})
 	if err != nil {
 		t.Fatalf("starting PostgreSQL: %v", err)
@@ -297,31 +305,7 @@ func runTagged(
 	if err != nil {
 		t.Fatal(err)
 	}
-	scriptFile := filepath.Join(t.TempDir(), "script.pgbench")
-	if err := os.WriteFile(scriptFile, []byte(script.Text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	const clients = 2
-	args := pgbench.RunArgs(pgbench.Options{ScriptFile: scriptFile, Clients: clients, Threads: 1,
-		Transactions: groundTruthTransactions, QueryMode: mode, Scale: 1})
-	output, err := pgbenchCommand(pgbenchPath, server, []string{"PGAPPNAME=" + tag}, args).CombinedOutput()
-	if err != nil {
-		t.Fatalf("pgbench %s: %v\n%s", strings.Join(args, " "), err, output)
-	}
-	result, err := pgbench.Parse(output)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, output)
-	}
-	if result.Transactions != clients*groundTruthTransactions {
-		t.Fatalf(
-			"pgbench processed %d transactions, want %d\n%s",
-			result.Transactions,
-			clients*groundTruthTransactions,
-			output,
-		)
-	}
-	return Execution{Script: script, QueryMode: mode, Clients: clients, Transactions: result.Transactions,
-		Failed: result.Failed, Statements: result.Statements}, output
+	return runScript(t, server, pgbenchPath, script, mode, tag)
 }
 
 // countInLog waits until the logging collector has written everything logged before a

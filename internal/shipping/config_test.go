@@ -53,6 +53,10 @@ func goldenTargets() map[string]Target {
 			Shipper: &v1alpha1.ShipperSpec{
 				Output: v1alpha1.OutputLoki,
 			}, Loki: &v1alpha1.LokiSpec{URL: "http://loki.monitoring:3100"}}),
+		"syslog-local-null": target(v1alpha1.Destination{Name: "sys", Type: v1alpha1.DestinationSyslog}),
+		"syslog-unsplit-stdout": target(v1alpha1.Destination{Name: "sys", Type: v1alpha1.DestinationSyslog,
+			Syslog:  &v1alpha1.SyslogSpec{SplitMessages: new(false)},
+			Shipper: &v1alpha1.ShipperSpec{Output: v1alpha1.OutputStdout}}),
 		"otelcol-loki-bearer": target(v1alpha1.Destination{Name: "otel", Type: v1alpha1.DestinationLoki,
 			Shipper: &v1alpha1.ShipperSpec{Kind: v1alpha1.ShipperOpenTelemetryCollector}, Loki: loki(bearer)}),
 		"otelcol-loki-basic-jsonlog": target(v1alpha1.Destination{Name: "otel", Type: v1alpha1.DestinationLoki,

@@ -69,6 +69,13 @@ func Account(want records.Expectation, delivered int64, shipped OutputCounters, 
 const ShipperUnexplained = "neither the shipper nor Loki reports a loss: the records were lost before the shipper " +
 	"read them, or are still in its buffer"
 
+// SyslogUnexplained is the reason of a Syslog destination's drop that neither the
+// receiver nor Loki reports: glibc's syslog() blocks while the receiver's socket is full
+// but drops, without a word, a message it cannot send at all.
+const SyslogUnexplained = "neither the syslog receiver nor Loki reports a loss: the messages were lost before the " +
+	"receiver read them (syslog() drops what it cannot send: no receiver on /dev/log, or a receiver that restarted " +
+	"on a new socket) or are still in its buffer"
+
 // LokiTrouble is what the agent saw go wrong with Loki during a run: the backend's
 // failures, which explain drops before the shipper's counters do.
 type LokiTrouble struct {

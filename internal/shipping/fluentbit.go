@@ -48,18 +48,23 @@ func (fluentBit) MetricsPath() string { return fluentBitMetricsPath }
 // file, keep the records of the benchmark's runs, send them to the destination's output,
 // and serve metrics on fluentBitMetricsPort.
 func (fluentBit) Config(t Target) ([]byte, error) {
-	shipper := t.Destination.EffectiveShipper()
-	service := map[string]any{
-		"flush":       1,
-		"log_level":   "info",
-		"http_server": "on",
-		"http_listen": "0.0.0.0",
-		"http_port":   fluentBitMetricsPort,
-		// Retries wait a random time between scheduler.base (5 s) and the cap: capped at
-		// the base, every retry comes 5 s after its failure, within the drain's quiet
-		// period for shipping destinations (bench.ShippedQuiet).
-		"scheduler.cap": 5,
+	if t.Destination.Type == v1alpha1.DestinationSyslog {
+		if transport := t.Destination.EffectiveSyslog().Transport; transport != v1alpha1.SyslogLocal {
+			return nil, fmt.Errorf("syslog transport %s needs a receiver Service, which this version of logbench "+
+				"does not deploy yet: use transport local", transport)
+		}
 	}
+	output, err := fluentBitOutputConfig(t, t.Destination.EffectiveShipper().Output)
+	if err != nil {
+		return nil, err
+	}
+	return yaml.Marshal(fluentBitConfig(t, output))
+}
+
+// fluentBitConfig is the configuration of the target's sidecar sending to output.
+func fluentBitConfig(t Target, output map[string]any) map[string]any {
+	shipper := t.Destination.EffectiveShipper()
+	service := fluentBitService()
 	tail := map[string]any{
 		"name":  "tail", //nolint:goconst // Fluent Bit's configuration keys, spelled as its documentation does
 		"alias": fluentBitInput,
@@ -79,7 +84,7 @@ func (fluentBit) Config(t Target) ([]byte, error) {
 		tail["mem_buf_limit"] = fmt.Sprint(shipper.MemBufLimit.Value())
 	}
 	config := map[string]any{"service": service}
-	if shipper.Format == v1alpha1.FormatCSVLog {
+	if shipper.Format == v1alpha1.FormatCSVLog && t.Destination.Type != v1alpha1.DestinationSyslog {
 		tail["multiline.parser"] = csvlogParser
 		config["multiline_parsers"] = []any{map[string]any{
 			"name":          csvlogParser,
@@ -92,22 +97,40 @@ func (fluentBit) Config(t Target) ([]byte, error) {
 		service["storage.path"] = bufferMountPath + "/storage"
 		service["storage.metrics"] = "on"
 	}
-	output, err := fluentBitOutputConfig(t, shipper.Output)
-	if err != nil {
-		return nil, err
+	input := tail
+	// Only the records of the benchmark's runs are shipped, so that the output's
+	// counters hold no checkpoint or connection records to confuse the accounting.
+	filter := map[string]any{
+		"name":  "grep",
+		"match": fluentBitInput,
+		"regex": "log " + workload.TagPattern(t.Destination.Name),
+	}
+	if t.Destination.Type == v1alpha1.DestinationSyslog {
+		input, filter = syslogInput(shipper.StorageType), syslogFilter(t.Destination)
+		config["parsers"] = syslogParsers()
 	}
 	config["pipeline"] = map[string]any{
-		"inputs": []any{tail},
-		// Only the records of the benchmark's runs are shipped, so that the output's
-		// counters hold no checkpoint or connection records to confuse the accounting.
-		"filters": []any{map[string]any{
-			"name":  "grep",
-			"match": fluentBitInput,
-			"regex": "log " + workload.TagPattern(t.Destination.Name),
-		}},
+		"inputs":  []any{input},
+		"filters": []any{filter},
 		"outputs": []any{output},
 	}
-	return yaml.Marshal(config)
+	return config
+}
+
+// fluentBitService is the service section: flush every second, metrics on
+// fluentBitMetricsPort.
+func fluentBitService() map[string]any {
+	return map[string]any{
+		"flush":       1,
+		"log_level":   "info",
+		"http_server": "on",
+		"http_listen": "0.0.0.0",
+		"http_port":   fluentBitMetricsPort,
+		// Retries wait a random time between scheduler.base (5 s) and the cap: capped at
+		// the base, every retry comes 5 s after its failure, within the drain's quiet
+		// period for shipping destinations (bench.ShippedQuiet).
+		"scheduler.cap": 5,
+	}
 }
 
 // csvlogRules track whether a line ends inside a quoted field: a record complete at the

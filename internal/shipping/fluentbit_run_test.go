@@ -99,14 +99,35 @@ type fluentBitRun struct {
 // configuration, its pod paths moved to the test's folders.
 func startFluentBitRun(t *testing.T, target Target) fluentBitRun {
 	t.Helper()
-	binary := testenv.FluentBit(t)
+	settings := ServerSettings(target.Destination)
+	delete(settings, "log_directory") // localpg's own, beside the data directory
+	settings["logging_collector"] = "on"
+	settings["log_statement"] = "all"
+	server := startLocalServer(t, settings, "")
+
+	config, err := fluentBit{}.Config(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scraper, _ := startFluentBitWith(t, config, []string{LogDirectory, server.LogDir()})
+	run := fluentBitRun{server: server, scraper: scraper, format: records.FormatCSVLog, extension: ".csv"}
+	if target.Destination.EffectiveShipper().Format == v1alpha1.FormatJSONLog {
+		run.format, run.extension = records.FormatJSONLog, ".json"
+	}
+	return run
+}
+
+// startLocalServer starts a server of the local installation with settings, its
+// syslog() reaching devLog unless that is empty.
+func startLocalServer(t *testing.T, settings map[string]string, devLog string) *localpg.Server {
+	t.Helper()
 	inst, err := localpg.FindInstallation()
 	if err != nil {
 		testenv.Missing(t, "no local PostgreSQL server binaries (apt-get install postgresql): %v", err)
 	}
 	// The OS user postgres must traverse the server's parent directory when the tests
 	// run as root, and t.TempDir is closed to other users.
-	parent, err := os.MkdirTemp("", "shipping-fluentbit-")
+	parent, err := os.MkdirTemp("", "shipping-postgresql-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,45 +135,13 @@ func startFluentBitRun(t *testing.T, target Target) fluentBitRun {
 	if err := os.Chmod(parent, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	settings := ServerSettings(target.Destination)
-	delete(settings, "log_directory") // localpg's own, beside the data directory
-	settings["logging_collector"] = "on"
-	settings["log_statement"] = "all"
-	server, err := localpg.Start(context.Background(), localpg.Config{Installation: inst, Dir: parent, Settings: settings})
+	server, err := localpg.Start(context.Background(), localpg.Config{Installation: inst, Dir: parent, Settings: settings,
+		DevLog: devLog})
 	if err != nil {
 		t.Fatalf("starting PostgreSQL: %v", err)
 	}
 	t.Cleanup(func() { _ = server.Stop(context.Background()) })
-
-	config, err := fluentBit{}.Config(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	state := t.TempDir()
-	port := testenv.FreePort(t)
-	local := strings.NewReplacer(
-		LogDirectory, server.LogDir(),
-		bufferMountPath, state,
-		fmt.Sprintf("http_port: %d", fluentBitMetricsPort), fmt.Sprintf("http_port: %d", port),
-	).Replace(string(config))
-	path := filepath.Join(state, "config.yaml")
-	if err := os.WriteFile(path, []byte(local), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	testenv.StartProcess(t, binary, "-c", path)
-	scraper := ShipperScraper{
-		URL:  fmt.Sprintf("http://127.0.0.1:%d%s", port, fluentBitMetricsPath),
-		Kind: v1alpha1.ShipperFluentBit,
-	}
-	testenv.WaitFor(t, "Fluent Bit's metrics endpoint", 30*time.Second, func() error {
-		_, err := scraper.Read(context.Background())
-		return err
-	})
-	run := fluentBitRun{server: server, scraper: scraper, format: records.FormatCSVLog, extension: ".csv"}
-	if target.Destination.EffectiveShipper().Format == v1alpha1.FormatJSONLog {
-		run.format, run.extension = records.FormatJSONLog, ".json"
-	}
-	return run
+	return server
 }
 
 func (r fluentBitRun) read(t *testing.T) ShipperMetrics {

@@ -69,15 +69,18 @@ func PodPatch(t Target, configMap string) []PatchOperation {
 		// whose 0600 log files the shipper must read.
 		SecurityContext: SidecarSecurityContext(),
 	}
-	return []PatchOperation{
+	volumes := []PatchOperation{
 		Add("/spec/volumes/-", corev1.Volume{Name: configVolume, VolumeSource: corev1.VolumeSource{
 			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: configMap}},
 		}}),
 		Add("/spec/volumes/-", corev1.Volume{Name: bufferVolume, VolumeSource: corev1.VolumeSource{
 			EmptyDir: &corev1.EmptyDirVolumeSource{},
 		}}),
-		Add("/spec/containers/-", container),
 	}
+	if t.Destination.Type == v1alpha1.DestinationSyslog {
+		return append(volumes, syslogReceiverPatch(container)...)
+	}
+	return append(volumes, Add("/spec/containers/-", container))
 }
 
 // SidecarSecurityContext is that of the containers logbench adds to an instance pod: it
