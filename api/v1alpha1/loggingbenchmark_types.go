@@ -281,6 +281,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.loki) || !has(self.loki.selector) || self.type == 'Stdout'",message="loki.selector applies only to Stdout destinations: a shipper labels its own records"
 // +kubebuilder:validation:XValidation:rule="self.type != 'Stdout' || !has(self.loki) || !has(self.loki.labels)",message="loki.labels label a shipper's records; a Stdout destination's records are labelled by the platform's node agent: select them with loki.selector"
 // +kubebuilder:validation:XValidation:rule="!has(self.containerLog) || (self.type == 'Stdout' && has(self.loki))",message="containerLog applies only to Stdout destinations counted in Loki"
+// +kubebuilder:validation:XValidation:rule="!has(self.logging) || self.type != 'None'",message="a destination of type None is the baseline and logs nothing: it cannot take logging settings; give them to a destination of another type"
 type Destination struct {
 	// Name identifies the destination; it is part of the cluster's name.
 	// +kubebuilder:validation:MinLength=1
@@ -315,6 +316,47 @@ type Destination struct {
 	// log stream as fast as the server logs.
 	// +optional
 	ContainerLog ContainerLogCounting `json:"containerLog,omitempty"`
+
+	// Logging overrides spec.logging for this destination, field by field: what it
+	// leaves out comes from spec.logging. Destinations of one type with different
+	// settings compare those settings against one baseline, in the same rounds. The
+	// baseline (type None) logs nothing and takes none.
+	// +optional
+	Logging *LoggingOverride `json:"logging,omitempty"`
+}
+
+// LoggingOverride is a destination's own logging: each field set replaces the one of
+// spec.logging (see LoggingSpec for what each means). pgaudit, when set, replaces
+// spec.logging's whole; a destination cannot turn off the pgaudit of spec.logging: set
+// pgaudit on the destinations that audit instead.
+type LoggingOverride struct {
+	// Statement overrides spec.logging.statement.
+	// +optional
+	Statement *StatementLogging `json:"statement,omitempty"`
+	// MinDurationStatement overrides spec.logging.minDurationStatement.
+	// +optional
+	// +kubebuilder:validation:Minimum=-1
+	MinDurationStatement *int32 `json:"minDurationStatement,omitempty"`
+	// Duration overrides spec.logging.duration.
+	// +optional
+	Duration *bool `json:"duration,omitempty"`
+	// Connections overrides spec.logging.connections.
+	// +optional
+	Connections *bool `json:"connections,omitempty"`
+	// Disconnections overrides spec.logging.disconnections.
+	// +optional
+	Disconnections *bool `json:"disconnections,omitempty"`
+	// TrackIOTiming overrides spec.logging.trackIOTiming.
+	// +optional
+	TrackIOTiming *bool `json:"trackIOTiming,omitempty"`
+	// Pgaudit overrides spec.logging.pgaudit.
+	// +optional
+	Pgaudit *PgauditSpec `json:"pgaudit,omitempty"`
+	// LinePrefix overrides spec.logging.linePrefix.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule="self.contains('%a')",message="linePrefix must contain %a: logbench recognises the records of a run by their application name"
+	LinePrefix *string `json:"linePrefix,omitempty"`
 }
 
 // ContainerLogCounting says whether a Stdout destination counted in its node agent's
@@ -1002,6 +1044,10 @@ type Result struct {
 	Destination string `json:"destination"`
 	// Type of the destination.
 	Type DestinationType `json:"type"`
+	// Logging is the destination's effective logging settings in short, such as
+	// "statement=all,duration=on": spec.logging with the destination's own over it.
+	// +optional
+	Logging string `json:"logging,omitempty"`
 	// Clients of the runs.
 	Clients int32 `json:"clients"`
 	// TPS aggregated over successful repeats (median or best).
@@ -1014,10 +1060,10 @@ type Result struct {
 	LatencyAvgMs float64 `json:"latencyAvgMs"`
 	// LatencyStdDevMs of the chosen repeat.
 	LatencyStdDevMs float64 `json:"latencyStdDevMs"`
-	// OverheadPercent is the TPS lost against the baseline at the same client count: the
-	// median of the overheads of the repeats paired with the baseline's repeat of the same
-	// index, or from the aggregated TPS when no repeat has a pair; absent for the baseline
-	// itself or when the baseline has no result.
+	// OverheadPercent is the TPS lost against the baseline (overheadAgainst) at the same
+	// client count: the median of the overheads of the repeats paired with the baseline's
+	// repeat of the same index, or from the aggregated TPS when no repeat has a pair;
+	// absent for the baseline itself or when the baseline has no result.
 	// +optional
 	OverheadPercent *float64 `json:"overheadPercent,omitempty"`
 	// OverheadInterval is the confidence interval of the median paired overhead; absent
@@ -1028,6 +1074,10 @@ type Result struct {
 	// excludes 0, WithinNoise when it holds 0, Unknown without an interval.
 	// +optional
 	OverheadVerdict OverheadVerdict `json:"overheadVerdict,omitempty"`
+	// OverheadAgainst names the destination the overhead is measured against: the
+	// baseline in the status, the destination asked for in a report.
+	// +optional
+	OverheadAgainst string `json:"overheadAgainst,omitempty"`
 	// Noisy is true when the TPS of the row's repeats varies by more than NoisyCVPercent
 	// (coefficient of variation): its figures say less than they seem to.
 	// +optional

@@ -17,11 +17,15 @@ import (
 // goldenRows cover every marker: a baseline, an exact row with drops and their reason and
 // an overhead with its interval, an
 // estimate short of its lower bound, an accounting error, late records, a failed repeat
-// among successful ones, and a row that failed entirely.
+// among successful ones, a row that failed entirely, and a destination with its own
+// logging settings.
 func goldenRows() []v1alpha1.Result {
 	spec := testSpec(v1alpha1.AggregateMedian, 1, 4)
 	spec.Workload.Duration = metav1.Duration{Duration: 10 * time.Second}
-	spec.Destinations = append(spec.Destinations, v1alpha1.Destination{Name: "json", Type: v1alpha1.DestinationJSONLog})
+	// A destination with settings of its own makes a settings matrix: the LOGGING column.
+	spec.Logging.Statement = v1alpha1.StatementAll
+	spec.Destinations = append(spec.Destinations, v1alpha1.Destination{Name: "json", Type: v1alpha1.DestinationJSONLog,
+		Logging: &v1alpha1.LoggingOverride{Duration: new(true)}})
 	estimate := exact(9100, 91000, 90000)
 	estimate.Records.Dropped, estimate.Records.ExpectedIsEstimate = nil, true
 	estimate.Records.DroppedAtLeast = new(int64(1000))
