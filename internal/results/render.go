@@ -202,10 +202,7 @@ func OverheadNotes(rows []v1alpha1.Result) []string {
 		intervals = intervals || row.OverheadInterval != nil
 		unknown = unknown || row.OverheadVerdict == v1alpha1.OverheadUnknown
 	}
-	reference := "the baseline's"
-	if against := overheadAgainst(rows); against != "" && against != v1alpha1.BaselineName {
-		reference = against + "'s (same round)"
-	}
+	reference := ReferenceName(rows) + "'s"
 	var notes []string
 	if intervals {
 		notes = append(notes, "overhead: median over the repeats paired with "+reference+"; [low, high] holds it "+
@@ -222,15 +219,27 @@ func OverheadNotes(rows []v1alpha1.Result) []string {
 	return notes
 }
 
-// overheadAgainst is the destination the rows' overheads are measured against; "" when
+// OverheadAgainst is the destination the rows' overheads are measured against; "" when
 // none has one, or rows written before they named it.
-func overheadAgainst(rows []v1alpha1.Result) string {
+func OverheadAgainst(rows []v1alpha1.Result) string {
 	for _, row := range rows {
 		if row.OverheadAgainst != "" {
 			return row.OverheadAgainst
 		}
 	}
 	return ""
+}
+
+// ReferenceName says what the rows' overheads are measured against: "the baseline", or
+// the destination a report named instead.
+func ReferenceName(rows []v1alpha1.Result) string {
+	against := OverheadAgainst(rows)
+	for _, row := range rows {
+		if row.Destination == against && row.Type != v1alpha1.DestinationNone {
+			return against
+		}
+	}
+	return "the baseline"
 }
 
 // DropNote says why a row's records were dropped, for the notes under a table or chart.
