@@ -46,8 +46,8 @@ func TestReport(t *testing.T) {
 			stdout: "Overhead against: csvlog"},
 		"against a destination without results": {args: []string{"report", "-f", saved, "--against", "stdout"},
 			message: `no results of a destination named "stdout" to measure overheads against; the results hold baseline, csvlog`},
-		"nothing":        {args: []string{"report"}, message: "give the NAME"},
-		"missing file":   {args: []string{"report", "-f", filepath.Join(dir, "absent.yaml")}, message: "no such file"},
+		"nothing":      {args: []string{"report"}, message: "give the NAME"},
+		"missing file": {args: []string{"report", "-f", filepath.Join(dir, "absent.yaml")}, message: "no such file"},
 		"no cluster": {
 			args:    []string{"report", "x", "--kubeconfig", filepath.Join(dir, "absent")},
 			message: "give -f FILE",
