@@ -47,7 +47,7 @@ func TestDestinationLoggingReachesServerAndAgent(t *testing.T) {
 	on, none := true, v1alpha1.StatementNone
 	benchmark := &v1alpha1.LoggingBenchmark{
 		ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: "ns"},
-		Spec: v1alpha1.LoggingBenchmarkSpec{Logging: v1alpha1.LoggingSpec{Statement: v1alpha1.StatementAll}},
+		Spec:       v1alpha1.LoggingBenchmarkSpec{Logging: v1alpha1.LoggingSpec{Statement: v1alpha1.StatementAll}},
 	}
 	for _, tc := range []struct {
 		destination v1alpha1.Destination

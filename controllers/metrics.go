@@ -18,11 +18,12 @@ const (
 	metricLabelDestination = "destination"
 	metricLabelBenchmark   = "benchmark"
 	metricLabelStage       = "stage"
+	metricLabelType        = "type"
 )
 
 // Metrics the operator exports on its metrics endpoint, beside controller-runtime's own.
 var (
-	resultLabels = []string{metricLabelNamespace, metricLabelBenchmark, metricLabelDestination, "type", "clients"}
+	resultLabels = []string{metricLabelNamespace, metricLabelBenchmark, metricLabelDestination, metricLabelType, "clients"}
 
 	resultTPS = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "logbench_result_tps",
@@ -134,7 +135,7 @@ var (
 		Help: "1 for each destination of a benchmark, with its type and effective logging settings " +
 			"(spec.logging with the destination's own over it, e.g. statement=all,duration=on) as labels, " +
 			"to join onto the result series by destination.",
-	}, []string{metricLabelNamespace, metricLabelBenchmark, metricLabelDestination, "type", "logging"})
+	}, []string{metricLabelNamespace, metricLabelBenchmark, metricLabelDestination, metricLabelType, "logging"})
 	runsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "logbench_runs_total",
 		Help: "Benchmark runs (pgbench executions) this operator process saw finish, by outcome (succeeded or failed).",
@@ -193,7 +194,7 @@ func exportBenchmarkMetrics(benchmark *v1alpha1.LoggingBenchmark) {
 			metricLabelNamespace:   benchmark.Namespace,
 			metricLabelBenchmark:   benchmark.Name,
 			metricLabelDestination: row.Destination,
-			"type":                 string(row.Type),
+			metricLabelType:        string(row.Type),
 			"clients":              strconv.Itoa(int(row.Clients)),
 		}
 		resultTPS.With(labels).Set(row.TPS)

@@ -99,8 +99,9 @@ func (t DestinationType) ChoosesFormat() bool {
 
 // ServerParameters returns the PostgreSQL settings every server of the destination runs
 // with: spec.postgres.parameters plus the statement logging of spec.logging with the
-// destination's own over it, or statement logging off for the baseline. Where records go (log_destination and friends) is not
-// included: it differs between a CloudNativePG pod and a local server.
+// destination's own over it, or statement logging off for the baseline. Where records go
+// (log_destination and friends) is not included: it differs between a CloudNativePG pod
+// and a local server.
 func (s *LoggingBenchmarkSpec) ServerParameters(d Destination) map[string]string {
 	parameters := make(map[string]string, len(s.Postgres.Parameters)+10)
 	maps.Copy(parameters, s.Postgres.Parameters)

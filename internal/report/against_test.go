@@ -71,8 +71,9 @@ func TestHTMLShowsASettingsMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := parseHTML(t, renderPage(t, b))
-	var headers []string
-	for _, th := range find(doc, tag("th")) {
+	cells := find(doc, tag("th"))
+	headers := make([]string, 0, len(cells))
+	for _, th := range cells {
 		headers = append(headers, textContent(th))
 	}
 	if !strings.Contains(strings.Join(headers, "|"), "Type|Logging|Clients") {

@@ -4,13 +4,10 @@ package e2e
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
@@ -34,14 +31,7 @@ var _ = Describe("settings matrix", func() {
 			matrix.Spec.Workload.Repeats = 3
 			matrix.Spec.Workload.Duration = metav1.Duration{Duration: 5 * time.Second}
 			matrix.Spec.Cleanup = benchv1alpha1.CleanupAlways
-			createForThisSpec(ctx, matrix)
-			DeferCleanup(func() {
-				if CurrentSpecReport().Failed() {
-					printDiagnostics(matrix)
-				}
-			})
-
-			waitForPhase(ctx, matrix, benchv1alpha1.PhaseSucceeded)
+			succeedForThisSpec(ctx, matrix)
 			Expect(matrix.Status.Results).To(HaveLen(4))
 
 			By("showing each destination's effective settings and counting its records exactly")
@@ -93,10 +83,7 @@ var _ = Describe("settings matrix", func() {
 
 			By("exporting each destination's settings on the operator's metrics endpoint")
 			Eventually(func(g Gomega) {
-				metrics, err := scrapeMetrics(ctx)
-				g.Expect(err).NotTo(HaveOccurred())
-				parser := expfmt.NewTextParser(model.UTF8Validation)
-				families, err := parser.TextToMetricFamilies(strings.NewReader(metrics))
+				families, err := scrapeMetricFamilies(ctx)
 				g.Expect(err).NotTo(HaveOccurred())
 				for destination, logging := range settings {
 					g.Expect(gaugeValue(families, "logbench_destination_info", map[string]string{
