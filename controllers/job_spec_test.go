@@ -1,11 +1,16 @@
 package controllers
 
 import (
+	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/agent"
+	"github.com/logbench/logbench/internal/records"
 )
 
 // TestPlacementAffinity: Apart only prefers another node than the primary's, so that a
@@ -32,5 +37,54 @@ func TestPlacementAffinity(t *testing.T) {
 	}
 	if anywhere := placementAffinity(v1alpha1.PlacementAnywhere, "b-csv"); anywhere != nil {
 		t.Errorf("Anywhere: %+v, want no affinity", anywhere)
+	}
+}
+
+// TestDestinationLoggingReachesServerAndAgent: a destination's own logging sets its
+// cluster's parameters, and the Job's request carries it to the agent, whose expected
+// records follow it; a destination without one keeps spec.logging.
+func TestDestinationLoggingReachesServerAndAgent(t *testing.T) {
+	on, none := true, v1alpha1.StatementNone
+	benchmark := &v1alpha1.LoggingBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: "ns"},
+		Spec:       v1alpha1.LoggingBenchmarkSpec{Logging: v1alpha1.LoggingSpec{Statement: v1alpha1.StatementAll}},
+	}
+	for _, tc := range []struct {
+		destination v1alpha1.Destination
+		want        records.Settings
+	}{
+		{v1alpha1.Destination{Name: "statement", Type: v1alpha1.DestinationCSVLog},
+			records.Settings{Statement: v1alpha1.StatementAll, MinDurationStatementMs: -1}},
+		{v1alpha1.Destination{Name: "duration", Type: v1alpha1.DestinationCSVLog,
+			Logging: &v1alpha1.LoggingOverride{Statement: &none, Duration: &on}},
+			records.Settings{Statement: v1alpha1.StatementNone, MinDurationStatementMs: -1, Duration: true}},
+	} {
+		cluster, err := buildCluster(benchmark, tc.destination, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		parameters, _, _ := unstructured.NestedStringMap(cluster.Object, "spec", "postgresql", "parameters")
+		if parameters["log_statement"] != string(tc.want.Statement) ||
+			parameters["log_duration"] != map[bool]string{true: "on", false: "off"}[tc.want.Duration] {
+			t.Errorf("%s: cluster parameters %v", tc.destination.Name, parameters)
+		}
+		job, err := buildJob(benchmark, plannedRun{Destination: tc.destination, Clients: 1, Repeat: 1},
+			jobInput{ClusterName: "bench-" + tc.destination.Name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var encoded string
+		for _, env := range job.Spec.Template.Spec.Containers[0].Env {
+			if env.Name == agent.RequestEnv {
+				encoded = env.Value
+			}
+		}
+		request, err := agent.DecodeRequest(encoded)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := records.SettingsFor(request.Destination, request.Logging); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: the agent expects records for %+v, want %+v", tc.destination.Name, got, tc.want)
+		}
 	}
 }

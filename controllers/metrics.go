@@ -18,11 +18,12 @@ const (
 	metricLabelDestination = "destination"
 	metricLabelBenchmark   = "benchmark"
 	metricLabelStage       = "stage"
+	metricLabelType        = "type"
 )
 
 // Metrics the operator exports on its metrics endpoint, beside controller-runtime's own.
 var (
-	resultLabels = []string{metricLabelNamespace, metricLabelBenchmark, metricLabelDestination, "type", "clients"}
+	resultLabels = []string{metricLabelNamespace, metricLabelBenchmark, metricLabelDestination, metricLabelType, "clients"}
 
 	resultTPS = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "logbench_result_tps",
@@ -139,6 +140,12 @@ var (
 		Help: "Highest client count at which a destination met every bound of its ramp (spec.workload.ramp); " +
 			"0 when its first count did not; absent until its ramp ends.",
 	}, []string{metricLabelNamespace, metricLabelBenchmark, metricLabelDestination})
+	destinationInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_destination_info",
+		Help: "1 for each destination of a benchmark, with its type and effective logging settings " +
+			"(spec.logging with the destination's own over it, e.g. statement=all,duration=on) as labels, " +
+			"to join onto the result series by destination.",
+	}, []string{metricLabelNamespace, metricLabelBenchmark, metricLabelDestination, metricLabelType, "logging"})
 	runsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "logbench_runs_total",
 		Help: "Benchmark runs (pgbench executions) this operator process saw finish, by outcome (succeeded or failed).",
@@ -169,7 +176,7 @@ const (
 )
 
 func init() {
-	metrics.Registry.MustRegister(runsTotal, benchmarkPhase, kneeClients)
+	metrics.Registry.MustRegister(runsTotal, benchmarkPhase, kneeClients, destinationInfo)
 	for _, gauge := range resultGauges {
 		metrics.Registry.MustRegister(gauge)
 	}
@@ -185,6 +192,11 @@ func exportBenchmarkMetrics(benchmark *v1alpha1.LoggingBenchmark) {
 		}
 		benchmarkPhase.WithLabelValues(benchmark.Namespace, benchmark.Name, string(phase)).Set(value)
 	}
+	// The spec is immutable: a destination's settings, and so its series, never change.
+	for _, d := range benchmark.Spec.EffectiveDestinations() {
+		destinationInfo.WithLabelValues(benchmark.Namespace, benchmark.Name, d.Name, string(d.Type),
+			benchmark.Spec.LoggingSettings(d)).Set(1)
+	}
 	for _, knee := range benchmark.Status.Knees {
 		kneeClients.WithLabelValues(benchmark.Namespace, benchmark.Name, knee.Destination).Set(float64(knee.Clients))
 	}
@@ -193,7 +205,7 @@ func exportBenchmarkMetrics(benchmark *v1alpha1.LoggingBenchmark) {
 			metricLabelNamespace:   benchmark.Namespace,
 			metricLabelBenchmark:   benchmark.Name,
 			metricLabelDestination: row.Destination,
-			"type":                 string(row.Type),
+			metricLabelType:        string(row.Type),
 			"clients":              strconv.Itoa(int(row.Clients)),
 		}
 		resultTPS.With(labels).Set(row.TPS)
@@ -276,5 +288,6 @@ func forgetBenchmarkMetrics(namespace, name string) {
 	}
 	runsTotal.DeletePartialMatch(owner)
 	kneeClients.DeletePartialMatch(owner)
+	destinationInfo.DeletePartialMatch(owner)
 	benchmarkPhase.DeletePartialMatch(owner)
 }

@@ -63,3 +63,41 @@ func TestUnverifiedAndDuplicatesAreExportedApartFromDrops(t *testing.T) {
 		t.Errorf("dropped %v, unverified %v, duplicates %v; want 0, 17327 and 3", dropped, unverified, duplicates)
 	}
 }
+
+// TestDestinationInfoNamesEffectiveSettings: every destination, the baseline included,
+// has an info series whose logging label is its effective settings, gone with the
+// benchmark.
+func TestDestinationInfoNamesEffectiveSettings(t *testing.T) {
+	on := true
+	benchmark := &v1alpha1.LoggingBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "metrics-test", Name: "matrix"},
+		Spec: v1alpha1.LoggingBenchmarkSpec{
+			Logging:  v1alpha1.LoggingSpec{Statement: v1alpha1.StatementAll},
+			Baseline: v1alpha1.BaselineSpec{Enabled: true},
+			Destinations: []v1alpha1.Destination{
+				{Name: "statement", Type: v1alpha1.DestinationCSVLog},
+				{Name: "both", Type: v1alpha1.DestinationCSVLog, Logging: &v1alpha1.LoggingOverride{Duration: &on}},
+			},
+		},
+	}
+	exportBenchmarkMetrics(benchmark)
+	for destination, settings := range map[string]string{
+		"baseline": "statement=none", "statement": "statement=all", "both": "statement=all,duration=on",
+	} {
+		destinationType := "CSVLog"
+		if destination == "baseline" {
+			destinationType = "None"
+		}
+		series := destinationInfo.WithLabelValues("metrics-test", "matrix", destination, destinationType, settings)
+		if got := testutil.ToFloat64(series); got != 1 {
+			t.Errorf("logbench_destination_info of %s with logging %q = %v, want 1", destination, settings, got)
+		}
+	}
+	if got := testutil.CollectAndCount(destinationInfo); got != 3 {
+		t.Errorf("%d info series, want one per destination", got)
+	}
+	forgetBenchmarkMetrics(benchmark.Namespace, benchmark.Name)
+	if got := testutil.CollectAndCount(destinationInfo); got != 0 {
+		t.Errorf("%d info series after the benchmark went, want none", got)
+	}
+}

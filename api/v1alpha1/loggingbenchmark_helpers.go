@@ -100,20 +100,14 @@ func (t DestinationType) ChoosesFormat() bool {
 }
 
 // ServerParameters returns the PostgreSQL settings every server of the destination runs
-// with: spec.postgres.parameters plus the statement logging of spec.logging, or statement
-// logging off for the baseline. Where records go (log_destination and friends) is not
-// included: it differs between a CloudNativePG pod and a local server.
+// with: spec.postgres.parameters plus the statement logging of spec.logging with the
+// destination's own over it, or statement logging off for the baseline. Where records go
+// (log_destination and friends) is not included: it differs between a CloudNativePG pod
+// and a local server.
 func (s *LoggingBenchmarkSpec) ServerParameters(d Destination) map[string]string {
 	parameters := make(map[string]string, len(s.Postgres.Parameters)+10)
 	maps.Copy(parameters, s.Postgres.Parameters)
-	logging := s.Logging
-	if d.Type == DestinationNone {
-		logging = LoggingSpec{
-			Statement:     StatementNone,
-			LinePrefix:    s.Logging.LinePrefix,
-			TrackIOTiming: s.Logging.TrackIOTiming,
-		}
-	}
+	logging := s.Logging.For(d)
 	parameters["log_statement"] = string(logging.Statement)
 	parameters["log_min_duration_statement"] = strconv.Itoa(int(logging.MinDurationStatementMs()))
 	parameters["log_duration"] = onOff(logging.Duration)
@@ -129,6 +123,75 @@ func (s *LoggingBenchmarkSpec) ServerParameters(d Destination) map[string]string
 		parameters["pgaudit.log_relation"] = onOff(audit.LogRelation)
 	}
 	return parameters
+}
+
+// For returns the logging the destination's servers run with: the destination's own
+// fields over these, or, for the baseline, statement logging off with only the line
+// prefix and track_io_timing kept. Applying it twice changes nothing, so code given
+// either spec.logging or a destination's effective logging may call it.
+func (l LoggingSpec) For(d Destination) LoggingSpec {
+	if d.Type == DestinationNone {
+		return LoggingSpec{Statement: StatementNone, LinePrefix: l.LinePrefix, TrackIOTiming: l.TrackIOTiming}
+	}
+	o := d.Logging
+	if o == nil {
+		return l
+	}
+	override(&l.Statement, o.Statement)
+	if o.MinDurationStatement != nil {
+		l.MinDurationStatement = o.MinDurationStatement
+	}
+	override(&l.Duration, o.Duration)
+	override(&l.Connections, o.Connections)
+	override(&l.Disconnections, o.Disconnections)
+	override(&l.TrackIOTiming, o.TrackIOTiming)
+	if o.Pgaudit != nil {
+		l.Pgaudit = o.Pgaudit
+	}
+	override(&l.LinePrefix, o.LinePrefix)
+	return l
+}
+
+func override[T any](field *T, value *T) {
+	if value != nil {
+		*field = *value
+	}
+}
+
+// LoggingSettings names the destination's effective logging in short, as status rows,
+// reports and metrics show it: "statement=all,duration=on"; settings left off are left
+// out, and the line prefix is named only where the destination sets its own.
+func (s *LoggingBenchmarkSpec) LoggingSettings(d Destination) string {
+	l := s.Logging.For(d)
+	settings := []string{"statement=" + string(cmp.Or(l.Statement, StatementNone))}
+	if ms := l.MinDurationStatementMs(); ms >= 0 {
+		settings = append(settings, "minDurationStatement="+strconv.Itoa(int(ms)))
+	}
+	for _, flag := range []struct {
+		name string
+		on   bool
+	}{
+		{"duration", l.Duration}, {"connections", l.Connections}, {"disconnections", l.Disconnections},
+		{"trackIOTiming", l.TrackIOTiming},
+	} {
+		if flag.on {
+			settings = append(settings, flag.name+"=on")
+		}
+	}
+	if audit := l.Pgaudit; audit != nil {
+		pgaudit := "pgaudit=" + strings.ReplaceAll(audit.LogSetting(), ", ", "+")
+		if audit.LogParameter {
+			pgaudit += "/parameter"
+		}
+		if audit.LogRelation {
+			pgaudit += "/relation"
+		}
+		settings = append(settings, pgaudit)
+	}
+	if d.Logging != nil && d.Logging.LinePrefix != nil && d.Type != DestinationNone {
+		settings = append(settings, "linePrefix="+strconv.Quote(l.LinePrefix))
+	}
+	return strings.Join(settings, ",")
 }
 
 // LogSetting is pgaudit.log: the audited classes, comma-separated.

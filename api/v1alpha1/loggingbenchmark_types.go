@@ -300,6 +300,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.type != 'Stdout' || !has(self.loki) || !has(self.loki.labels)",message="loki.labels label a shipper's records; a Stdout destination's records are labelled by the platform's node agent: select them with loki.selector"
 // +kubebuilder:validation:XValidation:rule="!has(self.containerLog) || (self.type == 'Stdout' && has(self.loki))",message="containerLog applies only to Stdout destinations counted in Loki"
 // +kubebuilder:validation:XValidation:rule="!has(self.syslog) || self.type == 'Syslog'",message="syslog applies only to destinations of type Syslog"
+// +kubebuilder:validation:XValidation:rule="!has(self.logging) || self.type != 'None'",message="a destination of type None is the baseline and logs nothing: it cannot take logging settings; give them to a destination of another type"
 type Destination struct {
 	// Name identifies the destination; it is part of the cluster's name.
 	// +kubebuilder:validation:MinLength=1
@@ -339,6 +340,13 @@ type Destination struct {
 	// the receiver sends the records; its defaults apply when it is left out.
 	// +optional
 	Syslog *SyslogSpec `json:"syslog,omitempty"`
+
+	// Logging overrides spec.logging for this destination, field by field: what it
+	// leaves out comes from spec.logging. Destinations of one type with different
+	// settings compare those settings against one baseline, in the same rounds. The
+	// baseline (type None) logs nothing and takes none.
+	// +optional
+	Logging *LoggingOverride `json:"logging,omitempty"`
 }
 
 // SyslogFacility is syslog_facility.
@@ -386,6 +394,40 @@ type SyslogSpec struct {
 	// pod's /dev/log; udp or tcp, at a receiver Service the local receiver forwards to.
 	// +kubebuilder:default=local
 	Transport SyslogTransport `json:"transport,omitempty"`
+}
+
+// LoggingOverride is a destination's own logging: each field set replaces the one of
+// spec.logging (see LoggingSpec for what each means). pgaudit, when set, replaces
+// spec.logging's whole; a destination cannot turn off the pgaudit of spec.logging: set
+// pgaudit on the destinations that audit instead.
+type LoggingOverride struct {
+	// Statement overrides spec.logging.statement.
+	// +optional
+	Statement *StatementLogging `json:"statement,omitempty"`
+	// MinDurationStatement overrides spec.logging.minDurationStatement.
+	// +optional
+	// +kubebuilder:validation:Minimum=-1
+	MinDurationStatement *int32 `json:"minDurationStatement,omitempty"`
+	// Duration overrides spec.logging.duration.
+	// +optional
+	Duration *bool `json:"duration,omitempty"`
+	// Connections overrides spec.logging.connections.
+	// +optional
+	Connections *bool `json:"connections,omitempty"`
+	// Disconnections overrides spec.logging.disconnections.
+	// +optional
+	Disconnections *bool `json:"disconnections,omitempty"`
+	// TrackIOTiming overrides spec.logging.trackIOTiming.
+	// +optional
+	TrackIOTiming *bool `json:"trackIOTiming,omitempty"`
+	// Pgaudit overrides spec.logging.pgaudit.
+	// +optional
+	Pgaudit *PgauditSpec `json:"pgaudit,omitempty"`
+	// LinePrefix overrides spec.logging.linePrefix.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule="self.contains('%a')",message="linePrefix must contain %a: logbench recognises the records of a run by their application name"
+	LinePrefix *string `json:"linePrefix,omitempty"`
 }
 
 // ContainerLogCounting says whether a Stdout destination counted in its node agent's
@@ -1159,6 +1201,10 @@ type Result struct {
 	Destination string `json:"destination"`
 	// Type of the destination.
 	Type DestinationType `json:"type"`
+	// Logging is the destination's effective logging settings in short, such as
+	// "statement=all,duration=on": spec.logging with the destination's own over it.
+	// +optional
+	Logging string `json:"logging,omitempty"`
 	// Clients of the runs.
 	Clients int32 `json:"clients"`
 	// TPS aggregated over successful repeats (median or best).
@@ -1171,10 +1217,10 @@ type Result struct {
 	LatencyAvgMs float64 `json:"latencyAvgMs"`
 	// LatencyStdDevMs of the chosen repeat.
 	LatencyStdDevMs float64 `json:"latencyStdDevMs"`
-	// OverheadPercent is the TPS lost against the baseline at the same client count: the
-	// median of the overheads of the repeats paired with the baseline's repeat of the same
-	// index, or from the aggregated TPS when no repeat has a pair; absent for the baseline
-	// itself or when the baseline has no result.
+	// OverheadPercent is the TPS lost against the baseline (overheadAgainst) at the same
+	// client count: the median of the overheads of the repeats paired with the baseline's
+	// repeat of the same index, or from the aggregated TPS when no repeat has a pair;
+	// absent for the baseline itself or when the baseline has no result.
 	// +optional
 	OverheadPercent *float64 `json:"overheadPercent,omitempty"`
 	// OverheadInterval is the confidence interval of the median paired overhead; absent
@@ -1185,6 +1231,10 @@ type Result struct {
 	// excludes 0, WithinNoise when it holds 0, Unknown without an interval.
 	// +optional
 	OverheadVerdict OverheadVerdict `json:"overheadVerdict,omitempty"`
+	// OverheadAgainst names the destination the overhead is measured against: the
+	// baseline in the status, the destination asked for in a report.
+	// +optional
+	OverheadAgainst string `json:"overheadAgainst,omitempty"`
 	// Noisy is true when the TPS of the row's repeats varies by more than NoisyCVPercent
 	// (coefficient of variation): its figures say less than they seem to.
 	// +optional

@@ -398,6 +398,19 @@ var _ = Describe("LoggingBenchmark admission", func() {
 			"spec.logging.pgaudit.log", "should have at least 1 items"),
 		Entry("pgaudit class it does not have", `logging: {pgaudit: {log: [select]}}`,
 			"spec.logging.pgaudit.log[0]", "Unsupported value"),
+		// A destination's own logging.
+		Entry("logging on the baseline", `destinations: [{name: none, type: None, logging: {statement: all}}, {name: csv, type: CSVLog}]`,
+			"spec.destinations[0]", "a destination of type None is the baseline and logs nothing: it cannot take logging settings"),
+		Entry("even settings that log nothing on the baseline", `destinations: [{name: none, type: None, logging: {duration: false}}]`,
+			"spec.destinations[0]", "a destination of type None is the baseline and logs nothing"),
+		Entry("a destination's unknown log_statement", `destinations: [{name: csv, type: CSVLog, logging: {statement: every}}]`,
+			"spec.destinations[0].logging.statement", "Unsupported value"),
+		Entry("a destination's minDurationStatement below -1", `destinations: [{name: csv, type: CSVLog, logging: {minDurationStatement: -2}}]`,
+			"spec.destinations[0].logging.minDurationStatement", "should be greater than or equal to -1"),
+		Entry("a destination's linePrefix without %a", `destinations: [{name: csv, type: CSVLog, logging: {linePrefix: "%m "}}]`,
+			"spec.destinations[0].logging.linePrefix", "linePrefix must contain %a"),
+		Entry("a destination's pgaudit without classes", `destinations: [{name: csv, type: CSVLog, logging: {pgaudit: {log: []}}}]`,
+			"spec.destinations[0].logging.pgaudit.log", "should have at least 1 items"),
 	)
 
 	DescribeTable(
@@ -412,6 +425,10 @@ var _ = Describe("LoggingBenchmark admission", func() {
 			`destinations: [{name: out, type: Stdout, containerLog: Skip, loki: {url: "https://loki.example", `+
 				`selector: '{k8s_namespace_name="${namespace}", k8s_pod_name="${pod}", k8s_container_name="${container}"}'}}]`),
 		Entry("pgaudit with every option", `logging: {pgaudit: {log: [read, write, misc], logParameter: true, logRelation: true}}`),
+		Entry("a settings matrix: every field of a destination's own logging",
+			`destinations: [{name: none, type: None}, {name: statement, type: CSVLog}, `+
+				`{name: both, type: Stderr, logging: {statement: none, minDurationStatement: 0, duration: true, connections: true, `+
+				`disconnections: true, trackIOTiming: true, pgaudit: {log: [read]}, linePrefix: "%m %a "}}]`),
 		Entry(
 			"a listed baseline named baseline",
 			`destinations: [{name: baseline, type: None}, {name: csvlog, type: CSVLog}]`,

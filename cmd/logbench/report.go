@@ -45,6 +45,7 @@ type reportOptions struct {
 	kubeconfig string
 	context    string
 	namespace  string
+	against    string
 }
 
 func newReportCommand() *cobra.Command {
@@ -62,10 +63,16 @@ and renders it:
   html       a self-contained page with SVG charts of throughput, overhead and records;
              it loads nothing from the network
 
+Overheads are measured against the baseline, as the status holds them; --against NAME
+measures them against another destination instead, paired by round in the same way:
+what log_duration adds on top of log_statement is the overhead of a destination that
+logs both against one that logs statements only.
+
 As a kubectl plugin: put a link or copy of this binary named kubectl-logbench on PATH,
 then run "kubectl logbench report NAME".`,
 		Example: `  logbench report quick -n benchmarks
   logbench report -f quick-result.yaml -o html --output-file quick.html
+  logbench report -f settings-matrix-result.yaml --against statement
   kubectl logbench report quick -o markdown`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -77,6 +84,8 @@ then run "kubectl logbench report NAME".`,
 		"read the LoggingBenchmark from this YAML or JSON file instead of the cluster")
 	flags.StringVarP(&opts.output, "output", "o", opts.output, "report format: table, markdown or html")
 	flags.StringVar(&opts.outputFile, "output-file", "", "write the report to this file instead of standard output")
+	flags.StringVar(&opts.against, "against", "",
+		"measure overheads against this destination instead of the baseline, paired by round")
 	flags.StringVar(&opts.kubeconfig, "kubeconfig", "",
 		"path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
 	flags.StringVar(&opts.context, "context", "", "kubeconfig context to use (default: the current context)")
@@ -103,6 +112,11 @@ func runReport(ctx context.Context, opts reportOptions, args []string, stdout io
 	}
 	if err != nil {
 		return err
+	}
+	if opts.against != "" {
+		if err := report.Against(benchmark, opts.against); err != nil {
+			return err
+		}
 	}
 	if opts.outputFile == "" {
 		return report.Render(stdout, format, benchmark)

@@ -41,8 +41,13 @@ func TestReport(t *testing.T) {
 		"markdown":       {args: []string{"report", "-f", saved, "-o", "markdown"}, stdout: "# LoggingBenchmark saved"},
 		"html to a file": {args: []string{"report", "-f", saved, "-o", "html", "--output-file", page}},
 		"name and file":  {args: []string{"report", "x", "-f", saved}, message: "not both"},
-		"nothing":        {args: []string{"report"}, message: "give the NAME"},
-		"missing file":   {args: []string{"report", "-f", filepath.Join(dir, "absent.yaml")}, message: "no such file"},
+		// The baseline ran 100 TPS, csvlog 80: against csvlog the baseline gains 25%.
+		"against another destination": {args: []string{"report", "-f", saved, "--against", "csvlog"},
+			stdout: "Overhead against: csvlog"},
+		"against a destination without results": {args: []string{"report", "-f", saved, "--against", "stdout"},
+			message: `no results of a destination named "stdout" to measure overheads against; the results hold baseline, csvlog`},
+		"nothing":      {args: []string{"report"}, message: "give the NAME"},
+		"missing file": {args: []string{"report", "-f", filepath.Join(dir, "absent.yaml")}, message: "no such file"},
 		"no cluster": {
 			args:    []string{"report", "x", "--kubeconfig", filepath.Join(dir, "absent")},
 			message: "give -f FILE",

@@ -30,7 +30,8 @@ type Request struct {
 	ClusterName string `json:"clusterName"`
 	// Destination measured.
 	Destination v1alpha1.Destination `json:"destination"`
-	// Logging applied unless the destination is the baseline.
+	// Logging is spec.logging: the destination's own logging goes over it, and the baseline
+	// logs nothing (v1alpha1.LoggingSpec.For).
 	Logging v1alpha1.LoggingSpec `json:"logging"`
 	// Workload of the benchmark; its Clients list is ignored in favour of Clients.
 	Workload v1alpha1.WorkloadSpec `json:"workload"`

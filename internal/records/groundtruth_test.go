@@ -127,6 +127,59 @@ func TestExpectedMatchesServer(t *testing.T) {
 	})
 }
 
+// TestExpectedPerDestinationMatchesServer measures a settings matrix as a benchmark
+// does: one spec.logging, destinations that override it field by field, and the
+// baseline. Each destination's server parameters come from the spec, and its expected
+// records from spec.logging and the destination alone, as the runs compute them; the
+// records counted in the server's log must match exactly, and destinations with
+// different settings must expect different counts.
+func TestExpectedPerDestinationMatchesServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL server")
+	}
+	on, off, none := true, false, v1alpha1.StatementNone
+	spec := v1alpha1.LoggingBenchmarkSpec{
+		Logging: logging(v1alpha1.StatementAll, -1, false),
+		Destinations: []v1alpha1.Destination{
+			{Name: "statement", Type: v1alpha1.DestinationCSVLog},
+			{Name: "duration", Type: v1alpha1.DestinationCSVLog,
+				Logging: &v1alpha1.LoggingOverride{Statement: &none, Duration: &on}},
+			{Name: "both", Type: v1alpha1.DestinationCSVLog, Logging: &v1alpha1.LoggingOverride{Duration: &on}},
+			{Name: "sessions", Type: v1alpha1.DestinationCSVLog,
+				Logging: &v1alpha1.LoggingOverride{Duration: &off, Connections: &on}},
+		},
+		Baseline: v1alpha1.BaselineSpec{Enabled: true},
+	}
+	localpgtest.Run(t, func(t *testing.T, inst localpg.Installation) {
+		server := startLoggingServer(t, inst, nil)
+		run := 0
+		for _, mode := range []v1alpha1.QueryMode{v1alpha1.QuerySimple, v1alpha1.QueryPrepared} {
+			counted := map[string]int64{}
+			for _, destination := range spec.EffectiveDestinations() {
+				setServerParameters(t, server, spec.ServerParameters(destination))
+				run++ // a tag of its own for every run: the log keeps the earlier runs' records
+				tag := workload.NewTag(destination.Name, 2, int32(run), "000000000000")
+				exec, output := runTagged(t, server, inst.Binary("pgbench"), v1alpha1.WorkloadTPCBLike, mode, tag)
+				want := Expected(exec, SettingsFor(destination, spec.Logging))
+				got := countInLog(t, server, tag, false)
+				assertCountersAgree(t, server.LogDir(), tag, got)
+				if want.Estimate || got != want.Records {
+					t.Errorf("%s, %s (%s): %d records, expected exactly %+v\npgbench:\n%s",
+						destination.Name, mode, spec.LoggingSettings(destination), got, want, output)
+				}
+				counted[destination.Name] = got
+			}
+			// Each setting adds its own records: both holds statement's and duration's,
+			// sessions adds a connection record for each of pgbench's 2 clients and its
+			// own first session; the baseline logs nothing of the run.
+			if counted["both"] != counted["statement"]+counted["duration"] || counted["duration"] == 0 ||
+				counted[v1alpha1.BaselineName] != 0 || counted["sessions"] != counted["statement"]+3 {
+				t.Errorf("%s: the destinations' settings do not show in their counts: %v", mode, counted)
+			}
+		}
+	})
+}
+
 // TestExpectedWithPgauditMatchesServer does what TestExpectedMatchesServer does with
 // pgaudit's session audit logging, on the local server with Debian's pgaudit: every
 // class the builtin workloads run, alone, together, with log_statement beside it and

@@ -17,12 +17,10 @@ type Settings struct {
 }
 
 // SettingsFor returns the settings the destination's server runs with, as
-// v1alpha1.LoggingBenchmarkSpec.ServerParameters sets them: the baseline logs no
-// statements.
+// v1alpha1.LoggingBenchmarkSpec.ServerParameters sets them: l, spec.logging, with the
+// destination's own logging over it; the baseline logs no statements.
 func SettingsFor(d v1alpha1.Destination, l v1alpha1.LoggingSpec) Settings {
-	if d.Type == v1alpha1.DestinationNone {
-		l = v1alpha1.LoggingSpec{Statement: v1alpha1.StatementNone}
-	}
+	l = l.For(d)
 	s := Settings{Statement: l.Statement, MinDurationStatementMs: l.MinDurationStatementMs(), Duration: l.Duration,
 		Connections: l.Connections, Disconnections: l.Disconnections}
 	if l.Pgaudit != nil {

@@ -279,8 +279,13 @@ type overheadChart struct {
 // newOverheadChart draws the overhead of each destination as grouped bars, one group
 // per client count. It returns false when no row has an overhead (no baseline result),
 // as an empty chart would suggest zero overhead.
-func newOverheadChart(all []series, counts []int32) (overheadChart, bool) {
-	logged := slices.DeleteFunc(slices.Clone(all), func(s series) bool { return s.Baseline })
+func newOverheadChart(all []series, counts []int32, rows []v1alpha1.Result) (overheadChart, bool) {
+	// The reference has no overhead against itself; the baseline has one only against
+	// another destination.
+	against, reference := results.OverheadAgainst(rows), results.ReferenceName(rows)
+	logged := slices.DeleteFunc(slices.Clone(all), func(s series) bool {
+		return s.Name == against || (against == "" && s.Baseline)
+	})
 	chart := overheadChart{plot: newPlot(400, 80), Legend: legendOf(logged, markBox)}
 	var lo, hi float64
 	found := false
@@ -298,7 +303,7 @@ func newOverheadChart(all []series, counts []int32) (overheadChart, bool) {
 		return chart, false
 	}
 	y := chart.valueAxis(lo, hi, func(v float64) string { return trimmedFloat(v) + "%" })
-	chart.YLabel = "TPS lost against the baseline"
+	chart.YLabel = "TPS lost against " + reference
 	centres, band := chart.clientAxis(counts)
 	width := band * 0.8 / float64(len(logged))
 	for i, c := range counts {
@@ -307,7 +312,8 @@ func newOverheadChart(all []series, counts []int32) (overheadChart, bool) {
 			row, ok := s.row(c)
 			if !ok || row.OverheadPercent == nil {
 				chart.Missing = append(chart.Missing, point{X: x + px(width/2), Y: chart.ZeroY,
-					Title: fmt.Sprintf("%s, %d clients: no overhead (no result for it or for the baseline)", s.Name, c)})
+					Title: fmt.Sprintf("%s, %d clients: no overhead (no result for it or for %s)", s.Name, c,
+						reference)})
 				continue
 			}
 			overhead := *row.OverheadPercent
@@ -332,7 +338,7 @@ func newOverheadChart(all []series, counts []int32) (overheadChart, bool) {
 	}
 	if len(chart.Missing) > 0 {
 		chart.Notes = append(chart.Notes, "× marks a destination and client count without an overhead: "+
-			"the run or the baseline's run at that client count has no result.")
+			"the run or "+reference+"'s run at that client count has no result.")
 	}
 	return chart, true
 }

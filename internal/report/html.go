@@ -30,6 +30,12 @@ type page struct {
 	OverheadNotes, KneeNotes []string
 	TPS                      tpsChart
 	Overhead                 overheadChart
+	// Against names what the overheads are measured against, as the table's
+	// explanation says it.
+	Against string
+	// ShowLogging adds the destinations' effective logging to the table: a settings
+	// matrix.
+	ShowLogging bool
 	// HasOverhead and HasRecords are false when the chart would be empty.
 	HasOverhead bool
 	Records     recordsChart
@@ -47,6 +53,7 @@ type drainCurve struct {
 // tableRow is one result row with its figures formatted and its state as CSS classes.
 type tableRow struct {
 	Destination, Type, Color string
+	Logging                  string
 	Clients                  int32
 	Knee                     bool
 	Repeats                  string
@@ -78,8 +85,9 @@ func renderHTML(w io.Writer, b *v1alpha1.LoggingBenchmark) error {
 	p := page{
 		Name: b.Name, Facts: describe(b), TPS: newTPSChart(all, counts),
 		OverheadNotes: results.OverheadNotes(b.Status.Results), KneeNotes: results.KneeNotes(b.Status.Results),
+		Against: results.ReferenceName(b.Status.Results), ShowLogging: results.LoggingVaries(b.Status.Results),
 	}
-	p.Overhead, p.HasOverhead = newOverheadChart(all, counts)
+	p.Overhead, p.HasOverhead = newOverheadChart(all, counts, b.Status.Results)
 	p.Records, p.HasRecords = newRecordsChart(all, counts)
 	colours := map[string]string{}
 	for _, s := range all {
@@ -138,7 +146,8 @@ func checkChartable(rows []v1alpha1.Result) error {
 func newTableRow(row v1alpha1.Result, colour string) tableRow {
 	ok := len(results.Successful(row.Repeats))
 	t := tableRow{
-		Destination: row.Destination, Type: string(row.Type), Color: colour, Clients: row.Clients, Knee: row.Knee,
+		Destination: row.Destination, Type: string(row.Type), Logging: row.Logging, Color: colour,
+		Clients: row.Clients, Knee: row.Knee,
 		Repeats: fmt.Sprintf("%d/%d", ok, len(row.Repeats)), Failed: ok == 0,
 	}
 	if t.Failed {

@@ -126,6 +126,9 @@ func describe(b *v1alpha1.LoggingBenchmark) []fact {
 		fact{"Logging", loggingSettings(spec.Logging)},
 		fact{"Destinations", destinations(spec)},
 	)
+	if against := results.OverheadAgainst(status.Results); against != "" {
+		facts = append(facts, fact{"Overhead against", against})
+	}
 	if s := status.Summary; s.WorstOverhead != "" || len(status.Results) > 0 {
 		worst := s.WorstOverhead
 		if worst == "" {
@@ -183,6 +186,20 @@ func joinInts(values []int32) string {
 	return strings.Join(parts, ", ")
 }
 
+// Against measures the benchmark's overheads against the named destination instead of
+// the baseline, paired by round as the status's are, and sums them up again; the
+// benchmark's status then says what it would have said with that reference.
+func Against(b *v1alpha1.LoggingBenchmark, reference string) error {
+	rows, err := results.Against(b.Status.Results, reference)
+	if err != nil {
+		return err
+	}
+	b.Status.Results = rows
+	summary := results.Summarize(rows)
+	b.Status.Summary.WorstOverhead, b.Status.Summary.Noise = summary.WorstOverhead, summary.Noise
+	return nil
+}
+
 // loggingSettings names the PostgreSQL parameters, as people tune them by those names.
 func loggingSettings(l v1alpha1.LoggingSpec) string {
 	settings := fmt.Sprintf(
@@ -214,6 +231,9 @@ func destinations(spec *v1alpha1.LoggingBenchmarkSpec) string {
 		kind := string(d.Type)
 		if d.Type.ChoosesFormat() {
 			kind += ", " + string(d.EffectiveFormat())
+		}
+		if d.Logging != nil {
+			kind += ", " + spec.LoggingSettings(d)
 		}
 		parts = append(parts, fmt.Sprintf("%s (%s)", d.Name, kind))
 	}

@@ -40,7 +40,9 @@ func Aggregate(spec *v1alpha1.LoggingBenchmarkSpec, runs map[RunKey]v1alpha1.Rep
 			if len(repeats) == 0 {
 				continue
 			}
-			rows = append(rows, aggregateRow(dest, clients, repeats, spec.Workload))
+			row := aggregateRow(dest, clients, repeats, spec.Workload)
+			row.Logging = spec.LoggingSettings(dest)
+			rows = append(rows, row)
 		}
 	}
 	ApplyOverhead(rows, baselineName(spec))

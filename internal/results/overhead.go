@@ -44,6 +44,7 @@ func ApplyOverhead(rows []v1alpha1.Result, reference string) {
 			overhead = median(pairs)
 		}
 		row.OverheadPercent = &overhead
+		row.OverheadAgainst = reference
 		row.OverheadVerdict = v1alpha1.OverheadUnknown
 		if interval, ok := medianInterval(pairs); ok {
 			row.OverheadInterval = &interval
@@ -55,8 +56,32 @@ func ApplyOverhead(rows []v1alpha1.Result, reference string) {
 	}
 }
 
+// Against returns a copy of rows with their overheads measured against the reference
+// destination instead of those they carry (the status's are against the baseline), as
+// ApplyOverhead pairs them: by round. It fails when no row is the reference's, naming
+// the destinations there are.
+func Against(rows []v1alpha1.Result, reference string) ([]v1alpha1.Result, error) {
+	var names []string
+	for _, row := range rows {
+		if !slices.Contains(names, row.Destination) {
+			names = append(names, row.Destination)
+		}
+	}
+	if !slices.Contains(names, reference) {
+		return nil, fmt.Errorf("no results of a destination named %q to measure overheads against; the results hold %s",
+			reference, strings.Join(names, ", "))
+	}
+	against := make([]v1alpha1.Result, len(rows))
+	for i, row := range rows {
+		row.OverheadPercent, row.OverheadInterval, row.OverheadVerdict, row.OverheadAgainst = nil, nil, "", ""
+		against[i] = row
+	}
+	ApplyOverhead(against, reference)
+	return against, nil
+}
+
 // pairedOverheads returns, for each successful repeat of row, its TPS loss against the
-// baseline's successful repeat of the same index.
+// reference's successful repeat of the same index.
 func pairedOverheads(baseline, row v1alpha1.Result) []float64 {
 	baseTPS := map[int32]float64{}
 	for _, r := range Successful(baseline.Repeats) {

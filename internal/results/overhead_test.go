@@ -105,3 +105,40 @@ func TestOverheadCellAndNoise(t *testing.T) {
 		t.Errorf("Summarize().Noise = %q, want %q", got, want)
 	}
 }
+
+// TestAgainst: against a destination, its rows lose the overhead they had against the
+// baseline, the others are paired with its repeats, and an A/A pair, the same TPS
+// shuffled within the rounds' drift, reads as noise.
+func TestAgainst(t *testing.T) {
+	rows := []v1alpha1.Result{
+		{Destination: "baseline", Type: v1alpha1.DestinationNone, Clients: 2, TPS: 1000, Repeats: repeatsWithTPS(1000, 900, 1100, 950, 1050, 1000)},
+		{Destination: "statement", Clients: 2, TPS: 800, Repeats: repeatsWithTPS(800, 700, 900, 760, 840, 800)},
+		{Destination: "again", Clients: 2, TPS: 800, Repeats: repeatsWithTPS(790, 715, 880, 770, 850, 800)},
+		{Destination: "both", Clients: 2, TPS: 400, Repeats: repeatsWithTPS(400, 350, 450, 380, 420, 400)},
+	}
+	ApplyOverhead(rows, "baseline")
+	against, err := Against(rows, "statement")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows[1].OverheadPercent == nil || rows[1].OverheadAgainst != "baseline" {
+		t.Fatalf("Against changed the rows it was given: %+v", rows[1])
+	}
+	if s := against[1]; s.OverheadPercent != nil || s.OverheadVerdict != "" || s.OverheadAgainst != "" {
+		t.Errorf("the reference keeps an overhead: %+v", s)
+	}
+	if a := against[2]; a.OverheadVerdict != v1alpha1.OverheadWithinNoise || a.OverheadAgainst != "statement" {
+		t.Errorf("the A/A pair reads %s against %q (%s), want WithinNoise against statement", a.OverheadVerdict,
+			a.OverheadAgainst, OverheadCell(a))
+	}
+	if b := against[3]; b.OverheadVerdict != v1alpha1.OverheadSignificant || math.Abs(*b.OverheadPercent-50) > 1e-9 {
+		t.Errorf("both against statement: %s %s, want a significant 50%%", b.OverheadVerdict, OverheadCell(b))
+	}
+	if base := against[0]; base.OverheadPercent == nil || *base.OverheadPercent >= 0 {
+		t.Errorf("the baseline against statement: %s, want a gain", OverheadCell(base))
+	}
+	if _, err := Against(rows, "syslog"); err == nil ||
+		err.Error() != `no results of a destination named "syslog" to measure overheads against; the results hold baseline, statement, again, both` {
+		t.Errorf("against an unknown destination: %v", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -202,20 +203,44 @@ func OverheadNotes(rows []v1alpha1.Result) []string {
 		intervals = intervals || row.OverheadInterval != nil
 		unknown = unknown || row.OverheadVerdict == v1alpha1.OverheadUnknown
 	}
+	reference := ReferenceName(rows) + "'s"
 	var notes []string
 	if intervals {
-		notes = append(notes, "overhead: median over the repeats paired with the baseline's; [low, high] holds it "+
+		notes = append(notes, "overhead: median over the repeats paired with "+reference+"; [low, high] holds it "+
 			"with the confidence its pairs allow (95% from 6 pairs; 93.75%, 87.5%, 75% with 5, 4, 3); "+
 			noiseMarker+" marks an overhead within noise, whose interval holds 0")
 	}
 	if unknown {
-		notes = append(notes, "an overhead without [low, high] comes from fewer than 3 repeats paired with the "+
-			"baseline's: too few to tell it from noise")
+		notes = append(notes, "an overhead without [low, high] comes from fewer than 3 repeats paired with "+
+			reference+": too few to tell it from noise")
 	}
 	if noise := noiseText(rows); noise != "" {
 		notes = append(notes, noise)
 	}
 	return notes
+}
+
+// OverheadAgainst is the destination the rows' overheads are measured against; "" when
+// none has one, or rows written before they named it.
+func OverheadAgainst(rows []v1alpha1.Result) string {
+	for _, row := range rows {
+		if row.OverheadAgainst != "" {
+			return row.OverheadAgainst
+		}
+	}
+	return ""
+}
+
+// ReferenceName says what the rows' overheads are measured against: "the baseline", or
+// the destination a report named instead.
+func ReferenceName(rows []v1alpha1.Result) string {
+	against := OverheadAgainst(rows)
+	for _, row := range rows {
+		if row.Destination == against && row.Type != v1alpha1.DestinationNone {
+			return against
+		}
+	}
+	return "the baseline"
 }
 
 // DropNote says why a row's records were dropped, for the notes under a table or chart.
@@ -298,19 +323,51 @@ func firstLine(s string) string {
 }
 
 func renderTable(w io.Writer, rows []v1alpha1.Result) error {
-	return writeTable(w, humanHeader, cellsOf(rows), footnotes(rows))
+	header, cells := humanTable(rows)
+	return writeTable(w, header, cells, footnotes(rows))
 }
 
 func renderMarkdown(w io.Writer, rows []v1alpha1.Result) error {
-	return writeMarkdown(w, humanHeader, cellsOf(rows), footnotes(rows))
+	header, cells := humanTable(rows)
+	return writeMarkdown(w, header, cells, footnotes(rows))
 }
 
-func cellsOf(rows []v1alpha1.Result) [][]string {
+// humanTable is the header and cells of the table and Markdown, with a LOGGING column
+// after TYPE when the logging destinations do not all log alike: a settings matrix.
+func humanTable(rows []v1alpha1.Result) ([]string, [][]string) {
+	withLogging := LoggingVaries(rows)
+	header := humanHeader
+	if withLogging {
+		header = slices.Insert(slices.Clone(humanHeader), loggingColumn, "LOGGING")
+	}
 	cells := make([][]string, len(rows))
 	for i, row := range rows {
 		cells[i] = humanCells(row)
+		if withLogging {
+			cells[i] = slices.Insert(cells[i], loggingColumn, cmp.Or(row.Logging, missing))
+		}
 	}
-	return cells
+	return header, cells
+}
+
+// loggingColumn is where the LOGGING column goes: after DESTINATION and TYPE.
+const loggingColumn = 2
+
+// LoggingVaries reports whether the rows of destinations that log (all but the
+// baseline) carry more than one logging setting.
+func LoggingVaries(rows []v1alpha1.Result) bool {
+	var first string
+	for _, row := range rows {
+		if row.Type == v1alpha1.DestinationNone {
+			continue
+		}
+		if first == "" {
+			first = row.Logging
+		} else if row.Logging != first {
+			return true
+		}
+	}
+	return false
 }
 
 // writeTable aligns the header and rows in columns for a terminal, then the notes.
@@ -376,11 +433,11 @@ func renderJSON(w io.Writer, rows []v1alpha1.Result) error {
 }
 
 var csvHeader = []string{
-	"destination", "type", "clients", "repeats", "failed_repeats",
+	"destination", "type", "logging", "clients", "repeats", "failed_repeats",
 	"tps", "tps_stddev", "tps_cv_percent", "latency_avg_ms", "latency_stddev_ms",
 	"overhead_percent", "overhead_low_percent", "overhead_high_percent", "overhead_confidence_percent",
-	"overhead_verdict", "noisy", "expected", "expected_is_estimate", "delivered", "arrived_late", "dropped",
-	"dropped_at_least", "unverified", "duplicates", "sampler_verdict", "accounting_error", "drain_seconds",
+	"overhead_verdict", "overhead_against", "noisy", "expected", "expected_is_estimate", "delivered", "arrived_late",
+	"dropped", "dropped_at_least", "unverified", "duplicates", "sampler_verdict", "accounting_error", "drain_seconds",
 	"log_bytes_per_record", "log_gigabytes_per_hour",
 	"knee", "ramp_stop", "server_cpu_cores", "server_cpu_ms_per_1k_transactions", "server_peak_memory_bytes",
 	"shipper_cpu_cores", "shipper_cpu_ms_per_1k_records", "shipper_peak_memory_bytes",
@@ -396,7 +453,7 @@ func renderCSV(w io.Writer, rows []v1alpha1.Result) error {
 	for _, row := range rows {
 		ok := len(Successful(row.Repeats))
 		record := []string{
-			row.Destination, string(row.Type), strconv.Itoa(int(row.Clients)),
+			row.Destination, string(row.Type), row.Logging, strconv.Itoa(int(row.Clients)),
 			strconv.Itoa(len(row.Repeats)), strconv.Itoa(len(row.Repeats) - ok),
 			formatFloat(row.TPS), formatFloat(row.TPSStdDev), formatFloat(row.TPSCoefficientOfVariation),
 			formatFloat(row.LatencyAvgMs), formatFloat(row.LatencyStdDevMs),
@@ -404,7 +461,7 @@ func renderCSV(w io.Writer, rows []v1alpha1.Result) error {
 			optional(intervalField(row, func(i v1alpha1.OverheadInterval) float64 { return i.LowPercent }), formatFloat),
 			optional(intervalField(row, func(i v1alpha1.OverheadInterval) float64 { return i.HighPercent }), formatFloat),
 			optional(intervalField(row, func(i v1alpha1.OverheadInterval) float64 { return i.ConfidencePercent }), formatFloat),
-			string(row.OverheadVerdict), strconv.FormatBool(row.Noisy),
+			string(row.OverheadVerdict), row.OverheadAgainst, strconv.FormatBool(row.Noisy),
 			strconv.FormatInt(row.Records.Expected, 10), strconv.FormatBool(row.Records.ExpectedIsEstimate),
 			strconv.FormatInt(row.Records.Delivered, 10), strconv.FormatInt(row.Records.ArrivedLate, 10),
 			optional(row.Records.Dropped, formatInt), optional(row.Records.DroppedAtLeast, formatInt),

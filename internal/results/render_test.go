@@ -18,13 +18,16 @@ import (
 // an overhead with its interval, an
 // estimate short of its lower bound, an accounting error, late records, a failed repeat
 // among successful ones, a row that failed entirely, records logbench could not see (a
-// rotation under its stream), CloudNativePG's sampler explaining a loss, and duplicates
-// stored by a retried push.
+// rotation under its stream), CloudNativePG's sampler explaining a loss, duplicates
+// stored by a retried push, and a destination with its own logging settings.
 func goldenRows() []v1alpha1.Result {
 	spec := testSpec(v1alpha1.AggregateMedian, 1, 4)
 	spec.Workload.Duration = metav1.Duration{Duration: 10 * time.Second}
+	// A destination with settings of its own makes a settings matrix: the LOGGING column.
+	spec.Logging.Statement = v1alpha1.StatementAll
 	spec.Destinations = append(spec.Destinations,
-		v1alpha1.Destination{Name: "json", Type: v1alpha1.DestinationJSONLog},
+		v1alpha1.Destination{Name: "json", Type: v1alpha1.DestinationJSONLog,
+			Logging: &v1alpha1.LoggingOverride{Duration: new(true)}},
 		v1alpha1.Destination{Name: "platform", Type: v1alpha1.DestinationStdout},
 		v1alpha1.Destination{Name: "retried", Type: v1alpha1.DestinationLoki},
 	)

@@ -211,10 +211,7 @@ var _ = Describe("logbench", Ordered, func() {
 
 		By("checking that every result row is on the operator's metrics endpoint")
 		Eventually(func(g Gomega) {
-			metrics, err := scrapeMetrics(ctx)
-			g.Expect(err).NotTo(HaveOccurred())
-			parser := expfmt.NewTextParser(model.UTF8Validation)
-			families, err := parser.TextToMetricFamilies(strings.NewReader(metrics))
+			families, err := scrapeMetricFamilies(ctx)
 			g.Expect(err).NotTo(HaveOccurred())
 			for _, row := range benchmark.Status.Results {
 				what := fmt.Sprintf("%s with %d clients", row.Destination, row.Clients)
@@ -504,14 +501,7 @@ var _ = Describe("pgaudit", func() {
 		audited.Spec.Workload.Duration = metav1.Duration{Duration: 5 * time.Second}
 		// The clusters stay until the spec has read the container log.
 		audited.Spec.Cleanup = benchv1alpha1.CleanupNever
-		createForThisSpec(ctx, audited)
-		DeferCleanup(func() {
-			if CurrentSpecReport().Failed() {
-				printDiagnostics(audited)
-			}
-		})
-
-		waitForPhase(ctx, audited, benchv1alpha1.PhaseSucceeded)
+		succeedForThisSpec(ctx, audited)
 		Expect(audited.Status.Results).To(HaveLen(2))
 		for _, row := range audited.Status.Results {
 			transactions := row.Repeats[0].Transactions
@@ -555,6 +545,18 @@ func createForThisSpec(ctx context.Context, benchmark *benchv1alpha1.LoggingBenc
 	DeferCleanup(func(ctx SpecContext) {
 		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, benchmark))).To(Succeed())
 	})
+}
+
+// succeedForThisSpec creates the benchmark for this spec, prints its diagnostics if the
+// spec fails, and waits until the benchmark succeeds.
+func succeedForThisSpec(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark) {
+	createForThisSpec(ctx, benchmark)
+	DeferCleanup(func() {
+		if CurrentSpecReport().Failed() {
+			printDiagnostics(benchmark)
+		}
+	})
+	waitForPhase(ctx, benchmark, benchv1alpha1.PhaseSucceeded)
 }
 
 // newBenchmark is the small benchmark of the suite: baseline, two file destinations,
@@ -668,6 +670,16 @@ func gaugeValue(families map[string]*dto.MetricFamily, name string, labels map[s
 		return 0, fmt.Errorf("%d series of %s with labels %v, want 1", len(values), name, labels)
 	}
 	return values[0], nil
+}
+
+// scrapeMetricFamilies scrapes the operator's metrics and parses them by family.
+func scrapeMetricFamilies(ctx context.Context) (map[string]*dto.MetricFamily, error) {
+	metrics, err := scrapeMetrics(ctx)
+	if err != nil {
+		return nil, err
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	return parser.TextToMetricFamilies(strings.NewReader(metrics))
 }
 
 // scrapeMetrics reads the operator's metrics through the API server's service proxy,
