@@ -159,8 +159,8 @@ func clusterCRDWithout(path ...string) *apiextensionsv1.CustomResourceDefinition
 			continue
 		}
 		for _, version := range crd.Spec.Versions {
-			schema := version.Schema.OpenAPIV3Schema
-			parents := []*apiextensionsv1.JSONSchemaProps{schema}
+			parents := make([]*apiextensionsv1.JSONSchemaProps, 0, len(path))
+			parents = append(parents, version.Schema.OpenAPIV3Schema)
 			for _, name := range path[:len(path)-1] {
 				child := parents[len(parents)-1].Properties[name]
 				parents = append(parents, &child)
