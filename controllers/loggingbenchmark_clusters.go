@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/logbench/logbench/api/v1alpha1"
@@ -97,9 +99,12 @@ func (r *LoggingBenchmarkReconciler) createCluster(
 	if err := ctrl.SetControllerReference(benchmark, created, r.Scheme); err != nil {
 		return clusterOutcome{}, err
 	}
-	if err := r.Create(ctx, created); apierrors.IsInvalid(err) {
+	// Strict field validation makes a CloudNativePG whose Cluster lacks a field logbench
+	// sets refuse the cluster rather than prune the field and run another benchmark.
+	err = r.Create(ctx, created, client.FieldValidation(metav1.FieldValidationStrict))
+	if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
 		// A rejected spec does not get better by retrying: fail the destination now.
-		pass.failDestination(state, fmt.Sprintf("CloudNativePG rejected cluster %s: %v", created.GetName(), err))
+		pass.failDestination(state, rejectedReason(created.GetName(), err))
 		return clusterOutcome{State: clusterFailed}, nil
 	} else if err != nil {
 		return clusterOutcome{}, fmt.Errorf("creating CloudNativePG cluster %s: %w", created.GetName(), err)
@@ -109,6 +114,15 @@ func (r *LoggingBenchmarkReconciler) createCluster(
 	r.Recorder.Eventf(benchmark, corev1.EventTypeNormal, EventClusterCreated,
 		"Created CloudNativePG cluster %s for destination %s", created.GetName(), dest.Name)
 	return clusterOutcome{State: clusterWaiting, Wait: r.clusterReadyTimeout(benchmark)}, nil
+}
+
+// rejectedReason says why a destination failed whose cluster the API server refused.
+func rejectedReason(cluster string, err error) string {
+	reason := fmt.Sprintf("CloudNativePG rejected cluster %s: %v", cluster, err)
+	if strings.Contains(err.Error(), "unknown field") {
+		reason += "; this CloudNativePG lacks a field logbench sets: install a supported version (docs/compatibility.md)"
+	}
+	return reason
 }
 
 // clusterReadyTimeout is the benchmark's spec.clusterReadyTimeout, else the operator's.

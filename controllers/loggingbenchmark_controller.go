@@ -47,6 +47,13 @@ type LoggingBenchmarkReconciler struct {
 	AgentImage string
 	// ClusterReadyTimeout bounds the wait for a destination's cluster.
 	ClusterReadyTimeout time.Duration
+	// CloudNativePGUnavailable says why the API server serves no CloudNativePG Cluster
+	// (CheckCloudNativePG), empty when it serves one: without it, the reconciler watches
+	// no Clusters and only tells each benchmark why it cannot run.
+	CloudNativePGUnavailable string
+
+	// cloudNativePGRecheck overrides cloudNativePGRecheckInterval, for tests.
+	cloudNativePGRecheck time.Duration
 
 	// finishedRuns holds, per benchmark, the Jobs whose end this process already counted
 	// and announced.
@@ -110,6 +117,10 @@ func (r *LoggingBenchmarkReconciler) reconcileBenchmark(
 	ctx context.Context,
 	benchmark *v1alpha1.LoggingBenchmark,
 ) (ctrl.Result, error) {
+	if r.CloudNativePGUnavailable != "" {
+		r.refuseWithoutCloudNativePG(benchmark)
+		return ctrl.Result{}, nil
+	}
 	if benchmark.Status.Phase.IsFinished() {
 		// The status of a finished benchmark is final: it survives the deletion of its Jobs.
 		return ctrl.Result{}, r.reconcileCleanup(ctx, benchmark)
@@ -161,17 +172,19 @@ func ClientOptions() client.Options {
 // CacheOptions keeps only the Jobs and Clusters of benchmarks in the manager's cache,
 // rather than every Job of the cluster, and watches only the given namespaces when there
 // are any: an operator with Roles in those namespaces alone can list nothing elsewhere.
-func CacheOptions(watchNamespaces []string) cache.Options {
+// Clusters are left out when watchClusters is false: a cache configured for a kind the
+// API server does not serve fails to start.
+func CacheOptions(watchNamespaces []string, watchClusters bool) cache.Options {
 	ofBenchmarks := labels.NewSelector()
 	requirement, err := labels.NewRequirement(LabelBenchmark, selection.Exists, nil)
 	if err != nil {
 		panic(err) // the requirement is constant
 	}
 	ofBenchmarks = ofBenchmarks.Add(*requirement)
-	options := cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&batchv1.Job{}:     {Label: ofBenchmarks},
-		NewClusterObject(): {Label: ofBenchmarks},
-	}}
+	options := cache.Options{ByObject: map[client.Object]cache.ByObject{&batchv1.Job{}: {Label: ofBenchmarks}}}
+	if watchClusters {
+		options.ByObject[NewClusterObject()] = cache.ByObject{Label: ofBenchmarks}
+	}
 	if len(watchNamespaces) > 0 {
 		options.DefaultNamespaces = map[string]cache.Config{}
 		for _, namespace := range watchNamespaces {
@@ -181,12 +194,17 @@ func CacheOptions(watchNamespaces []string) cache.Options {
 	return options
 }
 
-// SetupWithManager registers the reconciler, watching the Jobs and Clusters it owns.
+// SetupWithManager registers the reconciler, watching the Jobs and Clusters it owns,
+// and the readiness check that fails while CloudNativePG is unavailable.
 func (r *LoggingBenchmarkReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	if err := r.addCloudNativePGChecks(mgr); err != nil {
+		return err
+	}
+	controller := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.LoggingBenchmark{}).
-		Owns(&batchv1.Job{}).
-		Owns(NewClusterObject()).
-		Named("loggingbenchmark").
-		Complete(r)
+		Owns(&batchv1.Job{})
+	if r.CloudNativePGUnavailable == "" {
+		controller = controller.Owns(NewClusterObject())
+	}
+	return controller.Named("loggingbenchmark").Complete(r)
 }

@@ -191,6 +191,9 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(status.ObservedGeneration).To(Equal(benchmark.Generation))
 		Expect(meta.IsStatusConditionTrue(status.Conditions, v1alpha1.ConditionReady)).To(BeTrue())
 		Expect(meta.IsStatusConditionFalse(status.Conditions, v1alpha1.ConditionDegraded)).To(BeTrue())
+		Expect(meta.IsStatusConditionTrue(status.Conditions, v1alpha1.ConditionComplete)).To(BeTrue(),
+			"kubectl wait --for=condition=Complete returns")
+		Expect(meta.IsStatusConditionFalse(status.Conditions, v1alpha1.ConditionFailed)).To(BeTrue())
 		Expect(listJobs(namespace)).To(HaveLen(4))
 
 		By("deleting the clusters of a successful benchmark under OnSuccess")
@@ -332,6 +335,9 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(degraded.Status).To(Equal(metav1.ConditionTrue))
 		Expect(degraded.Reason).To(Equal(v1alpha1.ReasonRunsFailed))
 		Expect(degraded.Message).To(ContainSubstring("baseline/2/1"))
+		Expect(meta.IsStatusConditionTrue(benchmark.Status.Conditions, v1alpha1.ConditionFailed)).To(BeTrue(),
+			"kubectl wait --for=condition=Failed returns")
+		Expect(meta.IsStatusConditionFalse(benchmark.Status.Conditions, v1alpha1.ConditionComplete)).To(BeTrue())
 		Expect(getJob(namespace, "broken-baseline-c2-r1").Annotations).To(HaveKey(AnnotationResult))
 		Expect(testutil.ToFloat64(runsTotal.WithLabelValues(namespace, "broken", outcomeFailed))).To(Equal(1.0))
 

@@ -59,34 +59,37 @@ var _ = AfterSuite(func() {
 // startOperator runs the reconciler in a manager of its own, as the operator command
 // does, until the returned function stops it; specs restart it to play operator restarts.
 func startOperator(clusterReadyTimeout time.Duration) (stop func()) {
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	cancel, stopped := runOperator(cfg, &LoggingBenchmarkReconciler{ClusterReadyTimeout: clusterReadyTimeout}, "0")
+	return func() {
+		cancel()
+		Eventually(stopped, 30*time.Second).Should(Receive(BeNil()))
+	}
+}
+
+// runOperator runs reconciler, completed with the manager's client, in a manager of its
+// own against the API server at restConfig, as the operator command does; its probes listen
+// at probeAddress ("0": none). cancel stops it, and stopped receives what it returned.
+func runOperator(
+	restConfig *rest.Config, reconciler *LoggingBenchmarkReconciler, probeAddress string,
+) (cancel func(), stopped <-chan error) {
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                 scheme,
 		Client:                 ClientOptions(),
-		Cache:                  CacheOptions(nil),
+		Cache:                  CacheOptions(nil, reconciler.CloudNativePGUnavailable == ""),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
+		HealthProbeBindAddress: probeAddress,
 		// Every spec starts a manager of its own with the same controller.
 		Controller: config.Controller{SkipNameValidation: new(true)},
 	})
 	Expect(err).NotTo(HaveOccurred())
-	reconciler := &LoggingBenchmarkReconciler{
-		Client:              mgr.GetClient(),
-		Scheme:              mgr.GetScheme(),
-		Recorder:            mgr.GetEventRecorderFor("logbench"),
-		AgentImage:          testAgentImage,
-		ClusterReadyTimeout: clusterReadyTimeout,
-	}
+	reconciler.Client = mgr.GetClient()
+	reconciler.Scheme = mgr.GetScheme()
+	reconciler.Recorder = mgr.GetEventRecorderFor("logbench")
+	reconciler.AgentImage = testAgentImage
 	Expect(reconciler.SetupWithManager(mgr)).To(Succeed())
 
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer GinkgoRecover()
-		defer close(done)
-		Expect(mgr.Start(ctx)).To(Succeed())
-	}()
-	return func() {
-		cancel()
-		Eventually(done, 30*time.Second).Should(BeClosed())
-	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	return cancel, done
 }

@@ -9,9 +9,14 @@ const (
 	// ConditionDegraded is True when a run or a destination failed, a count cannot be
 	// right, or the spec is unusable.
 	ConditionDegraded = "Degraded"
+	// ConditionComplete is True once the benchmark succeeded, and ConditionFailed once it
+	// failed: the condition types of a batch Job, so that scripts wait for a benchmark as
+	// for a Job (kubectl wait --for=condition=Complete lbench/NAME).
+	ConditionComplete = "Complete"
+	ConditionFailed   = "Failed"
 )
 
-// Reasons of the Ready and Progressing conditions, one per phase.
+// Reasons of the Ready, Progressing, Complete and Failed conditions, one per phase.
 const (
 	ReasonPending             = "Pending"
 	ReasonProvisioningCluster = "ProvisioningCluster"
@@ -26,6 +31,10 @@ const (
 	ReasonRunsFailed      = "RunsFailed"
 	ReasonAccountingError = "AccountingError"
 	ReasonNoFailures      = "NoFailures"
+	// ReasonCloudNativePGUnavailable: the API server serves no CloudNativePG Cluster the
+	// operator can drive, so no benchmark can run until a supported CloudNativePG is
+	// installed. Every condition of a benchmark that has not finished carries it.
+	ReasonCloudNativePGUnavailable = "CloudNativePGUnavailable"
 )
 
 // PhaseReasons gives the reason of the Ready and Progressing conditions in each phase.

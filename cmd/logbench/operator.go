@@ -53,10 +53,15 @@ func newOperatorCommand() *cobra.Command {
 			if err := v1alpha1.AddToScheme(scheme); err != nil {
 				return err
 			}
-			mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+			config := ctrl.GetConfigOrDie()
+			cloudNativePGUnavailable, err := controllers.CheckCloudNativePG(config)
+			if err != nil {
+				return err
+			}
+			mgr, err := ctrl.NewManager(config, ctrl.Options{
 				Scheme:                 scheme,
 				Client:                 controllers.ClientOptions(),
-				Cache:                  controllers.CacheOptions(watchNamespaces),
+				Cache:                  controllers.CacheOptions(watchNamespaces, cloudNativePGUnavailable == ""),
 				Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 				HealthProbeBindAddress: probeAddr,
 				LeaderElection:         leaderElect,
@@ -71,6 +76,8 @@ func newOperatorCommand() *cobra.Command {
 				Recorder:            mgr.GetEventRecorderFor("logbench"),
 				AgentImage:          agentImage,
 				ClusterReadyTimeout: clusterReadyTimeout,
+				// The reconciler only tells benchmarks why they cannot run while it is set.
+				CloudNativePGUnavailable: cloudNativePGUnavailable,
 			}
 			if err := reconciler.SetupWithManager(mgr); err != nil {
 				return err

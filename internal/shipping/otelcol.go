@@ -34,7 +34,7 @@ const (
 	csvlogRecordLine = `^` + csvlogRecordStart + `[A-Za-z0-9+:-]+,(?:"(?:[^"]|"")*")?,(?:"(?:[^"]|"")*")?,\d+,`
 )
 
-func (otelCollector) DefaultImage() string { return "otel/opentelemetry-collector-contrib:0.153.0" }
+func (otelCollector) DefaultImage() string { return "otel/opentelemetry-collector-contrib:0.145.0" }
 
 func (otelCollector) Args(configFile string) []string { return []string{"--config=" + configFile} }
 

@@ -4,6 +4,7 @@
 package status
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -119,31 +120,51 @@ func degradation(failures []results.Failure, total int, rows []v1alpha1.Result) 
 	return "", ""
 }
 
+// SetBlocked records that nothing can run the benchmark for now, for a reason outside
+// its spec (a reason constant of the API package): the phase stays, nothing progresses,
+// and every condition says why.
+func SetBlocked(benchmark *v1alpha1.LoggingBenchmark, reason, message string) {
+	benchmark.Status.Phase = cmp.Or(benchmark.Status.Phase, v1alpha1.PhasePending)
+	message = Truncate(message)
+	for _, conditionType := range []string{v1alpha1.ConditionReady, v1alpha1.ConditionProgressing,
+		v1alpha1.ConditionComplete, v1alpha1.ConditionFailed} {
+		setCondition(benchmark, conditionType, false, reason, message)
+	}
+	setCondition(benchmark, v1alpha1.ConditionDegraded, true, reason, message)
+}
+
 // setConditions derives the conditions from the phase and progress; degradedReason is
 // empty when nothing failed and every count is consistent.
 func setConditions(benchmark *v1alpha1.LoggingBenchmark, degradedReason, degradedMessage string) {
-	current := &benchmark.Status
-	phase := current.Phase
-	phaseMessage := fmt.Sprintf("%s: %s runs done", phase, current.Progress.Text)
-	set := func(conditionType string, isTrue bool, reason, message string) {
-		conditionStatus := metav1.ConditionFalse
-		if isTrue {
-			conditionStatus = metav1.ConditionTrue
-		}
-		meta.SetStatusCondition(&current.Conditions, metav1.Condition{
-			Type:               conditionType,
-			Status:             conditionStatus,
-			ObservedGeneration: benchmark.Generation,
-			Reason:             reason,
-			Message:            message,
-		})
+	phase := benchmark.Status.Phase
+	phaseReason := v1alpha1.PhaseReasons[phase]
+	phaseMessage := fmt.Sprintf("%s: %s runs done", phase, benchmark.Status.Progress.Text)
+	setCondition(benchmark, v1alpha1.ConditionReady, phase == v1alpha1.PhaseSucceeded, phaseReason, phaseMessage)
+	setCondition(benchmark, v1alpha1.ConditionProgressing, !phase.IsFinished(), phaseReason, phaseMessage)
+	setCondition(benchmark, v1alpha1.ConditionComplete, phase == v1alpha1.PhaseSucceeded, phaseReason, phaseMessage)
+	failedMessage := phaseMessage
+	if phase == v1alpha1.PhaseFailed && degradedReason != "" {
+		failedMessage = Truncate(phaseMessage + "; " + degradedMessage)
 	}
-	set(v1alpha1.ConditionReady, phase == v1alpha1.PhaseSucceeded, v1alpha1.PhaseReasons[phase], phaseMessage)
-	set(v1alpha1.ConditionProgressing, !phase.IsFinished(), v1alpha1.PhaseReasons[phase], phaseMessage)
+	setCondition(benchmark, v1alpha1.ConditionFailed, phase == v1alpha1.PhaseFailed, phaseReason, failedMessage)
 	if degradedReason == "" {
-		set(v1alpha1.ConditionDegraded, false, v1alpha1.ReasonNoFailures,
+		setCondition(benchmark, v1alpha1.ConditionDegraded, false, v1alpha1.ReasonNoFailures,
 			"no run or destination failed and every count is consistent")
 	} else {
-		set(v1alpha1.ConditionDegraded, true, degradedReason, degradedMessage)
+		setCondition(benchmark, v1alpha1.ConditionDegraded, true, degradedReason, degradedMessage)
 	}
+}
+
+func setCondition(benchmark *v1alpha1.LoggingBenchmark, conditionType string, isTrue bool, reason, message string) {
+	conditionStatus := metav1.ConditionFalse
+	if isTrue {
+		conditionStatus = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&benchmark.Status.Conditions, metav1.Condition{
+		Type:               conditionType,
+		Status:             conditionStatus,
+		ObservedGeneration: benchmark.Generation,
+		Reason:             reason,
+		Message:            message,
+	})
 }

@@ -1,6 +1,7 @@
 package status
 
 import (
+	"cmp"
 	"strings"
 	"testing"
 
@@ -122,6 +123,40 @@ func TestSetPhase(t *testing.T) {
 			if (got.CompletionTime != nil) != got.Phase.IsFinished() {
 				t.Errorf("completion time %v in phase %s", got.CompletionTime, got.Phase)
 			}
+			for conditionType, want := range map[string]bool{
+				v1alpha1.ConditionComplete: got.Phase == v1alpha1.PhaseSucceeded,
+				v1alpha1.ConditionFailed:   got.Phase == v1alpha1.PhaseFailed,
+			} {
+				if meta.IsStatusConditionTrue(got.Conditions, conditionType) != want {
+					t.Errorf("%s = %+v in phase %s, want True: %v", conditionType,
+						meta.FindStatusCondition(got.Conditions, conditionType), got.Phase, want)
+				}
+			}
 		})
+	}
+}
+
+// TestSetBlocked: a benchmark no operator can run looked Progressing, or lost its phase.
+func TestSetBlocked(t *testing.T) {
+	for _, phase := range []v1alpha1.Phase{"", v1alpha1.PhaseRunning} {
+		benchmark := csvBenchmark(1)
+		benchmark.Status.Phase = phase
+		SetBlocked(benchmark, v1alpha1.ReasonCloudNativePGUnavailable, "no CloudNativePG")
+		if want := cmp.Or(phase, v1alpha1.PhasePending); benchmark.Status.Phase != want {
+			t.Errorf("phase %q became %s, want %s", phase, benchmark.Status.Phase, want)
+		}
+		for _, condition := range benchmark.Status.Conditions {
+			wantStatus := metav1.ConditionFalse
+			if condition.Type == v1alpha1.ConditionDegraded {
+				wantStatus = metav1.ConditionTrue
+			}
+			if condition.Status != wantStatus || condition.Reason != v1alpha1.ReasonCloudNativePGUnavailable ||
+				condition.Message != "no CloudNativePG" {
+				t.Errorf("%s = %+v, want %s for the missing CloudNativePG", condition.Type, condition, wantStatus)
+			}
+		}
+		if len(benchmark.Status.Conditions) != 5 {
+			t.Errorf("conditions %+v, want all five", benchmark.Status.Conditions)
+		}
 	}
 }

@@ -27,6 +27,9 @@ const (
 	CloudNativePGVersion = "v1.30.0"
 
 	assetsEnv = "KUBEBUILDER_ASSETS"
+	// cloudNativePGCRDFile holds CloudNativePG's CRDs in the folder cloudNativePGCRDDir
+	// extracts them to.
+	cloudNativePGCRDFile = "crds.yaml"
 )
 
 // AssetsDir returns the folder holding the kube-apiserver and etcd binaries envtest
@@ -66,11 +69,39 @@ func CRDPaths() ([]string, error) {
 // NewEnvironment returns an envtest environment, not yet started, that installs the CRDs
 // of CRDPaths and fails to start when one of them is missing.
 func NewEnvironment() (*envtest.Environment, error) {
-	assets, err := AssetsDir()
+	crdPaths, err := CRDPaths()
 	if err != nil {
 		return nil, err
 	}
-	crdPaths, err := CRDPaths()
+	return newEnvironment(crdPaths)
+}
+
+// NewEnvironmentWithoutCloudNativePG returns an envtest environment, not yet started,
+// that installs the LoggingBenchmark CRD alone, as a cluster without CloudNativePG.
+func NewEnvironmentWithoutCloudNativePG() (*envtest.Environment, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	return newEnvironment([]string{filepath.Join(root, "config", "crd", "bases")})
+}
+
+// CloudNativePGCRDs returns the file holding CloudNativePG's CRDs, extracted from the
+// release manifest of CloudNativePGVersion.
+func CloudNativePGCRDs() (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	dir, err := cloudNativePGCRDDir(root)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, cloudNativePGCRDFile), nil
+}
+
+func newEnvironment(crdPaths []string) (*envtest.Environment, error) {
+	assets, err := AssetsDir()
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +137,7 @@ func RepoRoot() (string, error) {
 // never copied into the repository.
 func cloudNativePGCRDDir(root string) (string, error) {
 	dir := filepath.Join(root, "bin", "cnpg-crds-"+CloudNativePGVersion)
-	target := filepath.Join(dir, "crds.yaml")
+	target := filepath.Join(dir, cloudNativePGCRDFile)
 	if _, err := os.Stat(target); err == nil {
 		return dir, nil
 	}

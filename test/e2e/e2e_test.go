@@ -120,7 +120,8 @@ var _ = Describe("logbench", Ordered, func() {
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(BeTrue())
 		Expect(k8sClient.Create(ctx, benchmark)).To(Succeed())
 
-		waitForPhase(ctx, benchmark, benchv1alpha1.PhaseSucceeded)
+		By("waiting with kubectl wait --for=condition=Complete, as a script waits for a Job")
+		waitWithKubectl(ctx, benchmark)
 
 		spec := benchmark.Spec
 		Expect(benchmark.Status.Results).To(HaveLen(len(spec.EffectiveDestinations()) * len(spec.Workload.Clients)))
@@ -598,6 +599,41 @@ func waitForPhase(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark
 		}
 		g.Expect(benchmark.Status.Phase).To(Equal(phase), benchmark.Status.Progress.Text)
 	}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(5 * time.Second).Should(Succeed())
+	printStatus(benchmark)
+}
+
+// waitWithKubectl waits for benchmark to succeed with kubectl wait for its Complete
+// condition and the benchmark's short name, as a user's script does, stopping early if
+// it fails instead, and prints its status.
+func waitWithKubectl(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark) {
+	waitCtx, cancel := context.WithTimeout(ctx, benchmarkTimeout)
+	defer cancel() // stops kubectl when the benchmark failed
+	args := append(slices.Clone(kubectlArgs), "-n", benchmarkNamespace, "wait", "lbench/"+benchmark.Name,
+		"--for=condition="+benchv1alpha1.ConditionComplete, "--timeout="+benchmarkTimeout.String())
+	var output []byte
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		output, err = exec.CommandContext(waitCtx, "kubectl", args...).CombinedOutput()
+		done <- err
+	}()
+	var waitErr error
+	Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(benchmark), benchmark)).To(Succeed())
+		if benchmark.Status.Phase == benchv1alpha1.PhaseFailed {
+			StopTrying("the benchmark failed").Now()
+		}
+		g.Expect(done).To(Receive(&waitErr), "kubectl wait returned: %s", benchmark.Status.Progress.Text)
+	}).WithContext(ctx).WithTimeout(benchmarkTimeout + time.Minute).WithPolling(5 * time.Second).Should(Succeed())
+	Expect(waitErr).NotTo(HaveOccurred(), "kubectl %s: %s", strings.Join(args, " "), output)
+	Expect(string(output)).To(ContainSubstring("condition met"))
+	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(benchmark), benchmark)).To(Succeed())
+	Expect(benchmark.Status.Phase).To(Equal(benchv1alpha1.PhaseSucceeded), "the phase agrees with Complete")
+	Expect(meta.IsStatusConditionFalse(benchmark.Status.Conditions, benchv1alpha1.ConditionFailed)).To(BeTrue())
+	printStatus(benchmark)
+}
+
+func printStatus(benchmark *benchv1alpha1.LoggingBenchmark) {
 	status, err := yaml.Marshal(benchmark.Status)
 	Expect(err).NotTo(HaveOccurred())
 	_, _ = fmt.Fprintf(GinkgoWriter, "benchmark %s status:\n%s\n", benchmark.Name, status)
