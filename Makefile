@@ -64,12 +64,22 @@ test: manifests helm-sync generate fmt vet envtest helm postgresql18 ## Run the 
 	cd test/promql && go vet ./... && go test ./...
 	FUZZTIME=$(FUZZTIME) hack/fuzz-brief.sh
 
+# The API reference is rendered from the Go types of api/, with their doc comments and
+# kubebuilder markers, by crd-ref-docs' Markdown renderer (hack/crd-ref-docs/config.yaml).
+API_REFERENCE = docs/reference/api.md
+
+.PHONY: docs
+docs: crd-ref-docs ## Generate the API reference docs/reference/api.md from the Go types.
+	mkdir -p $(dir $(API_REFERENCE))
+	$(CRD_REF_DOCS) --config=hack/crd-ref-docs/config.yaml --source-path=./api --renderer=markdown \
+		--output-path=$(API_REFERENCE) --log-level=ERROR
+
 .PHONY: verify-generated
-verify-generated: manifests helm-sync generate ## Fail when the generated code, manifests or the chart's copies of them are not committed.
-	@changes=$$(git status --porcelain -- api config $(CHART)); \
+verify-generated: manifests helm-sync generate docs ## Fail when the generated code, manifests, API reference or the chart's copies are not committed.
+	@changes=$$(git status --porcelain -- api config $(CHART) $(API_REFERENCE)); \
 	if [ -n "$$changes" ]; then \
 		echo "$$changes"; \
-		echo "generated files differ from the commit: run make manifests helm-sync generate and commit the result" >&2; \
+		echo "generated files differ from the commit: run make manifests helm-sync generate docs and commit the result" >&2; \
 		exit 1; \
 	fi
 
@@ -206,6 +216,7 @@ KUBECTL ?= kubectl
 KUSTOMIZE ?= $(LOCALBIN)/kustomize
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
+CRD_REF_DOCS ?= $(LOCALBIN)/crd-ref-docs
 HELM ?= $(LOCALBIN)/helm
 KIND ?= $(LOCALBIN)/kind
 OTELCOL_BUILDER ?= $(LOCALBIN)/builder
@@ -214,6 +225,7 @@ OTELCOL_BUILDER ?= $(LOCALBIN)/builder
 KUSTOMIZE_VERSION ?= v5.7.1
 CONTROLLER_TOOLS_VERSION ?= v0.19.0
 GOLANGCI_LINT_VERSION ?= v2.15.0
+CRD_REF_DOCS_VERSION ?= v0.3.0
 HELM_VERSION ?= v3.22.0
 KIND_VERSION ?= v0.33.0
 # The collector builder's version must be the core and contrib version of the components
@@ -266,6 +278,10 @@ controller-gen: | $(LOCALBIN) ## Install controller-gen into bin/ unless it is t
 .PHONY: golangci-lint
 golangci-lint: | $(LOCALBIN) ## Install golangci-lint into bin/ unless it is there.
 	$(call go-install-tool,$(GOLANGCI_LINT),github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION))
+
+.PHONY: crd-ref-docs
+crd-ref-docs: | $(LOCALBIN) ## Install crd-ref-docs into bin/ unless it is there.
+	$(call go-install-tool,$(CRD_REF_DOCS),github.com/elastic/crd-ref-docs,$(CRD_REF_DOCS_VERSION))
 
 .PHONY: helm
 helm: | $(LOCALBIN) ## Install helm into bin/ unless it is there.

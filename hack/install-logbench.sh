@@ -5,7 +5,7 @@
 # Usage: hack/install-logbench.sh IMAGE [--kubeconfig FILE | --kube-context NAME]
 #          [--prometheus-release NAME]
 # With --prometheus-release, the chart's ServiceMonitor and PrometheusRule are enabled and
-# labelled release: NAME, as README tells kube-prometheus-stack users to install it.
+# labelled release: NAME, as docs/prometheus.md tells kube-prometheus-stack users to install it.
 set -euo pipefail
 
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

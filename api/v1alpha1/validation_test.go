@@ -1,8 +1,12 @@
 package v1alpha1_test
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -13,6 +17,7 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -64,6 +69,30 @@ func flowItems(n int, format string) string {
 		items[i] = fmt.Sprintf(format, i+1)
 	}
 	return strings.Join(items, ", ")
+}
+
+// sampleObjects returns the objects of a sample file, one per YAML document, numbers
+// decoded as the API machinery expects them.
+func sampleObjects(path string) []*unstructured.Unstructured {
+	content, err := os.ReadFile(path)
+	Expect(err).NotTo(HaveOccurred())
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(content)))
+	var objects []*unstructured.Unstructured
+	for {
+		document, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return objects
+		}
+		Expect(err).NotTo(HaveOccurred(), path)
+		document, err = yaml.YAMLToJSON(document)
+		Expect(err).NotTo(HaveOccurred(), path)
+		if string(document) == "null" {
+			continue
+		}
+		object := &unstructured.Unstructured{}
+		Expect(object.UnmarshalJSON(document)).To(Succeed(), path)
+		objects = append(objects, object)
+	}
 }
 
 var _ = Describe("LoggingBenchmark admission", func() {
@@ -477,27 +506,40 @@ var _ = Describe("LoggingBenchmark admission", func() {
 		),
 	)
 
-	It("accepts every sample of config/samples", func() {
+	It("accepts every sample of config/samples, applied server-side with the Secrets it holds", func() {
 		root, err := testenv.RepoRoot()
 		Expect(err).NotTo(HaveOccurred())
-		samples, err := filepath.Glob(filepath.Join(root, "config", "samples", "*.yaml"))
+		dir := filepath.Join(root, "config", "samples")
+		samples, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 		Expect(err).NotTo(HaveOccurred())
-		accepted := 0
+		var kustomization struct {
+			Resources []string `json:"resources"`
+		}
+		content, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(yaml.Unmarshal(content, &kustomization)).To(Succeed())
+		files := []string{}
+		applied := map[string]string{}
+		benchmarks := 0
 		for _, path := range samples {
 			if filepath.Base(path) == "kustomization.yaml" {
 				continue
 			}
-			content, err := os.ReadFile(path)
-			Expect(err).NotTo(HaveOccurred())
-			var fields map[string]any
-			Expect(yaml.Unmarshal(content, &fields)).To(Succeed(), path)
-			benchmark := unstructuredBenchmark(fields)
-			Expect(benchmark.GetKind()).To(Equal("LoggingBenchmark"), path)
-			benchmark.SetNamespace(testNamespace)
-			Expect(k8sClient.Create(ctx, benchmark)).To(Succeed(), path)
-			accepted++
+			files = append(files, filepath.Base(path))
+			for _, object := range sampleObjects(path) {
+				id := object.GetKind() + "/" + object.GetName()
+				Expect(applied).NotTo(HaveKey(id), "%s and %s both hold %s: kubectl apply -k would refuse them", applied[id], path, id)
+				applied[id] = path
+				object.SetNamespace(testNamespace)
+				Expect(k8sClient.Patch(ctx, object, client.Apply, client.FieldOwner("logbench-samples"), client.ForceOwnership)).
+					To(Succeed(), "%s: %s", path, id)
+				if object.GetKind() == "LoggingBenchmark" {
+					benchmarks++
+				}
+			}
 		}
-		Expect(accepted).To(BeNumerically(">=", 2), "config/samples holds fewer samples than expected")
+		Expect(kustomization.Resources).To(ConsistOf(files), "config/samples/kustomization.yaml must list every sample")
+		Expect(benchmarks).To(BeNumerically(">=", 10), "config/samples holds fewer LoggingBenchmarks than expected")
 	})
 
 	It("fills in the documented defaults", func() {

@@ -68,7 +68,7 @@ func goldenTargets() map[string]Target {
 }
 
 // TestGolden pins the configuration and the pod patch of every golden target; the
-// README points at these files.
+// docs/shipping.md points at these files.
 func TestGolden(t *testing.T) {
 	for name, target := range goldenTargets() {
 		t.Run(name, func(t *testing.T) {

@@ -515,7 +515,7 @@ var _ = Describe("pgaudit", func() {
 				continue
 			}
 			// CloudNativePG writes pgaudit's records under their own logger, and samples
-			// them as it samples the others (see the README): the row counts what the
+			// them as it samples the others (see docs/counting.md): the row counts what the
 			// container log holds.
 			held := recordsOfRun(primaryLog(ctx, audited, row.Destination), row.Destination, row.Clients)
 			Expect(held).To(BeNumerically(">", 0), "stdout: no AUDIT record in the container log")
