@@ -141,8 +141,12 @@ func (r *LoggingBenchmarkReconciler) reconcileShipperConfig(
 		ObjectMeta: metav1.ObjectMeta{Namespace: benchmark.Namespace, Name: shipperConfigMapName(cluster)},
 	}
 	// Updating an existing ConfigMap makes it the one this operator generates, also when
-	// an earlier pass created it and stopped before the Cluster.
+	// an earlier pass created it and stopped before the Cluster; one it did not create
+	// stays as it is.
 	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, configMap, func() error {
+		if err := refuseAdoption(configMap, benchmark, true); err != nil {
+			return err
+		}
 		configMap.Labels = destinationLabels(benchmark.Name, dest.Name)
 		configMap.Data = map[string]string{shipping.ConfigKey: string(config)}
 		return ctrl.SetControllerReference(benchmark, configMap, r.Scheme)

@@ -26,6 +26,10 @@ const (
 	ReasonRunsFailed      = "RunsFailed"
 	ReasonAccountingError = "AccountingError"
 	ReasonNoFailures      = "NoFailures"
+	// ReasonForeignObject: an object the benchmark needs (the agent's ServiceAccount or
+	// RoleBinding, a shipper ConfigMap) exists and is not logbench's; logbench does not
+	// take it over.
+	ReasonForeignObject = "ForeignObject"
 )
 
 // PhaseReasons gives the reason of the Ready and Progressing conditions in each phase.

@@ -414,6 +414,8 @@ type LokiSpec struct {
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''",message="url must be an http or https URL with a host, such as http://loki.monitoring:3100"
 	// +kubebuilder:validation:XValidation:rule="!self.contains('@') && !self.contains('?') && !self.contains('#')",message="url must hold no credentials, query or fragment: put credentials in a Secret and reference it in auth"
+	// Fluent Bit and the collector expand ${...} in their configuration, files included.
+	// +kubebuilder:validation:XValidation:rule="!self.contains('$')",message="url must not contain $: the shippers would expand ${...} in it"
 	URL string `json:"url"`
 
 	// TenantID is sent as X-Scope-OrgID; empty sends none (single-tenant Loki).
@@ -435,7 +437,10 @@ type LokiSpec struct {
 	// common Fluent Bit DaemonSet setups attach.
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
-	// +kubebuilder:validation:XValidation:rule="self.startsWith('{') && self.endsWith('}')",message="selector must be a LogQL stream selector such as {namespace=\"${namespace}\", pod=\"${pod}\"}"
+	// Matchers only, as LogQL's grammar writes them (label name, =, !=, =~ or !~, a
+	// double-quoted string): the selector is pasted into the count query, where anything
+	// else could change what is counted.
+	// +kubebuilder:validation:XValidation:rule="self.matches('^\\\\{\\\\s*[a-zA-Z_][a-zA-Z0-9_]*\\\\s*(=|!=|=~|!~)\\\\s*\"([^\"\\\\\\\\]|\\\\\\\\.)*\"\\\\s*(,\\\\s*[a-zA-Z_][a-zA-Z0-9_]*\\\\s*(=|!=|=~|!~)\\\\s*\"([^\"\\\\\\\\]|\\\\\\\\.)*\"\\\\s*)*\\\\}$')",message="selector must be a LogQL stream selector of matchers only, such as {namespace=\"${namespace}\", pod=\"${pod}\"}"
 	// +kubebuilder:validation:XValidation:rule="!self.replace('${namespace}', '').replace('${pod}', '').replace('${container}', '').replace('${cluster}', '').contains('${')",message="selector may use only ${namespace}, ${pod}, ${container} and ${cluster}"
 	Selector string `json:"selector,omitempty"`
 

@@ -164,6 +164,18 @@ var _ = Describe("LoggingBenchmark admission", func() {
 			"spec.destinations[0].loki.url",
 			"put credentials in a Secret",
 		),
+		Entry("Loki URL with a variable the shippers expand",
+			`destinations: [{name: loki, type: Loki, loki: {url: "http://loki/${file:/var/run/secrets/kubernetes.io/serviceaccount/token}"}}]`,
+			"spec.destinations[0].loki.url", "url must not contain $"),
+		Entry("a selector followed by a LogQL expression that fakes the count",
+			`destinations: [{name: out, type: Stdout, loki: {url: "http://loki:3100", selector: '{a="b"} [1s])) * 0 + vector(1e6) + count_over_time({a="b"}'}}]`,
+			"spec.destinations[0].loki.selector", "selector must be a LogQL stream selector of matchers only"),
+		Entry("a selector with a line filter",
+			`destinations: [{name: out, type: Stdout, loki: {url: "http://loki:3100", selector: '{a="b"} |= "x" {c="d"}'}}]`,
+			"spec.destinations[0].loki.selector", "matchers only"),
+		Entry("a selector with an unterminated string",
+			`destinations: [{name: out, type: Stdout, loki: {url: "http://loki:3100", selector: '{a="b\"}'}}]`,
+			"spec.destinations[0].loki.selector", "matchers only"),
 		Entry("Loki URL with a query", `destinations: [{name: loki, type: Loki, loki: {url: "https://loki/?token=x"}}]`,
 			"spec.destinations[0].loki.url", "url must hold no credentials, query or fragment"),
 		Entry("empty Loki URL", `destinations: [{name: loki, type: Loki, loki: {url: ""}}]`,
@@ -395,6 +407,9 @@ var _ = Describe("LoggingBenchmark admission", func() {
 		Entry("a Stdout destination counted in Loki only, under OpenTelemetry's labels",
 			`destinations: [{name: out, type: Stdout, containerLog: Skip, loki: {url: "https://loki.example", `+
 				`selector: '{k8s_namespace_name="${namespace}", k8s_pod_name="${pod}", k8s_container_name="${container}"}'}}]`),
+		Entry("a selector with every matcher operator and an escaped quote",
+			`destinations: [{name: out, type: Stdout, loki: {url: "http://loki:3100", `+
+				`selector: '{ app=~"pg-.*" , team!="a\"b", env!~"dev|test",pod="${pod}" }'}}]`),
 		Entry("pgaudit with every option", `logging: {pgaudit: {log: [read, write, misc], logParameter: true, logRelation: true}}`),
 		Entry(
 			"a listed baseline named baseline",
