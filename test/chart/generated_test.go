@@ -107,3 +107,20 @@ func renderedClusterRoles(t *testing.T) map[string]rbacv1.ClusterRole {
 	}
 	return rendered
 }
+
+// TestAdmissionPolicyIsConfigs checks that the chart's admission policy is the one
+// config/admission holds, so that both installs refuse the same benchmarks.
+func TestAdmissionPolicyIsConfigs(t *testing.T) {
+	const name = "requester_rights_policy.yaml"
+	source, err := os.ReadFile(filepath.Join(repoRoot(t), "config", "admission", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied, err := os.ReadFile(filepath.Join(chartDir(t), "files", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(source, copied) {
+		t.Errorf("files/%s differs from config/admission/%s: %s", name, name, staleCopies)
+	}
+}
