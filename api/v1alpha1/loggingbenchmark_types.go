@@ -11,6 +11,11 @@ import (
 // +kubebuilder:validation:XValidation:rule="!self.baseline.enabled || self.destinations.all(d, d.name != 'baseline' || d.type == 'None')",message="the destination name 'baseline' is reserved for the automatic baseline; rename it or set baseline.enabled: false"
 // +kubebuilder:validation:XValidation:rule="self.destinations.filter(d, d.type == 'None').size() <= 1",message="at most one destination may have type None (the baseline)"
 // +kubebuilder:validation:XValidation:rule="!has(self.workload.ramp) || !has(self.workload.ramp.stopWhen) || !has(self.workload.ramp.stopWhen.overheadAbovePercent) || self.baseline.enabled || self.destinations.exists(d, d.type == 'None')",message="ramp.stopWhen.overheadAbovePercent needs the baseline to measure overhead against: enable it or list a destination of type None"
+// The status holds a result row per destination and client count and a repeat result
+// per run: MaxRowsAndRuns bounds them so that the largest status stays under 1 MiB
+// (etcd refuses an object above 1.5 MiB, and every later status write with it). A ramp
+// runs at most 11 client counts by factor (1 to 1000 doubling), its rounds by step.
+// +kubebuilder:validation:XValidation:rule="(self.destinations.size() + (self.baseline.enabled && !self.destinations.exists(d, d.type == 'None') ? 1 : 0)) * (!has(self.workload.ramp) ? self.workload.clients.size() : has(self.workload.ramp.step) ? (self.workload.ramp.max - self.workload.ramp.start) / self.workload.ramp.step + 1 : 11) * (self.workload.repeats + 1) <= 400",message="too many runs for one status: destinations (the baseline included) × client counts × (repeats + 1) must be at most 400; split the benchmark"
 type LoggingBenchmarkSpec struct {
 	// Postgres describes every benchmark cluster.
 	// +kubebuilder:default={}
@@ -611,6 +616,7 @@ type WorkloadSpec struct {
 	// +kubebuilder:default="5s"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+m)?([0-9]+s)?$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('10m')",message="warmup must be at most 10m"
 	Warmup metav1.Duration `json:"warmup,omitempty"`
 
 	// Seed orders the destinations in every round of runs, and the same seed replays the
@@ -745,6 +751,10 @@ const (
 	PhaseSucceeded    Phase = "Succeeded"
 	PhaseFailed       Phase = "Failed"
 )
+
+// MaxRowsAndRuns bounds destinations × client counts × (repeats + 1), the result rows
+// and the runs of a status (the CEL rule of LoggingBenchmarkSpec).
+const MaxRowsAndRuns = 400
 
 // LoggingBenchmarkStatus is the observed state of a benchmark. Everything in it can be
 // reconstructed from the benchmark's clusters and Jobs.
