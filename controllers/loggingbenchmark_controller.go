@@ -19,6 +19,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,6 +68,7 @@ type LoggingBenchmarkReconciler struct {
 // binding be created by whoever may bind its role.
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=logbench-agent
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;create;update
 
 // Reconcile fetches the benchmark, runs one pass and writes the status the pass computed,
 // also when a step failed; deletion needs no work because everything the benchmark
@@ -161,6 +163,7 @@ func ClientOptions() client.Options {
 		Unstructured: true,
 		DisableFor: []client.Object{
 			&corev1.Pod{}, &corev1.ServiceAccount{}, &rbacv1.RoleBinding{}, &corev1.ConfigMap{},
+			&networkingv1.NetworkPolicy{},
 		},
 	}}
 }

@@ -54,7 +54,7 @@ func PodPatch(t Target, configMap string) []PatchOperation {
 		Args:  shipper.Args(configMountPath + "/" + ConfigKey),
 		Env:   CredentialsEnv(t.Destination.Loki),
 		Ports: []corev1.ContainerPort{{
-			Name: metricsPortName, ContainerPort: int32(shipper.MetricsPort()), Protocol: corev1.ProtocolTCP,
+			Name: metricsPortName, ContainerPort: t.MetricsPort(), Protocol: corev1.ProtocolTCP,
 		}},
 		VolumeMounts: []corev1.VolumeMount{
 			// The whole scratch volume, read-only, at the path PostgreSQL writes to, so

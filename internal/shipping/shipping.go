@@ -103,6 +103,11 @@ func (t Target) shipper() Shipper {
 	return shipperFor(t.Destination.EffectiveShipper().Kind)
 }
 
+// MetricsPort is the port of the shipper's own counters in the instance pod.
+func (t Target) MetricsPort() int32 {
+	return int32(t.shipper().MetricsPort())
+}
+
 // Image is the shipper's image: the destination's own or the kind's pinned default.
 func (t Target) Image() string {
 	return cmp.Or(t.Destination.EffectiveShipper().Image, t.shipper().DefaultImage())

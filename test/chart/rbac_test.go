@@ -21,6 +21,7 @@ var reviewedRules = map[string][]rbacv1.PolicyRule{
 		{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"create", "get", "list", "patch", "watch"}},
 		{APIGroups: []string{"bench.logbench.io"}, Resources: []string{"loggingbenchmarks"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{"bench.logbench.io"}, Resources: []string{"loggingbenchmarks/status"}, Verbs: []string{"get", "patch", "update"}},
+		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"networkpolicies"}, Verbs: []string{"create", "get", "update"}},
 		{APIGroups: []string{"postgresql.cnpg.io"}, Resources: []string{"clusters"}, Verbs: []string{"create", "delete", "get", "list", "watch"}},
 		{APIGroups: []string{"rbac.authorization.k8s.io"}, ResourceNames: []string{"logbench-agent"}, Resources: []string{"clusterroles"}, Verbs: []string{"bind"}},
 		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"rolebindings"}, Verbs: []string{"create", "get", "patch"}},
