@@ -47,3 +47,10 @@ kubectl "${kubectl_flags[@]}" apply --server-side --force-conflicts -f "${REPO_R
   --set-string "image.repository=${image%:*}" --set-string "image.tag=${image##*:}" \
   --set "watchNamespaces={${E2E_NAMESPACE}}" --set "allowedImages={${allowed_images}}" "${monitoring[@]}" \
   --wait --timeout 5m >/dev/null
+# The operator serves its metrics to authorized clients only: the suite's Prometheus
+# (hack/install-prometheus-stack.sh runs it as monitoring/prometheus) may read them.
+if ((${#monitoring[@]})); then
+  kubectl "${kubectl_flags[@]}" create clusterrolebinding logbench-metrics-reader-prometheus \
+    --clusterrole=logbench-metrics-reader --serviceaccount=monitoring:prometheus --dry-run=client -o yaml |
+    kubectl "${kubectl_flags[@]}" apply -f - >/dev/null
+fi

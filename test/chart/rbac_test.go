@@ -26,6 +26,11 @@ var reviewedRules = map[string][]rbacv1.PolicyRule{
 		{APIGroups: []string{"rbac.authorization.k8s.io"}, ResourceNames: []string{"logbench-agent"}, Resources: []string{"clusterroles"}, Verbs: []string{"bind"}},
 		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"rolebindings"}, Verbs: []string{"create", "get", "patch"}},
 	},
+	// Reviews of the metrics clients' tokens and rights (kubebuilder's metrics_auth_role).
+	"logbench-metrics-auth": {
+		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
+		{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
+	},
 	"logbench-agent": {
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
 		{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},

@@ -69,6 +69,8 @@ var _ = Describe("logbench", Ordered, func() {
 		Eventually(func(g Gomega) {
 			g.Expect(scrapeMetrics(ctx)).To(ContainSubstring("controller_runtime_reconcile_total"))
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		_, err := scrapeMetricsWithoutToken(ctx)
+		Expect(err).To(HaveOccurred(), "the operator served its metrics to a client without a token")
 	})
 
 	It("rejects bad input with the documented message", func(ctx SpecContext) {
@@ -600,15 +602,6 @@ func gaugeValue(families map[string]*dto.MetricFamily, name string, labels map[s
 		return 0, fmt.Errorf("%d series of %s with labels %v, want 1", len(values), name, labels)
 	}
 	return values[0], nil
-}
-
-// scrapeMetrics reads the operator's metrics through the API server's service proxy,
-// which needs no client pod nor port-forward.
-func scrapeMetrics(ctx context.Context) (string, error) {
-	body, err := clientset.CoreV1().Services(operatorNamespace).
-		ProxyGet("http", "logbench-metrics", "metrics", "/metrics", nil).
-		DoRaw(ctx)
-	return string(body), err
 }
 
 // printDiagnostics writes what explains a failure: the operator's logs, the events of
