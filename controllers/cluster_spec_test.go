@@ -85,13 +85,7 @@ func TestBuildClusterWithMeter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var patch []struct {
-			Op, Path string
-			Value    json.RawMessage
-		}
-		if err := json.Unmarshal([]byte(cluster.GetAnnotations()[shipping.PodPatchAnnotation]), &patch); err != nil {
-			t.Fatalf("%s: pod patch: %v", dest.Name, err)
-		}
+		patch := podPatch(t, cluster)
 		var containers []string
 		shared := false
 		for _, operation := range patch {
@@ -191,13 +185,7 @@ func TestBuildClusterSealsTheSidecars(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var patch []struct {
-		Op, Path string
-		Value    json.RawMessage
-	}
-	if err := json.Unmarshal([]byte(cluster.GetAnnotations()[shipping.PodPatchAnnotation]), &patch); err != nil {
-		t.Fatal(err)
-	}
+	patch := podPatch(t, cluster)
 	volumes := map[string]corev1.Volume{}
 	mounts := map[string][]corev1.VolumeMount{}
 	for _, operation := range patch {
@@ -249,4 +237,20 @@ func TestBuildClusterSealsTheSidecars(t *testing.T) {
 			t.Errorf("%s mounts %v: want an empty volume where the ServiceAccount token would go", container, mounts[container])
 		}
 	}
+}
+
+// patchOperation is an operation of a Cluster's pod patch, its value left to decode.
+type patchOperation struct {
+	Op, Path string
+	Value    json.RawMessage
+}
+
+// podPatch decodes the pod patch of a built Cluster.
+func podPatch(t *testing.T, cluster *unstructured.Unstructured) []patchOperation {
+	t.Helper()
+	var patch []patchOperation
+	if err := json.Unmarshal([]byte(cluster.GetAnnotations()[shipping.PodPatchAnnotation]), &patch); err != nil {
+		t.Fatalf("%s: pod patch: %v", cluster.GetName(), err)
+	}
+	return patch
 }
