@@ -35,8 +35,11 @@ func (r *LoggingBenchmarkReconciler) reconcileAgentAccess(
 	ctx context.Context,
 	benchmark *v1alpha1.LoggingBenchmark,
 ) error {
-	account := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: benchmark.Namespace, Name: AgentServiceAccount}}
-	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: benchmark.Namespace, Name: agentRoleBinding}}
+	named := func(name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Namespace: benchmark.Namespace, Name: name}
+	}
+	account := &corev1.ServiceAccount{ObjectMeta: named(AgentServiceAccount)}
+	binding := &rbacv1.RoleBinding{ObjectMeta: named(agentRoleBinding)}
 	mutations := []struct {
 		object client.Object
 		mutate func()

@@ -28,7 +28,7 @@ func buildNetworkPolicy(benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Dest
 	port := func(number int32) networkingv1.NetworkPolicyPort {
 		return networkingv1.NetworkPolicyPort{Protocol: &tcp, Port: new(intstr.FromInt32(number))}
 	}
-	var open []networkingv1.NetworkPolicyPort
+	open := make([]networkingv1.NetworkPolicyPort, 0, len(cnpgPorts))
 	for _, number := range cnpgPorts {
 		open = append(open, port(number))
 	}

@@ -73,7 +73,7 @@ func TestNetworkPolicyAdmitsOnlyTheRunsToTheMeterAndShipper(t *testing.T) {
 }
 
 func portNumbers(rule networkingv1.NetworkPolicyIngressRule) []int32 {
-	var numbers []int32
+	numbers := make([]int32, 0, len(rule.Ports))
 	for _, port := range rule.Ports {
 		numbers = append(numbers, port.Port.IntVal)
 	}
