@@ -51,7 +51,7 @@ func TestAdmissionWithTheRequestersRights(t *testing.T) {
 		{
 			name: "a Secret the user may not read",
 			spec: lokiDestination(unreadableSecret),
-			want: []string{unreadableSecret, benchmarkEditor + " may not get them in namespace " + teamNamespace},
+			want: []string{unreadableSecret, benchmarkEditor + " may not get all of them in namespace " + teamNamespace},
 		},
 		{
 			name: "a PostgreSQL image outside allowedImages",

@@ -85,7 +85,7 @@ var _ = Describe("admission with the requester's rights", func() {
 		err := createAsEditor(ctx, benchmark)
 		Expect(err).To(MatchError(And(
 			ContainSubstring(unreadableSecret),
-			ContainSubstring(editorAccount+" may not get them in namespace "+benchmarkNamespace))))
+			ContainSubstring(editorAccount+" may not get all of them in namespace "+benchmarkNamespace))))
 	})
 
 	It("refuses an image outside allowedImages, saying which", func(ctx SpecContext) {
