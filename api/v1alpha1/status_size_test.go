@@ -24,7 +24,7 @@ var _ = Describe("the largest status", func() {
 		repeats      = 19
 	)
 	largestSpec := func(repeats int) string {
-		return fmt.Sprintf("destinations: [%s], workload: {clients: [%s], repeats: %d}",
+		return fmt.Sprintf("destinations: [%s]\nworkload: {clients: [%s], repeats: %d}",
 			flowItems(destinations, "{name: d%d, type: CSVLog}"), flowItems(clientCounts, "%d"), repeats)
 	}
 
