@@ -423,7 +423,8 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		}
 		Expect(revision(configMap)).To(BeNumerically("<", revision(cluster)))
 
-		wantPatch, err := json.Marshal(append(meterPatch(testAgentImage), shipping.PodPatch(target, "ship-fluent-shipper")...))
+		wantPatch, err := json.Marshal(slices.Concat(shipping.InstancePodPatch(), meterPatch(testAgentImage),
+			shipping.PodPatch(target, "ship-fluent-shipper")))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(cluster.GetAnnotations()).To(HaveKeyWithValue(shipping.PodPatchAnnotation, string(wantPatch)))
 		alterSystem, _, _ := unstructured.NestedBool(cluster.Object, "spec", "postgresql", "enableAlterSystem")
