@@ -13,34 +13,40 @@ import (
 	"github.com/logbench/logbench/api/v1alpha1"
 )
 
-// reconcileAgentAccess ensures the ServiceAccount the agent pods run as, allowed to read
-// the pods of the namespace and their logs (Stdout destinations count records in the
-// instance's container log).
+const (
+	// AgentClusterRole is the fixed ClusterRole the chart and config/rbac ship for the
+	// agent: reading the pods of a namespace and their logs (Stdout destinations count
+	// records in the instance's container log). The operator binds it in a benchmark's
+	// namespace with the bind verb on this name alone, and so never holds what it grants.
+	AgentClusterRole = "logbench-agent"
+	// agentRoleBinding binds AgentClusterRole to AgentServiceAccount; its name differs from
+	// the Role binding of earlier versions, whose roleRef cannot change.
+	agentRoleBinding = "logbench-agent-pods"
+)
+
+// reconcileAgentAccess ensures the ServiceAccount the agent pods run as, bound in the
+// benchmark's namespace to AgentClusterRole.
 //
-// The three objects are shared by the benchmarks of a namespace, each of which adds
+// The two objects are shared by the benchmarks of a namespace, each of which adds
 // itself as a non-controller owner: the garbage collector deletes them with the last
-// benchmark, and deleting one benchmark never takes them from another still running.
+// benchmark, and deleting one benchmark never takes them from another still running. An
+// object of the same name that no benchmark owns is not adopted (foreignObjectError).
 func (r *LoggingBenchmarkReconciler) reconcileAgentAccess(
 	ctx context.Context,
 	benchmark *v1alpha1.LoggingBenchmark,
 ) error {
-	meta := metav1.ObjectMeta{Namespace: benchmark.Namespace, Name: AgentServiceAccount}
-	account := &corev1.ServiceAccount{ObjectMeta: meta}
-	role := &rbacv1.Role{ObjectMeta: meta}
-	binding := &rbacv1.RoleBinding{ObjectMeta: meta}
+	named := func(name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Namespace: benchmark.Namespace, Name: name}
+	}
+	account := &corev1.ServiceAccount{ObjectMeta: named(AgentServiceAccount)}
+	binding := &rbacv1.RoleBinding{ObjectMeta: named(agentRoleBinding)}
 	mutations := []struct {
 		object client.Object
 		mutate func()
 	}{
 		{account, func() {}},
-		{role, func() {
-			role.Rules = []rbacv1.PolicyRule{
-				{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
-				{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},
-			}
-		}},
 		{binding, func() {
-			binding.RoleRef = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name}
+			binding.RoleRef = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: AgentClusterRole}
 			binding.Subjects = []rbacv1.Subject{
 				{Kind: rbacv1.ServiceAccountKind, Namespace: account.Namespace, Name: account.Name},
 			}
@@ -48,11 +54,14 @@ func (r *LoggingBenchmarkReconciler) reconcileAgentAccess(
 	}
 	for _, m := range mutations {
 		_, err := controllerutil.CreateOrPatch(ctx, r.Client, m.object, func() error {
+			if err := refuseAdoption(m.object, benchmark, false); err != nil {
+				return err
+			}
 			m.mutate()
 			return controllerutil.SetOwnerReference(benchmark, m.object, r.Scheme)
 		})
 		if err != nil {
-			return fmt.Errorf("ensuring the agent's %T %s: %w", m.object, AgentServiceAccount, err)
+			return fmt.Errorf("ensuring the agent's %T %s: %w", m.object, m.object.GetName(), err)
 		}
 	}
 	return nil

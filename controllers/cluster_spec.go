@@ -117,22 +117,20 @@ func buildCluster(
 	cluster.SetName(clusterName(benchmark.Name, dest.Name))
 	cluster.SetLabels(destinationLabels(benchmark.Name, dest.Name))
 	cluster.Object["spec"] = content
-	var patch []shipping.PatchOperation
+	patch := shipping.InstancePodPatch()
 	if meterImage != "" {
-		patch = meterPatch(meterImage)
+		patch = append(patch, meterPatch(meterImage)...)
 	}
 	if dest.Ships() {
 		// The sidecar comes from the pod patch; its configuration from the ConfigMap that
 		// reconcileShipperConfig writes before the Cluster.
 		patch = append(patch, shipping.PodPatch(shippingTarget(benchmark, dest), shipperConfigMapName(cluster.GetName()))...)
 	}
-	if len(patch) > 0 {
-		encoded, err := json.Marshal(patch)
-		if err != nil {
-			return nil, err
-		}
-		cluster.SetAnnotations(map[string]string{shipping.PodPatchAnnotation: string(encoded)})
+	encoded, err := json.Marshal(patch)
+	if err != nil {
+		return nil, err
 	}
+	cluster.SetAnnotations(map[string]string{shipping.PodPatchAnnotation: string(encoded)})
 	return cluster, nil
 }
 
@@ -156,6 +154,7 @@ func meterPatch(image string) []shipping.PatchOperation {
 				},
 				Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
 			},
+			VolumeMounts:    []corev1.VolumeMount{shipping.NoAPITokenMount},
 			SecurityContext: shipping.SidecarSecurityContext(),
 		}),
 	}

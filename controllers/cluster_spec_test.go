@@ -228,3 +228,68 @@ func TestValidateClusterNames(t *testing.T) {
 		t.Error("a 51-character cluster name was accepted")
 	}
 }
+
+// TestBuildClusterSealsTheSidecars: PostgreSQL writes its files to a volume of their own,
+// which the shipper mounts read-only, instead of CloudNativePG's scratch volume with its
+// certificates and sockets; neither the meter nor the shipper gets the pod's
+// ServiceAccount token.
+func TestBuildClusterSealsTheSidecars(t *testing.T) {
+	benchmark := &v1alpha1.LoggingBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: "ns"}}
+	dest := v1alpha1.Destination{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar}
+	cluster, err := buildCluster(benchmark, dest, "logbench:test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := podPatchOf(t, cluster)
+	volumes := map[string]corev1.Volume{}
+	mounts := map[string][]corev1.VolumeMount{}
+	for _, operation := range patch {
+		switch operation.Path {
+		case "/spec/volumes/-":
+			var volume corev1.Volume
+			if err := json.Unmarshal(operation.Value, &volume); err != nil {
+				t.Fatal(err)
+			}
+			volumes[volume.Name] = volume
+		case "/spec/containers/0/volumeMounts/-":
+			var mount corev1.VolumeMount
+			if err := json.Unmarshal(operation.Value, &mount); err != nil {
+				t.Fatal(err)
+			}
+			mounts["postgres"] = append(mounts["postgres"], mount)
+		case "/spec/containers/-":
+			var container corev1.Container
+			if err := json.Unmarshal(operation.Value, &container); err != nil {
+				t.Fatal(err)
+			}
+			mounts[container.Name] = container.VolumeMounts
+		}
+	}
+	mountAt := func(container, path string) *corev1.VolumeMount {
+		for _, mount := range mounts[container] {
+			if mount.MountPath == path {
+				return &mount
+			}
+		}
+		return nil
+	}
+	logs := mountAt("postgres", shipping.LogDirectory)
+	if logs == nil || logs.ReadOnly || volumes[logs.Name].EmptyDir == nil {
+		t.Errorf("postgres mounts %v: want an emptyDir at %s, read-write", mounts["postgres"], shipping.LogDirectory)
+	}
+	if shipped := mountAt(shipping.ContainerName, shipping.LogDirectory); shipped == nil || logs == nil ||
+		shipped.Name != logs.Name || !shipped.ReadOnly {
+		t.Errorf("the shipper mounts %v: want the log volume read-only", mounts[shipping.ContainerName])
+	}
+	for _, container := range []string{meter.ContainerName, shipping.ContainerName} {
+		for _, mount := range mounts[container] {
+			if strings.HasPrefix(mount.MountPath, "/controller") {
+				t.Errorf("%s mounts %s of CloudNativePG's scratch volume", container, mount.MountPath)
+			}
+		}
+		token := mountAt(container, "/var/run/secrets/kubernetes.io/serviceaccount")
+		if token == nil || !token.ReadOnly || volumes[token.Name].EmptyDir == nil {
+			t.Errorf("%s mounts %v: want an empty volume where the ServiceAccount token would go", container, mounts[container])
+		}
+	}
+}

@@ -59,7 +59,8 @@ func buildJob(benchmark *v1alpha1.LoggingBenchmark, run plannedRun, in jobInput)
 	if err != nil {
 		return nil, err
 	}
-	deadline := spec.Workload.Duration.Duration + spec.DrainTimeout.Duration + jobSetupMargin
+	workload := spec.Workload
+	deadline := workload.Warmup.Duration + workload.Duration.Duration + spec.DrainTimeout.Duration + jobSetupMargin
 	labels := runLabels(benchmark.Name, run)
 	superuserSecret := in.ClusterName + "-superuser"
 

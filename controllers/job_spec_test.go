@@ -3,6 +3,7 @@ package controllers
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,5 +87,23 @@ func TestDestinationLoggingReachesServerAndAgent(t *testing.T) {
 		if got := records.SettingsFor(request.Destination, request.Logging); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: the agent expects records for %+v, want %+v", tc.destination.Name, got, tc.want)
 		}
+	}
+}
+
+// TestJobDeadlineCountsTheWarmup: the Job's deadline covers the warmup, the run and the
+// drain, so that neither a long warmup kills a run nor a stuck one outlives its bound.
+func TestJobDeadlineCountsTheWarmup(t *testing.T) {
+	benchmark := &v1alpha1.LoggingBenchmark{Spec: v1alpha1.LoggingBenchmarkSpec{
+		Workload:     v1alpha1.WorkloadSpec{Duration: metav1.Duration{Duration: time.Minute}, Warmup: metav1.Duration{Duration: 10 * time.Minute}},
+		DrainTimeout: metav1.Duration{Duration: 30 * time.Second},
+	}}
+	run := plannedRun{Destination: v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}, Clients: 1, Repeat: 1}
+	job, err := buildJob(benchmark, run, jobInput{ClusterName: "b-csv", ClusterImage: "pg", InstallerImage: "logbench"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := int64((10*time.Minute + time.Minute + 30*time.Second + jobSetupMargin).Seconds())
+	if got := *job.Spec.ActiveDeadlineSeconds; got != want {
+		t.Errorf("deadline %d s, want %d s", got, want)
 	}
 }

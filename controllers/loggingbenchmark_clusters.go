@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -92,6 +93,9 @@ func (r *LoggingBenchmarkReconciler) createCluster(
 			return clusterOutcome{}, err
 		}
 	}
+	if err := r.reconcileNetworkPolicy(ctx, benchmark, dest); err != nil {
+		return clusterOutcome{}, err
+	}
 	created, err := buildCluster(benchmark, dest, r.AgentImage)
 	if err != nil {
 		return clusterOutcome{}, err
@@ -155,14 +159,40 @@ func (r *LoggingBenchmarkReconciler) reconcileShipperConfig(
 		ObjectMeta: metav1.ObjectMeta{Namespace: benchmark.Namespace, Name: shipperConfigMapName(cluster)},
 	}
 	// Updating an existing ConfigMap makes it the one this operator generates, also when
-	// an earlier pass created it and stopped before the Cluster.
+	// an earlier pass created it and stopped before the Cluster; one it did not create
+	// stays as it is.
 	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, configMap, func() error {
+		if err := refuseAdoption(configMap, benchmark, true); err != nil {
+			return err
+		}
 		configMap.Labels = destinationLabels(benchmark.Name, dest.Name)
 		configMap.Data = map[string]string{shipping.ConfigKey: string(config)}
 		return ctrl.SetControllerReference(benchmark, configMap, r.Scheme)
 	})
 	if err != nil {
 		return fmt.Errorf("writing the shipper configuration %s: %w", configMap.Name, err)
+	}
+	return nil
+}
+
+// reconcileNetworkPolicy creates or updates the NetworkPolicy that closes the meter and
+// shipper ports of a destination's instance pods to all but the destination's run Jobs
+// (buildNetworkPolicy), before the Cluster, so that no instance pod runs without it.
+func (r *LoggingBenchmarkReconciler) reconcileNetworkPolicy(
+	ctx context.Context, benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination,
+) error {
+	want := buildNetworkPolicy(benchmark, dest)
+	policy := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: want.Namespace, Name: want.Name}}
+	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, policy, func() error {
+		if err := refuseAdoption(policy, benchmark, true); err != nil {
+			return err
+		}
+		policy.Labels = want.Labels
+		policy.Spec = want.Spec
+		return ctrl.SetControllerReference(benchmark, policy, r.Scheme)
+	})
+	if err != nil {
+		return fmt.Errorf("writing the NetworkPolicy %s: %w", want.Name, err)
 	}
 	return nil
 }

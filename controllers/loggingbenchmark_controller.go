@@ -19,6 +19,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,10 +68,14 @@ type LoggingBenchmarkReconciler struct {
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;create;update;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list
-// +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create;patch
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;create;patch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;create;patch
+// The agent's rights come from the fixed ClusterRole logbench-agent (AgentClusterRole),
+// which the operator may bind but does not hold: Kubernetes' escalation check lets a
+// binding be created by whoever may bind its role.
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=logbench-agent
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;create;update
 
 // Reconcile fetches the benchmark, runs one pass and writes the status the pass computed,
 // also when a step failed; deletion needs no work because everything the benchmark
@@ -139,6 +144,10 @@ func (r *LoggingBenchmarkReconciler) reconcileBenchmark(
 	}
 	result, err := r.reconcileRuns(ctx, pass)
 	setStatus(pass)
+	if foreign := (*foreignObjectError)(nil); errors.As(err, &foreign) {
+		status.Fail(benchmark, v1alpha1.ReasonForeignObject, foreign)
+		return ctrl.Result{}, nil
+	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -164,7 +173,8 @@ func ClientOptions() client.Options {
 	return client.Options{Cache: &client.CacheOptions{
 		Unstructured: true,
 		DisableFor: []client.Object{
-			&corev1.Pod{}, &corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}, &corev1.ConfigMap{},
+			&corev1.Pod{}, &corev1.ServiceAccount{}, &rbacv1.RoleBinding{}, &corev1.ConfigMap{},
+			&networkingv1.NetworkPolicy{},
 		},
 	}}
 }

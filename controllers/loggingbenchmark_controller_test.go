@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -310,9 +311,31 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		account := &corev1.ServiceAccount{}
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: AgentServiceAccount}, account)).To(Succeed())
 		Expect(account.OwnerReferences).To(ConsistOf(HaveField("Name", "jobs")))
+		binding := &rbacv1.RoleBinding{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: agentRoleBinding}, binding)).To(Succeed())
+		Expect(binding.RoleRef).To(Equal(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: AgentClusterRole}))
+		Expect(binding.Subjects).To(ConsistOf(HaveField("Name", AgentServiceAccount)))
+		Expect(binding.OwnerReferences).To(ConsistOf(HaveField("Name", "jobs")))
 
 		By("starting one run at a time")
 		Consistently(func() []batchv1.Job { return listJobs(namespace) }, time.Second).Should(HaveLen(1))
+	})
+
+	It("fails, without taking it over, when an object it would create exists and no benchmark owns it", func() {
+		DeferCleanup(startOperator(time.Minute))
+		foreign := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: AgentServiceAccount}}
+		Expect(k8sClient.Create(ctx, foreign)).To(Succeed())
+		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "foreign", v1alpha1.CleanupNever))).To(Succeed())
+		markClusterReady(namespace, "foreign-baseline")
+		markClusterReady(namespace, "foreign-csv")
+
+		benchmark := expectPhase(namespace, "foreign", v1alpha1.PhaseFailed)
+		degraded := meta.FindStatusCondition(benchmark.Status.Conditions, v1alpha1.ConditionDegraded)
+		Expect(degraded.Reason).To(Equal(v1alpha1.ReasonForeignObject))
+		Expect(degraded.Message).To(ContainSubstring("ServiceAccount " + namespace + "/" + AgentServiceAccount))
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(foreign), foreign)).To(Succeed())
+		Expect(foreign.OwnerReferences).To(BeEmpty())
+		Expect(listJobs(namespace)).To(BeEmpty())
 	})
 
 	It("keeps the results of the other runs and reports why a run failed", func() {
@@ -406,7 +429,8 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		}
 		Expect(revision(configMap)).To(BeNumerically("<", revision(cluster)))
 
-		wantPatch, err := json.Marshal(append(meterPatch(testAgentImage), shipping.PodPatch(target, "ship-fluent-shipper")...))
+		wantPatch, err := json.Marshal(slices.Concat(shipping.InstancePodPatch(), meterPatch(testAgentImage),
+			shipping.PodPatch(target, "ship-fluent-shipper")))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(cluster.GetAnnotations()).To(HaveKeyWithValue(shipping.PodPatchAnnotation, string(wantPatch)))
 		alterSystem, _, _ := unstructured.NestedBool(cluster.Object, "spec", "postgresql", "enableAlterSystem")

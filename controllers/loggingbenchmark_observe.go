@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,6 +47,9 @@ type runsObservation struct {
 	// Unsaved holds the finished Jobs whose result was read from their pod and is not
 	// yet saved in their annotation.
 	Unsaved []finishedJob
+	// Recheck is when to look again at a run whose pod has not started: the kubelet's
+	// waiting reasons change no Job, so no watch brings the pass that fails it.
+	Recheck time.Duration
 }
 
 // finishedJob is a Job that finished with its run's result.
@@ -217,13 +221,23 @@ func (r *LoggingBenchmarkReconciler) observeRuns(
 			continue
 		}
 		finished, failure := jobOutcome(job)
-		if !finished {
-			continue
-		}
-		message, clientNode, err := r.terminationMessage(ctx, job)
+		pod, err := r.latestPod(ctx, job)
 		if err != nil {
 			return runsObservation{}, err
 		}
+		if !finished {
+			stuck, recheck := unstartablePod(pod, time.Now())
+			if recheck > 0 && (observed.Recheck == 0 || recheck < observed.Recheck) {
+				observed.Recheck = recheck
+			}
+			if stuck != "" {
+				result := v1alpha1.RepeatResult{Repeat: key.Repeat, Error: status.Truncate(stuck)}
+				observed.Finished[key] = result
+				observed.Unsaved = append(observed.Unsaved, finishedJob{Job: job, Run: key, Result: result})
+			}
+			continue
+		}
+		message, clientNode := terminationMessage(pod)
 		result := resultFromTermination(message, failure)
 		result.Repeat, result.ClientNode = key.Repeat, clientNode
 		if result.ServerNode, err = r.primaryNode(ctx, benchmark.Namespace,
@@ -264,16 +278,12 @@ func jobOutcome(job *batchv1.Job) (finished bool, failure string) {
 	return false, ""
 }
 
-// terminationMessage returns the agent's termination message in the Job's latest pod and
-// the node that ran it, or "" when no pod is left.
-func (r *LoggingBenchmarkReconciler) terminationMessage(
-	ctx context.Context,
-	job *batchv1.Job,
-) (message, node string, err error) {
+// latestPod returns the Job's latest pod, nil when none is left.
+func (r *LoggingBenchmarkReconciler) latestPod(ctx context.Context, job *batchv1.Job) (*corev1.Pod, error) {
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(job.Namespace),
 		client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
-		return "", "", fmt.Errorf("listing the pods of Job %s: %w", job.Name, err)
+		return nil, fmt.Errorf("listing the pods of Job %s: %w", job.Name, err)
 	}
 	var latest *corev1.Pod
 	for i := range pods.Items {
@@ -283,15 +293,58 @@ func (r *LoggingBenchmarkReconciler) terminationMessage(
 			latest = pod
 		}
 	}
+	return latest, nil
+}
+
+// terminationMessage returns the agent's termination message in a finished Job's latest
+// pod and the node that ran it, or "" when no pod is left.
+func terminationMessage(latest *corev1.Pod) (message, node string) {
 	if latest == nil {
-		return "", "", nil
+		return "", ""
 	}
 	for _, containerStatus := range latest.Status.ContainerStatuses {
 		if containerStatus.Name == agentContainer && containerStatus.State.Terminated != nil {
-			return containerStatus.State.Terminated.Message, latest.Spec.NodeName, nil
+			return containerStatus.State.Terminated.Message, latest.Spec.NodeName
 		}
 	}
-	return "", latest.Spec.NodeName, nil
+	return "", latest.Spec.NodeName
+}
+
+// unstartableReasons are the kubelet's waiting reasons of a container that will not
+// start without a change of the cluster (a missing Secret or key, an image that cannot
+// be pulled): the Job would wait for its deadline, hours away.
+var unstartableReasons = []string{
+	"CreateContainerConfigError", "CreateContainerError", "ErrImagePull", "ImagePullBackOff", "InvalidImageName",
+}
+
+const (
+	// podStartGrace lets the kubelet retry a pull or a Secret created late before the run
+	// fails.
+	podStartGrace = 2 * time.Minute
+	// pendingRecheck is how often a pending run pod is looked at.
+	pendingRecheck = 30 * time.Second
+)
+
+// unstartablePod tells why a running Job's pod cannot start, once one of its containers
+// has waited for an unstartable reason past podStartGrace since the pod's creation;
+// recheck is when to look again at a pod still pending, 0 for one that runs or is gone.
+func unstartablePod(pod *corev1.Pod, now time.Time) (reason string, recheck time.Duration) {
+	if pod == nil || pod.Status.Phase != corev1.PodPending {
+		return "", 0
+	}
+	waited := now.Sub(pod.CreationTimestamp.Time)
+	for _, container := range append(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses...) {
+		waiting := container.State.Waiting
+		if waiting == nil || !slices.Contains(unstartableReasons, waiting.Reason) {
+			continue
+		}
+		if waited < podStartGrace {
+			return "", podStartGrace - waited
+		}
+		return fmt.Sprintf("the run's pod %s could not start: container %s: %s: %s",
+			pod.Name, container.Name, waiting.Reason, waiting.Message), 0
+	}
+	return "", pendingRecheck
 }
 
 // primaryNode is the node of a cluster's primary instance pod, "" when there is none.

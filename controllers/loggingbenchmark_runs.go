@@ -67,9 +67,9 @@ func (r *LoggingBenchmarkReconciler) reconcileRuns(ctx context.Context, pass *be
 	}
 	next := pass.nextRun()
 	if next != nil && pass.runs.Started[next.key()] {
-		// The Job's watch brings the next pass.
+		// The Job's watch brings the next pass, or the recheck of a pod not started.
 		pass.current, pass.phase = next, v1alpha1.PhaseRunning
-		return ctrl.Result{}, nil
+		return ctrl.Result{RequeueAfter: pass.runs.Recheck}, nil
 	}
 	images, wait, err := r.reconcileClusters(ctx, pass)
 	if err != nil {
@@ -145,6 +145,10 @@ func (r *LoggingBenchmarkReconciler) saveRunResult(ctx context.Context, finished
 		job.Annotations = map[string]string{}
 	}
 	job.Annotations[AnnotationResult] = string(encoded)
+	if ended, _ := jobOutcome(job); !ended {
+		// A run failed for a pod that could not start: suspending the Job deletes the pod.
+		job.Spec.Suspend = new(true)
+	}
 	if err := r.Patch(ctx, job, patch); err != nil {
 		return fmt.Errorf("saving the result of Job %s: %w", job.Name, err)
 	}

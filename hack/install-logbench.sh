@@ -32,6 +32,9 @@ while (($#)); do
   esac
   shift 2
 done
+# The suite's images are built here as logbench.local/...: the admission policy allows
+# them beside the chart's defaults (helm --set replaces the whole list).
+allowed_images="ghcr.io/cloudnative-pg/,cr.fluentbit.io/fluent/,otel/opentelemetry-collector-contrib:,ghcr.io/logbench/,logbench.local/"
 kubectl "${kubectl_flags[@]}" create namespace "$E2E_NAMESPACE" --dry-run=client -o yaml |
   kubectl "${kubectl_flags[@]}" apply -f - >/dev/null
 
@@ -42,5 +45,12 @@ kubectl "${kubectl_flags[@]}" apply --server-side --force-conflicts -f "${REPO_R
 "${REPO_ROOT}/bin/helm" upgrade --install logbench "${REPO_ROOT}/charts/logbench" "${helm_flags[@]}" \
   --namespace logbench-system --create-namespace \
   --set-string "image.repository=${image%:*}" --set-string "image.tag=${image##*:}" \
-  --set "watchNamespaces={${E2E_NAMESPACE}}" "${monitoring[@]}" \
+  --set "watchNamespaces={${E2E_NAMESPACE}}" --set "allowedImages={${allowed_images}}" "${monitoring[@]}" \
   --wait --timeout 5m >/dev/null
+# The operator serves its metrics to authorized clients only: the suite's Prometheus
+# (hack/install-prometheus-stack.sh runs it as monitoring/prometheus) may read them.
+if ((${#monitoring[@]})); then
+  kubectl "${kubectl_flags[@]}" create clusterrolebinding logbench-metrics-reader-prometheus \
+    --clusterrole=logbench-metrics-reader --serviceaccount=monitoring:prometheus --dry-run=client -o yaml |
+    kubectl "${kubectl_flags[@]}" apply -f - >/dev/null
+fi

@@ -35,6 +35,11 @@ const (
 	// operator can drive, so no benchmark can run until a supported CloudNativePG is
 	// installed. Every condition of a benchmark that has not finished carries it.
 	ReasonCloudNativePGUnavailable = "CloudNativePGUnavailable"
+
+	// ReasonForeignObject: an object the benchmark needs (the agent's ServiceAccount or
+	// RoleBinding, a shipper ConfigMap) exists and is not logbench's; logbench does not
+	// take it over.
+	ReasonForeignObject = "ForeignObject"
 )
 
 // PhaseReasons gives the reason of the Ready and Progressing conditions in each phase.

@@ -11,6 +11,11 @@ import (
 // +kubebuilder:validation:XValidation:rule="!self.baseline.enabled || self.destinations.all(d, d.name != 'baseline' || d.type == 'None')",message="the destination name 'baseline' is reserved for the automatic baseline; rename it or set baseline.enabled: false"
 // +kubebuilder:validation:XValidation:rule="self.destinations.filter(d, d.type == 'None').size() <= 1",message="at most one destination may have type None (the baseline)"
 // +kubebuilder:validation:XValidation:rule="!has(self.workload.ramp) || !has(self.workload.ramp.stopWhen) || !has(self.workload.ramp.stopWhen.overheadAbovePercent) || self.baseline.enabled || self.destinations.exists(d, d.type == 'None')",message="ramp.stopWhen.overheadAbovePercent needs the baseline to measure overhead against: enable it or list a destination of type None"
+// The status holds a result row per destination and client count and a repeat result
+// per run: MaxRowsAndRuns bounds them so that the largest status stays under 1 MiB
+// (etcd refuses an object above 1.5 MiB, and every later status write with it). A ramp
+// runs at most 11 client counts by factor (1 to 1000 doubling), its rounds by step.
+// +kubebuilder:validation:XValidation:rule="(self.destinations.size() + (self.baseline.enabled && !self.destinations.exists(d, d.type == 'None') ? 1 : 0)) * (!has(self.workload.ramp) ? self.workload.clients.size() : has(self.workload.ramp.step) ? (self.workload.ramp.max - self.workload.ramp.start) / self.workload.ramp.step + 1 : 11) * (self.workload.repeats + 1) <= 220",message="too many runs for one status: destinations (the baseline included) × client counts × (repeats + 1) must be at most 220; split the benchmark"
 type LoggingBenchmarkSpec struct {
 	// Postgres describes every benchmark cluster.
 	// +kubebuilder:default={}
@@ -527,6 +532,8 @@ type LokiSpec struct {
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''",message="url must be an http or https URL with a host, such as http://loki.monitoring:3100"
 	// +kubebuilder:validation:XValidation:rule="!self.contains('@') && !self.contains('?') && !self.contains('#')",message="url must hold no credentials, query or fragment: put credentials in a Secret and reference it in auth"
+	// Fluent Bit and the collector expand ${...} in their configuration, files included.
+	// +kubebuilder:validation:XValidation:rule="!self.contains('$')",message="url must not contain $: the shippers would expand ${...} in it"
 	URL string `json:"url"`
 
 	// TenantID is sent as X-Scope-OrgID; empty sends none (single-tenant Loki).
@@ -548,7 +555,10 @@ type LokiSpec struct {
 	// common Fluent Bit DaemonSet setups attach.
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
-	// +kubebuilder:validation:XValidation:rule="self.startsWith('{') && self.endsWith('}')",message="selector must be a LogQL stream selector such as {namespace=\"${namespace}\", pod=\"${pod}\"}"
+	// Matchers only, as LogQL's grammar writes them (label name, =, !=, =~ or !~, a
+	// double-quoted string): the selector is pasted into the count query, where anything
+	// else could change what is counted.
+	// +kubebuilder:validation:XValidation:rule="self.matches('^\\\\{\\\\s*[a-zA-Z_][a-zA-Z0-9_]*\\\\s*(=|!=|=~|!~)\\\\s*\"([^\"\\\\\\\\]|\\\\\\\\.)*\"\\\\s*(,\\\\s*[a-zA-Z_][a-zA-Z0-9_]*\\\\s*(=|!=|=~|!~)\\\\s*\"([^\"\\\\\\\\]|\\\\\\\\.)*\"\\\\s*)*\\\\}$')",message="selector must be a LogQL stream selector of matchers only, such as {namespace=\"${namespace}\", pod=\"${pod}\"}"
 	// +kubebuilder:validation:XValidation:rule="!self.replace('${namespace}', '').replace('${pod}', '').replace('${container}', '').replace('${cluster}', '').contains('${')",message="selector may use only ${namespace}, ${pod}, ${container} and ${cluster}"
 	Selector string `json:"selector,omitempty"`
 
@@ -719,6 +729,7 @@ type WorkloadSpec struct {
 	// +kubebuilder:default="5s"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+m)?([0-9]+s)?$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('10m')",message="warmup must be at most 10m"
 	Warmup metav1.Duration `json:"warmup,omitempty"`
 
 	// Seed orders the destinations in every round of runs, and the same seed replays the
@@ -856,6 +867,10 @@ const (
 	PhaseSucceeded    Phase = "Succeeded"
 	PhaseFailed       Phase = "Failed"
 )
+
+// MaxRowsAndRuns bounds destinations × client counts × (repeats + 1), the result rows
+// and the runs of a status (the CEL rule of LoggingBenchmarkSpec).
+const MaxRowsAndRuns = 220
 
 // LoggingBenchmarkStatus is the observed state of a benchmark. Everything in it can be
 // reconstructed from the benchmark's clusters and Jobs.

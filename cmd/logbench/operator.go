@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/logbench/logbench/api/v1alpha1"
@@ -29,6 +30,7 @@ func init() {
 func newOperatorCommand() *cobra.Command {
 	var (
 		metricsAddr         string
+		secureMetrics       bool
 		probeAddr           string
 		leaderElect         bool
 		agentImage          string
@@ -62,7 +64,7 @@ func newOperatorCommand() *cobra.Command {
 				Scheme:                 scheme,
 				Client:                 controllers.ClientOptions(),
 				Cache:                  controllers.CacheOptions(watchNamespaces, cloudNativePGUnavailable == ""),
-				Metrics:                metricsserver.Options{BindAddress: metricsAddr},
+				Metrics:                metricsOptions(metricsAddr, secureMetrics),
 				HealthProbeBindAddress: probeAddr,
 				LeaderElection:         leaderElect,
 				LeaderElectionID:       "operator.bench.logbench.io",
@@ -92,7 +94,10 @@ func newOperatorCommand() *cobra.Command {
 		},
 	}
 	flags := cmd.Flags()
-	flags.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address the metrics endpoint binds to; 0 disables it")
+	flags.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "address the metrics endpoint binds to; 0 disables it")
+	flags.BoolVar(&secureMetrics, "metrics-secure", true,
+		"serve the metrics over HTTPS to clients the API server authenticates and authorizes (get on /metrics); "+
+			"false serves plain HTTP to anyone")
 	flags.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address the health probe endpoint binds to")
 	flags.BoolVar(&leaderElect, "leader-elect", false, "elect a leader, so that only one of several replicas reconciles")
 	flags.StringVar(&agentImage, "agent-image", os.Getenv(agentImageEnv),
@@ -105,4 +110,16 @@ func newOperatorCommand() *cobra.Command {
 	zapOptions.BindFlags(zapFlags)
 	flags.AddGoFlagSet(zapFlags)
 	return cmd
+}
+
+// metricsOptions serves the metrics as kubebuilder's scaffold does: with secure, over
+// HTTPS with a self-signed certificate, to clients whose token the API server accepts
+// (TokenReview) and who may get /metrics (SubjectAccessReview), as Prometheus's
+// ServiceAccount may with the chart's metrics-reader ClusterRole.
+func metricsOptions(address string, secure bool) metricsserver.Options {
+	options := metricsserver.Options{BindAddress: address, SecureServing: secure}
+	if secure {
+		options.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	return options
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/logbench/logbench/internal/shipping"
 )
 
-// FileLogDirectory is where file destinations write, on the instance pod's scratch
-// volume: CloudNativePG's own FIFOs live in /controller/log and must keep one reader.
+// FileLogDirectory is where file destinations write, the instance pod's log volume
+// (shipping.LogDirectory).
 // Shipping destinations write there too, for their sidecar to read.
 const FileLogDirectory = shipping.LogDirectory
 

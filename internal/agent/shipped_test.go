@@ -232,7 +232,7 @@ func TestShippedRunExplainsDropsByALokiRestart(t *testing.T) {
 	got := drainAndAccount(t, run, 2500, clock)
 	want := "loki restarted during the run: records it held in memory or on storage that did not survive the restart " +
 		"are lost; loki's count of the run's records fell 300 below its highest: loki lost records it had stored; " +
-		"loki did not answer 3 counts during the drain (last: loki answered 503 Service Unavailable: Ingester not ready); " +
+		"loki did not answer 3 counts during the drain (last: loki answered 503 Service Unavailable); " +
 		"the shipper dropped 500 records (errors or retries exhausted); 500 records needed retries"
 	if got.Delivered != 1200 || got.Dropped == nil || *got.Dropped != 1300 || got.DropReason != want {
 		t.Errorf("records %+v, want 1200 delivered, 1300 dropped: %s", got, want)

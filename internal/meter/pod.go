@@ -3,13 +3,13 @@ package meter
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -68,8 +68,9 @@ func PodSample(proc string, self int) Sample {
 type Service struct {
 	sample Sample
 
-	mu      sync.Mutex
-	last    int
+	mu sync.Mutex
+	// windows by ID: random, so that a client can read or close only the windows it
+	// opened, not guess another run's.
 	windows map[string]openWindow
 }
 
@@ -110,8 +111,7 @@ func (s *Service) open(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	s.last++
-	id := strconv.Itoa(s.last)
+	id := rand.Text()
 	s.windows[id] = openWindow{window, time.Now().Add(windowExpiry)}
 	w.Header().Set("Location", "/windows/"+id)
 	w.WriteHeader(http.StatusCreated)

@@ -115,6 +115,30 @@ func TestServiceBoundsOpenWindows(t *testing.T) {
 	}
 }
 
+// TestWindowIDsAreRandom: a pod that can reach the meter cannot read or close another
+// run's window by counting: its ID is random, 26 base32 characters (130 bits).
+func TestWindowIDsAreRandom(t *testing.T) {
+	_, client := servedPod(t)
+	seen := map[string]bool{}
+	for range 2 {
+		measurement, err := client.Start()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer measurement.End()
+		path := measurement.(*podMeasurement).path
+		id := strings.TrimPrefix(path, "/windows/")
+		if len(id) != 26 || seen[id] || id == "1" || id == "2" {
+			t.Errorf("window at %s: want a fresh random ID of 26 characters", path)
+		}
+		seen[id] = true
+	}
+	guessed := &podMeasurement{client: client, path: "/windows/1"}
+	if _, err := guessed.Server(); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("a guessed window read: %v, want 404", err)
+	}
+}
+
 // TestNoShipper: the pods of file and Stdout destinations have no sidecar but the meter.
 func TestNoShipper(t *testing.T) {
 	proc := procfstest.New(t)

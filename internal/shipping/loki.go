@@ -98,15 +98,13 @@ func (c *LokiClient) Metrics(ctx context.Context) (LokiMetrics, error) {
 	return ParseLokiMetrics(bytes.NewReader(body), tenant)
 }
 
-// lokiRequestTimeout bounds a request to Loki: one that never answers (a dropped
-// connection) must not hold a drain past its deadline for long.
-const lokiRequestTimeout = 20 * time.Second
+// requestTimeout bounds a request to Loki or to a shipper's metrics: one that never
+// answers (a dropped connection) must not hold a drain past its deadline for long.
+const requestTimeout = 20 * time.Second
 
 // get sends an authenticated GET for path under the client's URL and returns the body of
 // a 200 answer.
 func (c *LokiClient) get(ctx context.Context, path string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, lokiRequestTimeout)
-	defer cancel()
 	request, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.URL, "/")+path, nil)
 	if err != nil {
 		return nil, err
@@ -123,13 +121,18 @@ func (c *LokiClient) get(ctx context.Context, path string) ([]byte, error) {
 	return fetch(c.HTTP, request, "loki")
 }
 
-// fetch sends the request and returns the body of a 200 answer; what names the server in
-// errors. A server that cannot be reached, times out, or answers that it cannot serve
-// now (5xx, 429) is unavailable (bench.UnavailableError): it may answer later.
+// fetch sends the request, within requestTimeout, and returns the body of a 200 answer;
+// what names the server in errors. A server that cannot be reached, times out, or
+// answers that it cannot serve now (5xx, 429) is unavailable (bench.UnavailableError): it
+// may answer later. Of another answer the error keeps the status line alone: the body is
+// the server's text, which the status must not carry (the URL names any server).
 func fetch(httpClient *http.Client, request *http.Request, what string) ([]byte, error) {
 	if httpClient == nil {
 		httpClient = http.DefaultClient
 	}
+	ctx, cancel := context.WithTimeout(request.Context(), requestTimeout)
+	defer cancel()
+	request = request.WithContext(ctx)
 	response, err := httpClient.Do(request)
 	if err != nil {
 		// The URL holds the whole query: the cause says enough.
@@ -149,7 +152,7 @@ func fetch(httpClient *http.Client, request *http.Request, what string) ([]byte,
 		return nil, fmt.Errorf("reading the answer of %s: %w", what, err)
 	}
 	if response.StatusCode != http.StatusOK {
-		err := fmt.Errorf("%s answered %s: %s", what, response.Status, answerMessage(body))
+		err := fmt.Errorf("%s answered %s", what, text.Truncate(response.Status, 64))
 		if response.StatusCode >= http.StatusInternalServerError || response.StatusCode == http.StatusTooManyRequests {
 			return nil, &bench.UnavailableError{Err: err}
 		}
@@ -197,20 +200,6 @@ func parseCountResponse(body []byte) (int64, error) {
 		total += int64(n)
 	}
 	return total, nil
-}
-
-// answerMessage is the error a server (Loki, a shipper) gives: the text of its body, or
-// the message of a JSON error, bounded.
-func answerMessage(body []byte) string {
-	var structured struct {
-		Message string `json:"message"`
-		Error   string `json:"error"`
-	}
-	message := strings.TrimSpace(string(body))
-	if json.Unmarshal(body, &structured) == nil {
-		message = strings.TrimSpace(structured.Message + " " + structured.Error)
-	}
-	return text.Truncate(message, 512)
 }
 
 // RunCounter counts one run's records in Loki; it is a bench.Destination.

@@ -17,10 +17,12 @@ const (
 	// ConfigKey is the key of the shipper's configuration in its ConfigMap.
 	ConfigKey = "config.yaml"
 
-	configVolume    = "logbench-shipper-config"
-	configMountPath = "/etc/logbench-shipper"
-	bufferVolume    = "logbench-shipper-buffer"
-	metricsPortName = "shipper-metrics"
+	logVolume        = "logbench-log"
+	noAPITokenVolume = "logbench-no-api-token"
+	configVolume     = "logbench-shipper-config"
+	configMountPath  = "/etc/logbench-shipper"
+	bufferVolume     = "logbench-shipper-buffer"
+	metricsPortName  = "shipper-metrics"
 
 	// bufferMountPath holds the sidecar's own state (Fluent Bit's tail offsets and
 	// filesystem buffer) on an emptyDir that outlives restarts of the container, not of
@@ -54,13 +56,13 @@ func PodPatch(t Target, configMap string) []PatchOperation {
 		Args:  shipper.Args(configMountPath + "/" + ConfigKey),
 		Env:   CredentialsEnv(t.Destination.Loki),
 		Ports: []corev1.ContainerPort{{
-			Name: metricsPortName, ContainerPort: int32(shipper.MetricsPort()), Protocol: corev1.ProtocolTCP,
+			Name: metricsPortName, ContainerPort: t.MetricsPort(), Protocol: corev1.ProtocolTCP,
 		}},
 		VolumeMounts: []corev1.VolumeMount{
-			// The whole scratch volume, read-only, at the path PostgreSQL writes to, so
-			// that the configuration names the file as PostgreSQL does. The shipper is
-			// configured to read LogDirectory only, never CloudNativePG's FIFOs.
-			{Name: scratchVolume, MountPath: scratchMountPath, ReadOnly: true},
+			// The log volume, read-only, at the path PostgreSQL writes to, so that the
+			// configuration names the file as PostgreSQL does.
+			{Name: logVolume, MountPath: LogDirectory, ReadOnly: true},
+			NoAPITokenMount,
 			{Name: configVolume, MountPath: configMountPath, ReadOnly: true},
 			{Name: bufferVolume, MountPath: bufferMountPath},
 		},
@@ -81,6 +83,30 @@ func PodPatch(t Target, configMap string) []PatchOperation {
 		return append(volumes, syslogReceiverPatch(container)...)
 	}
 	return append(volumes, Add("/spec/containers/-", container))
+}
+
+// postgresContainerPath is the postgres container of CloudNativePG's instance pods, the
+// first (pkg/specs/pods.go, v1.30.0).
+const postgresContainerPath = "/spec/containers/0"
+
+// NoAPITokenMount hides the ServiceAccount token from a container logbench adds to an
+// instance pod: CloudNativePG's instance manager needs the pod's token, so the pod
+// mounts it, but the ServiceAccount admission adds no token to a container that already
+// mounts something at its path, here an empty read-only volume (InstancePodPatch).
+var NoAPITokenMount = corev1.VolumeMount{
+	Name: noAPITokenVolume, MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true,
+}
+
+// InstancePodPatch returns the operations every instance pod gets before logbench's
+// containers: the log volume at LogDirectory in the postgres container, and the empty
+// volume of NoAPITokenMount.
+func InstancePodPatch() []PatchOperation {
+	emptyDir := corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
+	return []PatchOperation{
+		Add("/spec/volumes/-", corev1.Volume{Name: logVolume, VolumeSource: emptyDir}),
+		Add(postgresContainerPath+"/volumeMounts/-", corev1.VolumeMount{Name: logVolume, MountPath: LogDirectory}),
+		Add("/spec/volumes/-", corev1.Volume{Name: noAPITokenVolume, VolumeSource: emptyDir}),
+	}
 }
 
 // SidecarSecurityContext is that of the containers logbench adds to an instance pod: it

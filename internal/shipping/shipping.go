@@ -54,18 +54,14 @@ func shipperFor(kind v1alpha1.ShipperKind) Shipper {
 }
 
 const (
-	// LogDirectory is where PostgreSQL writes the file the sidecar reads, on the instance
-	// pod's scratch volume; CloudNativePG's own FIFOs in /controller/log keep their one
-	// reader, the instance manager.
-	LogDirectory = scratchMountPath + "/logbench"
+	// LogDirectory is where PostgreSQL writes file destinations, the file the sidecar
+	// reads among them: an emptyDir of its own (InstancePodPatch) that the postgres
+	// container mounts read-write and the shipper read-only, so that the shipper sees
+	// neither CloudNativePG's certificates nor its sockets on the scratch volume.
+	LogDirectory = "/logbench-log"
 	// logFileName is log_filename: fixed, so the shipper follows one file that a size
 	// rotation reopens and appends to, instead of discovering new ones late.
 	logFileName = "logbench.log"
-
-	// scratchVolume is CloudNativePG's emptyDir mounted at /controller in instance pods
-	// (pkg/specs/volumes.go, v1.30.0).
-	scratchVolume    = "scratch-data"
-	scratchMountPath = "/controller"
 
 	// csvlogRecordStart matches the log_time that opens every csvlog record
 	// ("2026-01-02 03:04:05.678 UTC,"), by which shippers join a record's lines: a quoted
@@ -101,6 +97,11 @@ func (t Target) logFile() string {
 // shipper is the Shipper of the destination's kind.
 func (t Target) shipper() Shipper {
 	return shipperFor(t.Destination.EffectiveShipper().Kind)
+}
+
+// MetricsPort is the port of the shipper's own counters in the instance pod.
+func (t Target) MetricsPort() int32 {
+	return int32(t.shipper().MetricsPort())
 }
 
 // Image is the shipper's image: the destination's own or the kind's pinned default.

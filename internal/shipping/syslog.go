@@ -81,7 +81,7 @@ func syslogFilter(d v1alpha1.Destination) map[string]any {
 // the records sent after that are lost, and counted lost.
 func syslogReceiverPatch(container corev1.Container) []PatchOperation {
 	container.VolumeMounts = append(
-		slices.DeleteFunc(container.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == scratchVolume }),
+		slices.DeleteFunc(container.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == logVolume }),
 		corev1.VolumeMount{Name: syslogVolume, MountPath: syslogMountPath},
 	)
 	container.RestartPolicy = new(corev1.ContainerRestartPolicyAlways)
@@ -96,9 +96,7 @@ func syslogReceiverPatch(container corev1.Container) []PatchOperation {
 		Add("/spec/volumes/-", corev1.Volume{Name: syslogVolume, VolumeSource: corev1.VolumeSource{
 			EmptyDir: &corev1.EmptyDirVolumeSource{},
 		}}),
-		// CloudNativePG's instance pods have the postgres container first
-		// (pkg/specs/pods.go, v1.30.0).
-		Add("/spec/containers/0/volumeMounts/-", corev1.VolumeMount{
+		Add(postgresContainerPath+"/volumeMounts/-", corev1.VolumeMount{
 			Name: syslogVolume, MountPath: devLog, SubPath: syslogSocket,
 		}),
 		Add("/spec/initContainers/-", container),

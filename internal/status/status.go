@@ -84,11 +84,17 @@ func Set(benchmark *v1alpha1.LoggingBenchmark, observed Observation) {
 
 // SetInvalid records a spec that cannot run at all: the benchmark fails before any run.
 func SetInvalid(benchmark *v1alpha1.LoggingBenchmark, invalid error) {
+	Fail(benchmark, v1alpha1.ReasonInvalidSpec, invalid)
+}
+
+// Fail ends the benchmark as failed before its runs, with the Degraded reason and cause
+// given.
+func Fail(benchmark *v1alpha1.LoggingBenchmark, reason string, cause error) {
 	current := &benchmark.Status
 	current.Phase = v1alpha1.PhaseFailed
 	current.Progress.RunsTotal = benchmark.Spec.RunsTotal()
 	markCompletion(current)
-	setConditions(benchmark, v1alpha1.ReasonInvalidSpec, invalid.Error())
+	setConditions(benchmark, reason, cause.Error())
 }
 
 func markCompletion(current *v1alpha1.LoggingBenchmarkStatus) {

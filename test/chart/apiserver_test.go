@@ -122,8 +122,8 @@ var operatorAccess = []authorizationv1.ResourceAttributes{
 	{Verb: "patch", Group: "bench.logbench.io", Resource: "loggingbenchmarks", Subresource: "status"},
 	{Verb: "create", Group: "postgresql.cnpg.io", Resource: "clusters"},
 	{Verb: "create", Group: "batch", Resource: "jobs"},
-	{Verb: "get", Resource: "pods", Subresource: "log"},
-	{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "roles"},
+	{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "rolebindings"},
+	{Verb: "bind", Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Name: "logbench-agent"},
 }
 
 // operatorMay asks the API server whether the operator's ServiceAccount may make the

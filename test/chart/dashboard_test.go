@@ -125,7 +125,15 @@ func TestDashboardPanels(t *testing.T) {
 // the label the Grafana sidecar looks for.
 func TestDashboardConfigMap(t *testing.T) {
 	content, _ := readDashboard(t)
-	configMap := findObject(t, render(t, []string{"grafanaDashboard.enabled=true"}), "ConfigMap")
+	var configMap *unstructured.Unstructured
+	for _, object := range render(t, []string{"grafanaDashboard.enabled=true"}) {
+		if object.GetKind() == "ConfigMap" && object.GetName() == releaseName+"-dashboard" {
+			configMap = object
+		}
+	}
+	if configMap == nil {
+		t.Fatalf("the chart rendered no ConfigMap %s-dashboard", releaseName)
+	}
 	if label := configMap.GetLabels()["grafana_dashboard"]; label != "1" {
 		t.Errorf("the dashboard ConfigMap's grafana_dashboard label is %q, want 1", label)
 	}

@@ -40,19 +40,14 @@ func TestClusterRolesGrantTheirSourceRules(t *testing.T) {
 		"logbench-loggingbenchmark-admin":  "loggingbenchmark_admin_role.yaml",
 		"logbench-loggingbenchmark-editor": "loggingbenchmark_editor_role.yaml",
 		"logbench-loggingbenchmark-viewer": "loggingbenchmark_viewer_role.yaml",
+		"logbench-agent":                   "agent_role.yaml",
+		"logbench-metrics-auth":            "metrics_auth_role.yaml",
+		"logbench-metrics-reader":          "metrics_reader_role.yaml",
 	}
-	rendered := map[string]rbacv1.ClusterRole{}
-	for _, object := range render(t, nil) {
-		if object.GetKind() != "ClusterRole" {
-			continue
-		}
-		var role rbacv1.ClusterRole
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(object.Object, &role); err != nil {
-			t.Fatal(err)
-		}
-		rendered[role.Name] = role
-		if _, ok := sources[role.Name]; !ok {
-			t.Errorf("the chart renders ClusterRole %s, which has no source in config/rbac", role.Name)
+	rendered := renderedClusterRoles(t)
+	for name := range rendered {
+		if _, ok := sources[name]; !ok {
+			t.Errorf("the chart renders ClusterRole %s, which has no source in config/rbac", name)
 		}
 	}
 	for name, source := range sources {
@@ -95,4 +90,39 @@ func readYAMLFiles(t *testing.T, dir string) map[string][]byte {
 		t.Fatalf("%s holds no YAML file", dir)
 	}
 	return files
+}
+
+// renderedClusterRoles returns the ClusterRoles the chart renders with its defaults, by
+// name.
+func renderedClusterRoles(t *testing.T) map[string]rbacv1.ClusterRole {
+	t.Helper()
+	rendered := map[string]rbacv1.ClusterRole{}
+	for _, object := range render(t, nil) {
+		if object.GetKind() != "ClusterRole" {
+			continue
+		}
+		var role rbacv1.ClusterRole
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(object.Object, &role); err != nil {
+			t.Fatal(err)
+		}
+		rendered[role.Name] = role
+	}
+	return rendered
+}
+
+// TestAdmissionPolicyIsConfigs checks that the chart's admission policy is the one
+// config/admission holds, so that both installs refuse the same benchmarks.
+func TestAdmissionPolicyIsConfigs(t *testing.T) {
+	const name = "requester_rights_policy.yaml"
+	source, err := os.ReadFile(filepath.Join(repoRoot(t), "config", "admission", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied, err := os.ReadFile(filepath.Join(chartDir(t), "files", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(source, copied) {
+		t.Errorf("files/%s differs from config/admission/%s: %s", name, name, staleCopies)
+	}
 }

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -60,7 +61,9 @@ const operatorNamespace = "logbench-system"
 const podSecurityEnforce = "pod-security.kubernetes.io/enforce"
 
 var (
-	k8sClient       client.Client
+	k8sClient client.Client
+	// restConfig is the suite's, a cluster administrator's: specs impersonate users with it.
+	restConfig      *rest.Config
 	clientset       *kubernetes.Clientset
 	postgresImage   string
 	postgres18Image string
@@ -109,6 +112,7 @@ var _ = BeforeSuite(func() {
 	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
 	Expect(apiextensionsv1.AddToScheme(scheme)).To(Succeed())
 	Expect(benchv1alpha1.AddToScheme(scheme)).To(Succeed())
+	restConfig = config
 	k8sClient, err = client.New(config, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
 	clientset, err = kubernetes.NewForConfig(config)

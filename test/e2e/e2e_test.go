@@ -69,6 +69,8 @@ var _ = Describe("logbench", Ordered, func() {
 		Eventually(func(g Gomega) {
 			g.Expect(scrapeMetrics(ctx)).To(ContainSubstring("controller_runtime_reconcile_total"))
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		_, err := scrapeMetricsWithoutToken(ctx)
+		Expect(err).To(HaveOccurred(), "the operator served its metrics to a client without a token")
 	})
 
 	It("rejects bad input with the documented message", func(ctx SpecContext) {
@@ -716,15 +718,6 @@ func scrapeMetricFamilies(ctx context.Context) (map[string]*dto.MetricFamily, er
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	return parser.TextToMetricFamilies(strings.NewReader(metrics))
-}
-
-// scrapeMetrics reads the operator's metrics through the API server's service proxy,
-// which needs no client pod nor port-forward.
-func scrapeMetrics(ctx context.Context) (string, error) {
-	body, err := clientset.CoreV1().Services(operatorNamespace).
-		ProxyGet("http", "logbench-metrics", "metrics", "/metrics", nil).
-		DoRaw(ctx)
-	return string(body), err
 }
 
 // printDiagnostics writes what explains a failure: the operator's logs, the events of

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os/exec"
 	"slices"
 	"strings"
 
@@ -22,6 +23,7 @@ import (
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/report"
+	shippingpkg "github.com/logbench/logbench/internal/shipping"
 )
 
 // lokiCredentials is the Secret of the shipping spec's Loki credentials: basic auth for
@@ -78,9 +80,10 @@ func (c canaries) addClusterPasswords(ctx context.Context, benchmark *benchv1alp
 // expectNoLeak searches everything logbench writes about benchmark for the canaries:
 // the LoggingBenchmark, the namespace's events, the logs of the operator, of the run
 // Jobs' pods and of the shipper sidecars, the pods' status (Jobs' termination messages),
-// the ConfigMaps (shipper configurations), the metrics endpoint and every format of
-// logbench report. PostgreSQL's own container log is not searched: it holds the
-// statement log, and logbench sends no credential as a statement.
+// the ConfigMaps (shipper configurations), the metrics endpoint, every format of
+// logbench report, and PostgreSQL's own output: its container log and the log files its
+// file destinations write, where a credential sent as a statement or a setting would
+// show.
 func expectNoLeak(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark, secrets canaries) {
 	places := map[string][]byte{}
 	current := &benchv1alpha1.LoggingBenchmark{}
@@ -109,6 +112,9 @@ func expectNoLeak(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark
 				Expect(err).NotTo(HaveOccurred(), "logs of %s/%s", pod.Name, container.Name)
 				places[fmt.Sprintf("the log of %s/%s", pod.Name, container.Name)] = logs
 			}
+			if pod.Labels[cnpgClusterLabel] != "" && pod.Status.Phase == corev1.PodRunning {
+				places["the log files of "+pod.Name] = instanceLogFiles(ctx, pod)
+			}
 		}
 	}
 
@@ -136,17 +142,36 @@ func expectNoLeak(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark
 		strings.Join(slices.Sorted(maps.Keys(places)), ", "))
 }
 
-// writtenByLogbench tells the containers whose logs logbench writes: the operator's,
-// the run Jobs' (agent and pgbench) and the shipper sidecars.
+// cnpgClusterLabel marks CloudNativePG's instance pods.
+const cnpgClusterLabel = "cnpg.io/cluster"
+
+// writtenByLogbench tells the containers whose logs logbench writes or makes others
+// write: the operator's, the run Jobs' (agent and pgbench), the shipper sidecars and
+// PostgreSQL's, which logs the statements logbench sends.
 func writtenByLogbench(namespace string, pod corev1.Pod, container string) bool {
 	switch {
 	case namespace == operatorNamespace:
 		return true
 	case pod.Labels["batch.kubernetes.io/job-name"] != "":
 		return true
+	case pod.Labels[cnpgClusterLabel] != "":
+		return container == "postgres" || container == shippingpkg.ContainerName
 	default:
-		return container == "logbench-shipper"
+		return container == shippingpkg.ContainerName
 	}
+}
+
+// instanceLogFiles returns the log files PostgreSQL wrote for logbench's file
+// destinations in an instance pod, read in its postgres container; nothing when it wrote
+// none (the baseline and Stdout destinations).
+func instanceLogFiles(ctx context.Context, pod corev1.Pod) []byte {
+	args := append(append([]string{}, kubectlArgs...), "-n", pod.Namespace, "exec", pod.Name, "-c", "postgres", "--",
+		"sh", "-c", "cat "+shippingpkg.LogDirectory+"/* 2>/dev/null || true")
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, "kubectl", args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	Expect(cmd.Run()).To(Succeed(), "reading the log files of %s: %s", pod.Name, &stderr)
+	return stdout.Bytes()
 }
 
 func mustJSON(v any) []byte {

@@ -206,6 +206,10 @@ var _ = Describe("shipping", Ordered, func() {
 		expectNoLeak(ctx, benchmark, planted)
 	})
 
+	It("closes the meter and shipper ports of every cluster to all but its destination's runs", func(ctx SpecContext) {
+		expectClosedPorts(ctx, benchmark)
+	})
+
 	It("counts a Stdout destination in the Loki a node agent ships the container log to, "+
 		"beside the container log, and names the stage that lost records", func(ctx SpecContext) {
 		deployLoki(ctx)

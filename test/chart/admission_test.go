@@ -1,0 +1,171 @@
+package chart_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+)
+
+// benchmarkEditor is a ServiceAccount bound only to the chart's loggingbenchmark-editor
+// ClusterRole in teamNamespace, and allowed to get the one Secret readableSecret.
+const (
+	teamNamespace    = "team"
+	benchmarkEditor  = "bench-editor"
+	readableSecret   = "loki-token"
+	unreadableSecret = "payments-db"
+)
+
+// TestAdmissionWithTheRequestersRights installs the chart and creates benchmarks as a
+// user holding only the editor role: the admission policy refuses a Secret the user may
+// not read and an image outside allowedImages, saying why, and accepts a benchmark
+// naming only what the user may use. envtest's API server authorizes with RBAC, so the
+// policy's authorizer answers as a real cluster's would.
+func TestAdmissionWithTheRequestersRights(t *testing.T) {
+	helmBinary(t) // skips the test before the API server starts
+	admin, kubeconfig := startAPIServer(t)
+	ctx := t.Context()
+	for _, namespace := range []string{releaseNamespace, teamNamespace} {
+		createNamespace(ctx, t, admin, namespace)
+	}
+	if _, err := runHelm(t, "install", releaseName, chartDir(t), "--kubeconfig", kubeconfig,
+		"--namespace", releaseNamespace); err != nil {
+		t.Fatal(err)
+	}
+	grantEditor(ctx, t, admin)
+	editor := impersonate(t, kubeconfig, "system:serviceaccount:"+teamNamespace+":"+benchmarkEditor)
+
+	refusals := []struct {
+		name string
+		spec string
+		want []string
+	}{
+		{
+			name: "a Secret the user may not read",
+			spec: lokiDestination(unreadableSecret),
+			want: []string{unreadableSecret, benchmarkEditor + " may not get all of them in namespace " + teamNamespace},
+		},
+		{
+			name: "a PostgreSQL image outside allowedImages",
+			spec: `{postgres: {imageName: "registry.example/postgresql:18"}, destinations: [{name: csv, type: CSVLog}]}`,
+			want: []string{"registry.example/postgresql:18", "are not allowed", "ghcr.io/cloudnative-pg/"},
+		},
+		{
+			name: "a shipper image outside allowedImages",
+			spec: `{destinations: [{name: fb, type: FluentBitSidecar, shipper: {image: "cr.fluentbit.io.example/fluent-bit:5"}}]}`,
+			want: []string{"cr.fluentbit.io.example/fluent-bit:5", "are not allowed"},
+		},
+	}
+	for _, refusal := range refusals {
+		t.Run("refuses "+refusal.name, func(t *testing.T) {
+			// The API server applies a new policy within seconds, not at once.
+			var err error
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+				if err = editor.Create(ctx, benchmark(t, refusal.spec), client.DryRunAll); err != nil {
+					break
+				}
+			}
+			if err == nil {
+				t.Fatalf("the editor created a benchmark with %s", refusal.spec)
+			}
+			for _, want := range refusal.want {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("the refusal does not say %q: %v", want, err)
+				}
+			}
+		})
+	}
+
+	t.Run("accepts a benchmark naming only what the user may use", func(t *testing.T) {
+		spec := `{postgres: {imageName: "ghcr.io/cloudnative-pg/postgresql:18"}, destinations: [` +
+			`{name: loki, type: Loki, loki: {url: "http://loki:3100", auth: {bearerToken: {secretName: ` + readableSecret + `}}}},` +
+			`{name: fb, type: FluentBitSidecar, shipper: {image: "cr.fluentbit.io/fluent/fluent-bit:5.0.3"}}]}`
+		if err := editor.Create(ctx, benchmark(t, spec)); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// lokiDestination is a spec shipping to Loki with the bearer token of Secret secret.
+func lokiDestination(secret string) string {
+	return `{destinations: [{name: loki, type: Loki, loki: {url: "http://loki:3100", ` +
+		`auth: {bearerToken: {secretName: ` + secret + `}}}}]}`
+}
+
+// benchmark returns a LoggingBenchmark of teamNamespace with the spec specYAML, as
+// unstructured data so that the API server defaults what it leaves out.
+func benchmark(t *testing.T, specYAML string) *unstructured.Unstructured {
+	t.Helper()
+	spec := map[string]any{}
+	if err := yaml.Unmarshal([]byte(specYAML), &spec); err != nil {
+		t.Fatal(err)
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "bench.logbench.io/v1alpha1",
+		"kind":       "LoggingBenchmark",
+		"metadata":   map[string]any{"generateName": "admission-", "namespace": teamNamespace},
+		"spec":       spec,
+	}}
+}
+
+// grantEditor creates the Secrets of teamNamespace and the ServiceAccount benchmarkEditor
+// there, bound to the chart's editor ClusterRole and to a Role that lets it get
+// readableSecret only.
+func grantEditor(ctx context.Context, t *testing.T, admin client.Client) {
+	t.Helper()
+	meta := func(name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Namespace: teamNamespace, Name: name}
+	}
+	subjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: teamNamespace, Name: benchmarkEditor}}
+	objects := []client.Object{
+		&corev1.Secret{ObjectMeta: meta(readableSecret), StringData: map[string]string{"token": "loki"}},
+		&corev1.Secret{ObjectMeta: meta(unreadableSecret), StringData: map[string]string{"token": "payments"}},
+		&corev1.ServiceAccount{ObjectMeta: meta(benchmarkEditor)},
+		&rbacv1.RoleBinding{
+			ObjectMeta: meta(benchmarkEditor),
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole",
+				Name: releaseName + "-loggingbenchmark-editor"},
+			Subjects: subjects,
+		},
+		&rbacv1.Role{ObjectMeta: meta("read-" + readableSecret), Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{readableSecret},
+			Verbs: []string{"get"},
+		}}},
+		&rbacv1.RoleBinding{
+			ObjectMeta: meta("read-" + readableSecret),
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "read-" + readableSecret},
+			Subjects:   subjects,
+		},
+	}
+	for _, object := range objects {
+		if err := admin.Create(ctx, object); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// impersonate returns a client of the cluster administrator of kubeconfig acting as the
+// user name.
+func impersonate(t *testing.T, kubeconfig, name string) client.Client {
+	t.Helper()
+	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	config.Impersonate.UserName = name
+	config.Impersonate.Groups = []string{"system:serviceaccounts", "system:serviceaccounts:" + teamNamespace,
+		"system:authenticated"}
+	user, err := client.New(config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return user
+}
