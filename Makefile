@@ -209,6 +209,8 @@ GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
 HELM ?= $(LOCALBIN)/helm
 KIND ?= $(LOCALBIN)/kind
 OTELCOL_BUILDER ?= $(LOCALBIN)/builder
+GORELEASER ?= $(LOCALBIN)/goreleaser
+ACTIONLINT ?= $(LOCALBIN)/actionlint
 
 ## Tool versions
 KUSTOMIZE_VERSION ?= v5.7.1
@@ -216,6 +218,8 @@ CONTROLLER_TOOLS_VERSION ?= v0.19.0
 GOLANGCI_LINT_VERSION ?= v2.15.0
 HELM_VERSION ?= v3.22.0
 KIND_VERSION ?= v0.33.0
+GORELEASER_VERSION ?= v2.15.1
+ACTIONLINT_VERSION ?= v1.7.12
 # The collector builder's version must be the core and contrib version of the components
 # in hack/otelcol/builder-config.yaml; the builder checks it.
 OTELCOL_BUILDER_VERSION ?= v0.145.0
@@ -266,6 +270,14 @@ controller-gen: | $(LOCALBIN) ## Install controller-gen into bin/ unless it is t
 .PHONY: golangci-lint
 golangci-lint: | $(LOCALBIN) ## Install golangci-lint into bin/ unless it is there.
 	$(call go-install-tool,$(GOLANGCI_LINT),github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION))
+
+.PHONY: goreleaser
+goreleaser: | $(LOCALBIN) ## Install goreleaser into bin/ unless it is there.
+	$(call go-install-tool,$(GORELEASER),github.com/goreleaser/goreleaser/v2,$(GORELEASER_VERSION))
+
+.PHONY: actionlint
+actionlint: | $(LOCALBIN) ## Install actionlint into bin/ unless it is there.
+	$(call go-install-tool,$(ACTIONLINT),github.com/rhysd/actionlint/cmd/actionlint,$(ACTIONLINT_VERSION))
 
 .PHONY: helm
 helm: | $(LOCALBIN) ## Install helm into bin/ unless it is there.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -32,7 +33,7 @@ func TestBuildClusterMapsThePostgresSpec(t *testing.T) {
 			Logging: v1alpha1.LoggingSpec{Statement: v1alpha1.StatementAll, LinePrefix: "%a "},
 		},
 	}
-	cluster, err := buildCluster(benchmark, v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}, "")
+	cluster, err := buildCluster(benchmark, v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestBuildClusterWithMeter(t *testing.T) {
 		{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar,
 			Loki: &v1alpha1.LokiSpec{URL: "http://loki:3100"}},
 	} {
-		cluster, err := buildCluster(benchmark, dest, "logbench:test")
+		cluster, err := buildCluster(benchmark, dest, "logbench:test", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +126,7 @@ func TestBuildClusterWithPgaudit(t *testing.T) {
 			Pgaudit: &v1alpha1.PgauditSpec{Log: []v1alpha1.PgauditClass{v1alpha1.PgauditRead, v1alpha1.PgauditWrite},
 				LogParameter: true}}},
 	}
-	audited, err := buildCluster(benchmark, v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}, "")
+	audited, err := buildCluster(benchmark, v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestBuildClusterWithPgaudit(t *testing.T) {
 			t.Errorf("audited cluster: %s = %q, want %q", name, parameters[name], want)
 		}
 	}
-	baseline, err := buildCluster(benchmark, v1alpha1.Destination{Name: "baseline", Type: v1alpha1.DestinationNone}, "")
+	baseline, err := buildCluster(benchmark, v1alpha1.Destination{Name: "baseline", Type: v1alpha1.DestinationNone}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,5 +178,33 @@ func TestValidateClusterNames(t *testing.T) {
 	}
 	if err := validateClusterNames("b23456789012345678901234567890123456789012", spec); err == nil {
 		t.Error("a 51-character cluster name was accepted")
+	}
+}
+
+// TestBuildClusterPullSecrets: CloudNativePG's instance pods, and so the meter and the
+// shipper sidecars the pod patch adds to them, pull with the operator's pull secrets;
+// without any, the Cluster names none.
+func TestBuildClusterPullSecrets(t *testing.T) {
+	benchmark := &v1alpha1.LoggingBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: "ns"}}
+	dest := v1alpha1.Destination{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar}
+	tests := []struct {
+		secrets []corev1.LocalObjectReference
+		want    []any
+	}{
+		{},
+		{
+			secrets: []corev1.LocalObjectReference{{Name: "registry"}, {Name: "mirror"}},
+			want:    []any{map[string]any{"name": "registry"}, map[string]any{"name": "mirror"}},
+		},
+	}
+	for _, test := range tests {
+		cluster, err := buildCluster(benchmark, dest, "registry.example/logbench:1.2.3", test.secrets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, found, err := unstructured.NestedSlice(cluster.Object, "spec", "imagePullSecrets")
+		if err != nil || found != (test.want != nil) || !equality.Semantic.DeepEqual(got, test.want) {
+			t.Errorf("spec.imagePullSecrets = %v (found %v, %v), want %v", got, found, err, test.want)
+		}
 	}
 }

@@ -90,7 +90,7 @@ func (r *LoggingBenchmarkReconciler) createCluster(
 			return clusterOutcome{}, err
 		}
 	}
-	created, err := buildCluster(benchmark, dest, r.AgentImage)
+	created, err := buildCluster(benchmark, dest, r.AgentImage, r.ImagePullSecrets)
 	if err != nil {
 		return clusterOutcome{}, err
 	}
