@@ -1,6 +1,27 @@
+# VERSION is the one version every artifact of a build carries: the nearest v* tag
+# without its v, as git describe prints it (0.1.0 on the tag, 0.1.0-3-gabc1234 three
+# commits later, -dirty with uncommitted changes), or 0.0.0-dev without a tag. It must
+# be a semantic version, which Helm requires of the chart, hence no bare commit hash.
+# COMMIT and DATE (the build's, UTC) complete what logbench version prints. Each is
+# computed once per make run; set any of them to override it.
+ifndef VERSION
+VERSION := $(shell v=$$(git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null) && echo "$${v\#v}" || echo 0.0.0-dev)
+endif
+ifndef COMMIT
+COMMIT := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+endif
+ifndef DATE
+DATE := $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+endif
+export VERSION COMMIT DATE
+VERSION_PACKAGE = github.com/logbench/logbench/internal/version
+VERSION_LDFLAGS = -X $(VERSION_PACKAGE).Version=$(VERSION) -X $(VERSION_PACKAGE).Commit=$(COMMIT) \
+	-X $(VERSION_PACKAGE).Date=$(DATE)
+
 # Image of the operator; the same image runs the agent Jobs, since one binary serves
-# every role.
-IMG ?= logbench:dev
+# every role. Releases publish it at IMAGE_REPOSITORY, tagged VERSION.
+IMAGE_REPOSITORY ?= ghcr.io/logbench/logbench
+IMG ?= $(IMAGE_REPOSITORY):$(VERSION)
 
 # CONTAINER_TOOL defines the container tool used to build the image (docker, podman, ...).
 CONTAINER_TOOL ?= docker
@@ -52,9 +73,9 @@ fmt: ## Run go fmt against code.
 	go fmt ./...
 
 .PHONY: vet
-vet: ## Run go vet against code, the e2e and shipping suites' build tags included.
+vet: ## Run go vet against code, the e2e, shipping and dist suites' build tags included.
 	go vet ./...
-	go vet -tags e2e,shipping ./test/... ./internal/shipping/
+	go vet -tags e2e,shipping,dist ./test/... ./internal/shipping/
 
 # End-to-end tests carry the e2e build tag, so go test ./... leaves them out.
 # The chart's tests (test/chart) run bin/helm, which the helm target builds.
@@ -86,8 +107,9 @@ verify-generated: manifests helm-sync generate docs ## Fail when the generated c
 	fi
 
 .PHONY: lint
-lint: golangci-lint ## Run golangci-lint (.golangci.yml), the e2e and shipping build tags included.
+lint: golangci-lint actionlint ## Run golangci-lint (.golangci.yml; the e2e, shipping and dist build tags included) and actionlint.
 	$(GOLANGCI_LINT) run
+	$(ACTIONLINT)
 
 .PHONY: lint-fix
 lint-fix: golangci-lint ## Run golangci-lint and apply the fixes it can.
@@ -96,20 +118,54 @@ lint-fix: golangci-lint ## Run golangci-lint and apply the fixes it can.
 ##@ Build
 
 .PHONY: build
-build: manifests generate fmt vet ## Build the logbench binary into bin/.
-	go build -o $(LOCALBIN)/logbench ./cmd/logbench
+build: manifests generate fmt vet ## Build the logbench binary into bin/, stamped with VERSION.
+	go build -ldflags "$(VERSION_LDFLAGS)" -o $(LOCALBIN)/logbench ./cmd/logbench
 
 .PHONY: run
 run: manifests generate fmt vet ## Run the operator from your host against the current kubeconfig.
 	go run ./cmd/logbench operator --agent-image=$(IMG)
 
+DOCKER_BUILD_ARGS = --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) --build-arg DATE=$(DATE)
+
 .PHONY: docker-build
-docker-build: ## Build the container image IMG.
-	$(CONTAINER_TOOL) build -t $(IMG) .
+docker-build: ## Build the container image IMG for this machine's platform.
+	$(CONTAINER_TOOL) build $(DOCKER_BUILD_ARGS) -t $(IMG) .
 
 .PHONY: docker-push
 docker-push: ## Push the container image IMG.
 	$(CONTAINER_TOOL) push $(IMG)
+
+# PLATFORMS are the platforms docker-buildx builds the image for, in one multi-platform
+# image it pushes to IMG: the Dockerfile's builder stage runs on this machine's platform
+# and cross-compiles, so no compiler runs emulated. BUILDX_FLAGS adds flags, such as
+# --metadata-file, from which the release workflow reads the digest it signs. As
+# kubebuilder's scaffold, in a builder of its own, removed afterwards.
+PLATFORMS ?= linux/amd64,linux/arm64
+BUILDX_FLAGS ?=
+.PHONY: docker-buildx
+docker-buildx: ## Build the image IMG for PLATFORMS and push it.
+	- $(CONTAINER_TOOL) buildx create --name logbench-builder
+	$(CONTAINER_TOOL) buildx use logbench-builder
+	$(CONTAINER_TOOL) buildx build --push --platform=$(PLATFORMS) $(DOCKER_BUILD_ARGS) $(BUILDX_FLAGS) --tag $(IMG) . ; \
+		status=$$?; $(CONTAINER_TOOL) buildx rm logbench-builder; exit $$status
+
+##@ Release
+
+# dist builds every artifact of a release into dist/ and publishes nothing: goreleaser in
+# snapshot mode builds the CLI archives, checksums.txt and the krew manifest
+# (.goreleaser.yaml), and helm packages the chart at VERSION. The release workflow
+# (.github/workflows/release.yaml) runs it on a v* tag and uploads what it made. It wipes
+# dist/ first, build-installer's files included.
+.PHONY: dist
+dist: goreleaser helm ## Build the CLI archives, checksums, krew manifest and chart of VERSION into dist/, publishing nothing.
+	GORELEASER_CURRENT_TAG=v$(VERSION) $(GORELEASER) release --snapshot --clean
+	$(HELM) package $(CHART) --version $(VERSION) --app-version $(VERSION) --destination dist
+
+# The tests of test/dist check what make dist built, for the VERSION and COMMIT it
+# stamped.
+.PHONY: test-dist
+test-dist: dist ## Build the release artifacts with make dist and test them (test/dist).
+	go test -tags dist ./test/dist/ -count=1 -v
 
 .PHONY: build-installer
 build-installer: manifests generate installer-overlay ## Generate dist/install.yaml: CRD, RBAC and the operator Deployment running IMG.
@@ -222,6 +278,8 @@ CRD_REF_DOCS ?= $(LOCALBIN)/crd-ref-docs
 HELM ?= $(LOCALBIN)/helm
 KIND ?= $(LOCALBIN)/kind
 OTELCOL_BUILDER ?= $(LOCALBIN)/builder
+GORELEASER ?= $(LOCALBIN)/goreleaser
+ACTIONLINT ?= $(LOCALBIN)/actionlint
 
 ## Tool versions
 KUSTOMIZE_VERSION ?= v5.7.1
@@ -230,6 +288,8 @@ GOLANGCI_LINT_VERSION ?= v2.15.0
 CRD_REF_DOCS_VERSION ?= v0.3.0
 HELM_VERSION ?= v3.22.0
 KIND_VERSION ?= v0.33.0
+GORELEASER_VERSION ?= v2.15.1
+ACTIONLINT_VERSION ?= v1.7.12
 # The collector builder's version must be the core and contrib version of the components
 # in hack/otelcol/builder-config.yaml; the builder checks it.
 OTELCOL_BUILDER_VERSION ?= v0.145.0
@@ -284,6 +344,14 @@ golangci-lint: | $(LOCALBIN) ## Install golangci-lint into bin/ unless it is the
 .PHONY: crd-ref-docs
 crd-ref-docs: | $(LOCALBIN) ## Install crd-ref-docs into bin/ unless it is there.
 	$(call go-install-tool,$(CRD_REF_DOCS),github.com/elastic/crd-ref-docs,$(CRD_REF_DOCS_VERSION))
+
+.PHONY: goreleaser
+goreleaser: | $(LOCALBIN) ## Install goreleaser into bin/ unless it is there.
+	$(call go-install-tool,$(GORELEASER),github.com/goreleaser/goreleaser/v2,$(GORELEASER_VERSION))
+
+.PHONY: actionlint
+actionlint: | $(LOCALBIN) ## Install actionlint into bin/ unless it is there.
+	$(call go-install-tool,$(ACTIONLINT),github.com/rhysd/actionlint/cmd/actionlint,$(ACTIONLINT_VERSION))
 
 .PHONY: helm
 helm: | $(LOCALBIN) ## Install helm into bin/ unless it is there.

@@ -53,6 +53,13 @@ type cnpgClusterSpec struct {
 	// LogLevel of the instance manager, which samples the csvlog records it prints at
 	// info and above up to 1.30.0.
 	LogLevel string `json:"logLevel,omitempty"`
+	ImagePullSecrets      []cnpgLocalObjectReference  `json:"imagePullSecrets,omitempty"`
+}
+
+// cnpgLocalObjectReference is CloudNativePG's LocalObjectReference (machinery's
+// pkg/api), whose name is required.
+type cnpgLocalObjectReference struct {
+	Name string `json:"name"`
 }
 
 type cnpgPostgresConfiguration struct {
@@ -74,9 +81,11 @@ type cnpgAffinityConfiguration struct {
 }
 
 // buildCluster returns the CloudNativePG Cluster serving one destination, without owner
-// reference; its instance pods get the meter from meterImage, none when it is empty.
+// reference; its instance pods get the meter from meterImage, none when it is empty, and
+// pull their images, the sidecars' included, with pullSecrets.
 func buildCluster(
 	benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination, meterImage string,
+	pullSecrets []corev1.LocalObjectReference,
 ) (*unstructured.Unstructured, error) {
 	pg := benchmark.Spec.Postgres
 	spec := cnpgClusterSpec{
@@ -99,6 +108,9 @@ func buildCluster(
 			NodeSelector: pg.NodeSelector,
 			Tolerations:  pg.Tolerations,
 		},
+	}
+	for _, secret := range pullSecrets {
+		spec.ImagePullSecrets = append(spec.ImagePullSecrets, cnpgLocalObjectReference{Name: secret.Name})
 	}
 	if !pg.Storage.Size.IsZero() {
 		spec.Storage.Size = pg.Storage.Size.String()

@@ -15,6 +15,7 @@ import (
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/meter"
 	"github.com/logbench/logbench/internal/shipping"
+	"k8s.io/apimachinery/pkg/api/equality"
 )
 
 func TestBuildClusterMapsThePostgresSpec(t *testing.T) {
@@ -34,7 +35,7 @@ func TestBuildClusterMapsThePostgresSpec(t *testing.T) {
 			Logging: v1alpha1.LoggingSpec{Statement: v1alpha1.StatementAll, LinePrefix: "%a "},
 		},
 	}
-	cluster, err := buildCluster(benchmark, v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}, "")
+	cluster, err := buildCluster(benchmark, v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestBuildClusterWithMeter(t *testing.T) {
 		{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar,
 			Loki: &v1alpha1.LokiSpec{URL: "http://loki:3100"}},
 	} {
-		cluster, err := buildCluster(benchmark, dest, "logbench:test")
+		cluster, err := buildCluster(benchmark, dest, "logbench:test", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +119,7 @@ func TestBuildClusterWithMeter(t *testing.T) {
 // socket; the agent may set log_destination with ALTER SYSTEM.
 func TestBuildClusterWithSyslog(t *testing.T) {
 	benchmark := &v1alpha1.LoggingBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: "ns"}}
-	cluster, err := buildCluster(benchmark, v1alpha1.Destination{Name: "sys", Type: v1alpha1.DestinationSyslog}, "")
+	cluster, err := buildCluster(benchmark, v1alpha1.Destination{Name: "sys", Type: v1alpha1.DestinationSyslog}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +175,7 @@ func TestBuildClusterWithPgaudit(t *testing.T) {
 			Pgaudit: &v1alpha1.PgauditSpec{Log: []v1alpha1.PgauditClass{v1alpha1.PgauditRead, v1alpha1.PgauditWrite},
 				LogParameter: true}}},
 	}
-	audited, err := buildCluster(benchmark, v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}, "")
+	audited, err := buildCluster(benchmark, v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +187,7 @@ func TestBuildClusterWithPgaudit(t *testing.T) {
 			t.Errorf("audited cluster: %s = %q, want %q", name, parameters[name], want)
 		}
 	}
-	baseline, err := buildCluster(benchmark, v1alpha1.Destination{Name: "baseline", Type: v1alpha1.DestinationNone}, "")
+	baseline, err := buildCluster(benchmark, v1alpha1.Destination{Name: "baseline", Type: v1alpha1.DestinationNone}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +237,7 @@ func TestValidateClusterNames(t *testing.T) {
 func TestBuildClusterSealsTheSidecars(t *testing.T) {
 	benchmark := &v1alpha1.LoggingBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: "ns"}}
 	dest := v1alpha1.Destination{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar}
-	cluster, err := buildCluster(benchmark, dest, "logbench:test")
+	cluster, err := buildCluster(benchmark, dest, "logbench:test", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,6 +291,34 @@ func TestBuildClusterSealsTheSidecars(t *testing.T) {
 		token := mountAt(container, "/var/run/secrets/kubernetes.io/serviceaccount")
 		if token == nil || !token.ReadOnly || volumes[token.Name].EmptyDir == nil {
 			t.Errorf("%s mounts %v: want an empty volume where the ServiceAccount token would go", container, mounts[container])
+		}
+	}
+}
+
+// TestBuildClusterPullSecrets: CloudNativePG's instance pods, and so the meter and the
+// shipper sidecars the pod patch adds to them, pull with the operator's pull secrets;
+// without any, the Cluster names none.
+func TestBuildClusterPullSecrets(t *testing.T) {
+	benchmark := &v1alpha1.LoggingBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: "ns"}}
+	dest := v1alpha1.Destination{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar}
+	tests := []struct {
+		secrets []corev1.LocalObjectReference
+		want    []any
+	}{
+		{},
+		{
+			secrets: []corev1.LocalObjectReference{{Name: "registry"}, {Name: "mirror"}},
+			want:    []any{map[string]any{"name": "registry"}, map[string]any{"name": "mirror"}},
+		},
+	}
+	for _, test := range tests {
+		cluster, err := buildCluster(benchmark, dest, "registry.example/logbench:1.2.3", test.secrets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, found, err := unstructured.NestedSlice(cluster.Object, "spec", "imagePullSecrets")
+		if err != nil || found != (test.want != nil) || !equality.Semantic.DeepEqual(got, test.want) {
+			t.Errorf("spec.imagePullSecrets = %v (found %v, %v), want %v", got, found, err, test.want)
 		}
 	}
 }

@@ -40,6 +40,8 @@ type jobInput struct {
 	ClusterImage string
 	// InstallerImage holds the logbench binary copied into the agent container.
 	InstallerImage string
+	// PullSecrets pull both images.
+	PullSecrets []corev1.LocalObjectReference
 }
 
 // buildJob returns the Job running one pgbench execution, without owner reference.
@@ -81,6 +83,7 @@ func buildJob(benchmark *v1alpha1.LoggingBenchmark, run plannedRun, in jobInput)
 					RestartPolicy:      corev1.RestartPolicyNever,
 					Affinity:           placementAffinity(spec.Workload.Placement, in.ClusterName),
 					ServiceAccountName: AgentServiceAccount,
+					ImagePullSecrets:   in.PullSecrets,
 					SecurityContext: &corev1.PodSecurityContext{
 						RunAsNonRoot:   new(true),
 						RunAsUser:      ptr.To[int64](postgresUID),

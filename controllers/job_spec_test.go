@@ -12,6 +12,7 @@ import (
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/agent"
 	"github.com/logbench/logbench/internal/records"
+	"slices"
 )
 
 // TestPlacementAffinity: Apart only prefers another node than the primary's, so that a
@@ -60,7 +61,7 @@ func TestDestinationLoggingReachesServerAndAgent(t *testing.T) {
 			Logging: &v1alpha1.LoggingOverride{Statement: &none, Duration: &on}},
 			records.Settings{Statement: v1alpha1.StatementNone, MinDurationStatementMs: -1, Duration: true}},
 	} {
-		cluster, err := buildCluster(benchmark, tc.destination, "")
+		cluster, err := buildCluster(benchmark, tc.destination, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,5 +106,25 @@ func TestJobDeadlineCountsTheWarmup(t *testing.T) {
 	want := int64((10*time.Minute + time.Minute + 30*time.Second + jobSetupMargin).Seconds())
 	if got := *job.Spec.ActiveDeadlineSeconds; got != want {
 		t.Errorf("deadline %d s, want %d s", got, want)
+	}
+}
+
+// TestBuildJobPullSecrets: the run's pod pulls the logbench image of its init container
+// and the PostgreSQL image of the agent with the operator's pull secrets, and names none
+// when the operator has none.
+func TestBuildJobPullSecrets(t *testing.T) {
+	benchmark := &v1alpha1.LoggingBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "bench"}}
+	run := plannedRun{Destination: v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}, Clients: 1, Repeat: 1}
+	for _, secrets := range [][]corev1.LocalObjectReference{nil, {{Name: "registry"}, {Name: "mirror"}}} {
+		job, err := buildJob(benchmark, run, jobInput{
+			ClusterName: "bench-csv", ClusterImage: "registry.example/postgresql:18",
+			InstallerImage: "registry.example/logbench:1.2.3", PullSecrets: secrets,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := job.Spec.Template.Spec.ImagePullSecrets; !slices.Equal(got, secrets) {
+			t.Errorf("the run's pod pulls with %v, want %v", got, secrets)
+		}
 	}
 }

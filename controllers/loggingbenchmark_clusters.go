@@ -96,7 +96,7 @@ func (r *LoggingBenchmarkReconciler) createCluster(
 	if err := r.reconcileNetworkPolicy(ctx, benchmark, dest); err != nil {
 		return clusterOutcome{}, err
 	}
-	created, err := buildCluster(benchmark, dest, r.AgentImage)
+	created, err := buildCluster(benchmark, dest, r.AgentImage, r.ImagePullSecrets)
 	if err != nil {
 		return clusterOutcome{}, err
 	}

@@ -46,6 +46,10 @@ type LoggingBenchmarkReconciler struct {
 	Recorder record.EventRecorder
 	// AgentImage holds the logbench binary the agent Jobs copy into the PostgreSQL image.
 	AgentImage string
+	// ImagePullSecrets name the Secrets every pod logbench creates pulls its images with:
+	// the run Jobs and the clusters' instance pods with their sidecars. Pull secrets are
+	// namespaced, so each must exist in the benchmarks' namespaces.
+	ImagePullSecrets []corev1.LocalObjectReference
 	// ClusterReadyTimeout bounds the wait for a destination's cluster.
 	ClusterReadyTimeout time.Duration
 	// CloudNativePGUnavailable says why the API server serves no CloudNativePG Cluster

@@ -280,6 +280,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(pod.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution).To(ConsistOf(
 			HaveField("PodAffinityTerm.LabelSelector.MatchLabels", HaveKeyWithValue("cnpg.io/cluster", "jobs-baseline"))))
 		Expect(pod.ServiceAccountName).To(Equal(AgentServiceAccount))
+		Expect(pod.ImagePullSecrets).To(Equal(testPullSecrets))
 		Expect(pod.InitContainers).To(ConsistOf(HaveField("Image", testAgentImage)))
 		Expect(pod.Containers).To(HaveLen(1))
 		container := pod.Containers[0]
@@ -433,6 +434,9 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 			shipping.PodPatch(target, "ship-fluent-shipper")))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(cluster.GetAnnotations()).To(HaveKeyWithValue(shipping.PodPatchAnnotation, string(wantPatch)))
+		By("pulling the instances' images, the sidecars' included, with the operator's pull secrets")
+		pullSecrets, _, _ := unstructured.NestedSlice(cluster.Object, "spec", "imagePullSecrets")
+		Expect(pullSecrets).To(Equal([]any{map[string]any{"name": testPullSecrets[0].Name}}))
 		alterSystem, _, _ := unstructured.NestedBool(cluster.Object, "spec", "postgresql", "enableAlterSystem")
 		superuser, _, _ := unstructured.NestedBool(cluster.Object, "spec", "enableSuperuserAccess")
 		Expect(alterSystem && superuser).To(BeTrue())

@@ -171,6 +171,7 @@ func (r *LoggingBenchmarkReconciler) startRun(
 		ClusterName:    clusterName(benchmark.Name, run.Destination.Name),
 		ClusterImage:   clusterImage,
 		InstallerImage: r.AgentImage,
+		PullSecrets:    r.ImagePullSecrets,
 	})
 	if err != nil {
 		return err

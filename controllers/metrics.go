@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/version"
 )
 
 // The labels that name the benchmark of every logbench series, and a result's
@@ -150,6 +151,10 @@ var (
 		Name: "logbench_runs_total",
 		Help: "Benchmark runs (pgbench executions) this operator process saw finish, by outcome (succeeded or failed).",
 	}, []string{metricLabelNamespace, metricLabelBenchmark, "outcome"})
+	buildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_build_info",
+		Help: "1, labelled with the release and the git commit the operator was built from.",
+	}, []string{"version", "commit"})
 	benchmarkPhase = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "logbench_benchmark_phase",
 		Help: "1 for the current phase of a benchmark, 0 for the others.",
@@ -176,7 +181,9 @@ const (
 )
 
 func init() {
-	metrics.Registry.MustRegister(runsTotal, benchmarkPhase, kneeClients, destinationInfo)
+	metrics.Registry.MustRegister(runsTotal, benchmarkPhase, kneeClients, destinationInfo, buildInfo)
+	build := version.Get()
+	buildInfo.WithLabelValues(build.Version, build.Commit).Set(1)
 	for _, gauge := range resultGauges {
 		metrics.Registry.MustRegister(gauge)
 	}

@@ -7,6 +7,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/version"
+	"maps"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 // TestStagesAreExportedAsCounted: a row's counted stages each get a series, and a stage
@@ -100,4 +103,33 @@ func TestDestinationInfoNamesEffectiveSettings(t *testing.T) {
 	if got := testutil.CollectAndCount(destinationInfo); got != 0 {
 		t.Errorf("%d info series after the benchmark went, want none", got)
 	}
+}
+
+// TestBuildInfo: the operator's registry exports one logbench_build_info series, 1,
+// labelled with the version and commit logbench version prints.
+func TestBuildInfo(t *testing.T) {
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := version.Get()
+	for _, family := range families {
+		if family.GetName() != "logbench_build_info" {
+			continue
+		}
+		if len(family.GetMetric()) != 1 {
+			t.Fatalf("%d logbench_build_info series, want 1", len(family.GetMetric()))
+		}
+		series := family.GetMetric()[0]
+		labels := map[string]string{}
+		for _, label := range series.GetLabel() {
+			labels[label.GetName()] = label.GetValue()
+		}
+		want := map[string]string{"version": build.Version, "commit": build.Commit}
+		if !maps.Equal(labels, want) || series.GetGauge().GetValue() != 1 {
+			t.Errorf("logbench_build_info%v = %v, want %v = 1", labels, series.GetGauge().GetValue(), want)
+		}
+		return
+	}
+	t.Error("the operator's registry exports no logbench_build_info")
 }

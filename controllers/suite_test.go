@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -23,6 +24,9 @@ import (
 )
 
 const testAgentImage = "ghcr.io/logbench/logbench:test"
+
+// testPullSecrets are the operator's --image-pull-secrets in the specs.
+var testPullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
 
 var (
 	testEnv   *envtest.Environment
@@ -86,6 +90,7 @@ func runOperator(
 	reconciler.Scheme = mgr.GetScheme()
 	reconciler.Recorder = mgr.GetEventRecorderFor("logbench")
 	reconciler.AgentImage = testAgentImage
+	reconciler.ImagePullSecrets = testPullSecrets
 	Expect(reconciler.SetupWithManager(mgr)).To(Succeed())
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/logbench/logbench/internal/version"
 )
 
 func main() {
@@ -18,13 +20,17 @@ func main() {
 }
 
 func newRootCommand() *cobra.Command {
+	build := version.Get()
 	root := &cobra.Command{
 		Use:           "logbench",
 		Short:         "Measure what PostgreSQL logging really costs",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: displayName(os.Args[0])},
+		// --version prints what the version subcommand prints.
+		Version: build.Version,
 	}
+	root.SetVersionTemplate(build.String())
 	for _, newSubcommand := range subcommands {
 		root.AddCommand(newSubcommand())
 	}

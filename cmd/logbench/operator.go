@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers"
+	"github.com/logbench/logbench/internal/version"
 )
 
 // agentImageEnv names the image holding this binary, which the agent Jobs copy into
@@ -34,6 +36,7 @@ func newOperatorCommand() *cobra.Command {
 		probeAddr           string
 		leaderElect         bool
 		agentImage          string
+		imagePullSecrets    []string
 		clusterReadyTimeout time.Duration
 		watchNamespaces     []string
 		zapOptions          zap.Options
@@ -48,6 +51,9 @@ func newOperatorCommand() *cobra.Command {
 					" to the image of this operator")
 			}
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOptions)))
+			build := version.Get()
+			ctrl.Log.WithName("setup").Info("starting the logbench operator",
+				"version", build.Version, "commit", build.Commit, "built", build.Date)
 			scheme := runtime.NewScheme()
 			if err := clientgoscheme.AddToScheme(scheme); err != nil {
 				return err
@@ -77,6 +83,7 @@ func newOperatorCommand() *cobra.Command {
 				Scheme:              mgr.GetScheme(),
 				Recorder:            mgr.GetEventRecorderFor("logbench"),
 				AgentImage:          agentImage,
+				ImagePullSecrets:    localObjectReferences(imagePullSecrets),
 				ClusterReadyTimeout: clusterReadyTimeout,
 				// The reconciler only tells benchmarks why they cannot run while it is set.
 				CloudNativePGUnavailable: cloudNativePGUnavailable,
@@ -102,6 +109,9 @@ func newOperatorCommand() *cobra.Command {
 	flags.BoolVar(&leaderElect, "leader-elect", false, "elect a leader, so that only one of several replicas reconciles")
 	flags.StringVar(&agentImage, "agent-image", os.Getenv(agentImageEnv),
 		"image holding the logbench binary the agent Jobs run (default $"+agentImageEnv+")")
+	flags.StringSliceVar(&imagePullSecrets, "image-pull-secrets", nil,
+		"Secrets the pods logbench creates pull their images with, comma-separated; each must exist in the "+
+			"benchmarks' namespaces")
 	flags.DurationVar(&clusterReadyTimeout, "cluster-ready-timeout", 10*time.Minute,
 		"how long a destination's cluster may take to become ready before the destination fails")
 	flags.StringSliceVar(&watchNamespaces, "watch-namespaces", nil,
@@ -122,4 +132,13 @@ func metricsOptions(address string, secure bool) metricsserver.Options {
 		options.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 	return options
+}
+
+// localObjectReferences references the Secrets of the benchmark's namespace by name.
+func localObjectReferences(names []string) []corev1.LocalObjectReference {
+	references := make([]corev1.LocalObjectReference, 0, len(names))
+	for _, name := range names {
+		references = append(references, corev1.LocalObjectReference{Name: name})
+	}
+	return references
 }

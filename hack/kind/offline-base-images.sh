@@ -37,7 +37,7 @@ GOLANG_PATH=/go/bin:/usr/local/go/bin:${BASE_PATH}
 # The stand-ins are useless if the Dockerfile names other images: fail rather than build
 # images nothing uses.
 for image in "$GOLANG_IMAGE" "$DISTROLESS_IMAGE"; do
-  grep -Eq "^FROM ${image//./\\.}( |$)" "${REPO_ROOT}/Dockerfile" ||
+  grep -Eq "^FROM (--platform=[^ ]+ )?${image//./\\.}( |$)" "${REPO_ROOT}/Dockerfile" ||
     die "the Dockerfile no longer builds FROM ${image}: update ${BASH_SOURCE[0]}"
 done
 

@@ -5,21 +5,18 @@
 package chart_test
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/logbench/logbench/internal/testenv"
@@ -99,7 +96,9 @@ func TestRejectedValues(t *testing.T) {
 		want string
 	}{
 		{name: "unknown top-level key", set: []string{"imageTag=1.0"}, want: "imageTag"},
-		{name: "unknown nested key", set: []string{"image.digest=sha256:0"}, want: "digest"},
+		{name: "unknown nested key", set: []string{"image.sha=0"}, want: "sha"},
+		{name: "image digest", set: []string{"image.digest=sha256:0"}, want: "digest"},
+		{name: "pull secret name", set: []string{"imagePullSecrets[0].name=a,b"}, want: "imagePullSecrets"},
 		{name: "pull policy", set: []string{"image.pullPolicy=Sometimes"}, want: "pullPolicy"},
 		{name: "no replica", set: []string{"replicas=0"}, want: "replicas"},
 		{name: "port out of range", set: []string{"metrics.port=70000"}, want: "port"},
@@ -179,33 +178,11 @@ func render(t *testing.T, values []string) []*unstructured.Unstructured {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objects, err := decodeObjects(strings.NewReader(manifest))
+	objects, err := testenv.DecodeManifest(strings.NewReader(manifest))
 	if err != nil {
 		t.Fatalf("helm template output: %v", err)
 	}
 	return objects
-}
-
-// decodeObjects decodes a multi-document YAML manifest, skipping empty documents.
-func decodeObjects(manifest io.Reader) ([]*unstructured.Unstructured, error) {
-	var objects []*unstructured.Unstructured
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(manifest))
-	for {
-		document, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			return objects, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		object := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(document, &object.Object); err != nil {
-			return nil, err
-		}
-		if len(object.Object) > 0 {
-			objects = append(objects, object)
-		}
-	}
 }
 
 // findObject returns the only rendered object of a kind, failing the test unless there
@@ -224,27 +201,35 @@ func findObject(t *testing.T, objects []*unstructured.Unstructured, kind string)
 	return found[0]
 }
 
-// TestAgentImage checks that the agent Jobs run the operator's own image unless
-// agent.image names another.
-func TestAgentImage(t *testing.T) {
+// TestImage checks the operator's image, published at ghcr.io/logbench/logbench with the
+// chart's appVersion as tag unless the values name another tag or a digest, and that
+// the agent Jobs run it unless agent.image names another.
+func TestImage(t *testing.T) {
+	digest := "sha256:" + strings.Repeat("0123456789abcdef", 4)
+	released := "ghcr.io/logbench/logbench:" + appVersion(t)
 	tests := []struct {
-		name string
-		set  []string
-		want string
+		name                    string
+		set                     []string
+		wantOperator, wantAgent string
 	}{
-		{name: "chart's appVersion", want: "logbench:0.1.0"},
+		{name: "chart's appVersion", wantOperator: released, wantAgent: released},
 		{name: "operator image", set: []string{"image.repository=registry.example/logbench", "image.tag=2.0.0"},
-			want: "registry.example/logbench:2.0.0"},
+			wantOperator: "registry.example/logbench:2.0.0", wantAgent: "registry.example/logbench:2.0.0"},
+		{name: "digest wins over the tag", set: []string{"image.tag=2.0.0", "image.digest=" + digest},
+			wantOperator: "ghcr.io/logbench/logbench@" + digest, wantAgent: "ghcr.io/logbench/logbench@" + digest},
 		{name: "agent image", set: []string{"agent.image=registry.example/agent:dev"},
-			want: "registry.example/agent:dev"},
+			wantOperator: released, wantAgent: "registry.example/agent:dev"},
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
-			deployment := toDeployment(t, findObject(t, render(t, test.set), "Deployment"))
-			for _, variable := range deployment.Spec.Template.Spec.Containers[0].Env {
+			container := toDeployment(t, findObject(t, render(t, test.set), "Deployment")).Spec.Template.Spec.Containers[0]
+			if container.Image != test.wantOperator {
+				t.Errorf("the operator runs %s, want %s", container.Image, test.wantOperator)
+			}
+			for _, variable := range container.Env {
 				if variable.Name == "LOGBENCH_AGENT_IMAGE" {
-					if variable.Value != test.want {
-						t.Errorf("LOGBENCH_AGENT_IMAGE is %s, want %s", variable.Value, test.want)
+					if variable.Value != test.wantAgent {
+						t.Errorf("LOGBENCH_AGENT_IMAGE is %s, want %s", variable.Value, test.wantAgent)
 					}
 					return
 				}
@@ -252,6 +237,45 @@ func TestAgentImage(t *testing.T) {
 			t.Error("the operator's container has no LOGBENCH_AGENT_IMAGE")
 		})
 	}
+}
+
+// TestImagePullSecrets checks that imagePullSecrets pull the operator's image and reach
+// the operator, which gives them to every pod it creates.
+func TestImagePullSecrets(t *testing.T) {
+	deployment := toDeployment(t, findObject(t, render(t, []string{
+		"imagePullSecrets[0].name=registry", "imagePullSecrets[1].name=mirror",
+	}), "Deployment"))
+	pod := deployment.Spec.Template.Spec
+	if got := fmt.Sprint(pod.ImagePullSecrets); got != "[{registry} {mirror}]" {
+		t.Errorf("the operator's pod pulls with %s, want registry and mirror", got)
+	}
+	if !slices.Contains(pod.Containers[0].Args, "--image-pull-secrets=registry,mirror") {
+		t.Errorf("the operator's arguments %q do not pass the pull secrets", pod.Containers[0].Args)
+	}
+
+	pod = toDeployment(t, findObject(t, render(t, nil), "Deployment")).Spec.Template.Spec
+	if len(pod.ImagePullSecrets) > 0 || slices.ContainsFunc(pod.Containers[0].Args, func(arg string) bool {
+		return strings.HasPrefix(arg, "--image-pull-secrets")
+	}) {
+		t.Errorf("without imagePullSecrets, the pod pulls with %v and the operator gets %q", pod.ImagePullSecrets,
+			pod.Containers[0].Args)
+	}
+}
+
+// appVersion returns the chart's appVersion, the default tag of its image.
+func appVersion(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(chartDir(t), "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chart struct {
+		AppVersion string `json:"appVersion"`
+	}
+	if err := yaml.Unmarshal(data, &chart); err != nil || chart.AppVersion == "" {
+		t.Fatalf("Chart.yaml holds no appVersion: %v", err)
+	}
+	return chart.AppVersion
 }
 
 func toDeployment(t *testing.T, object *unstructured.Unstructured) *appsv1.Deployment {

@@ -41,6 +41,23 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 {{- end -}}
 
+{{/*
+logbench.image is the image reference: repository@digest when image.digest is set (as
+cert-manager's chart does), repository:tag otherwise, the tag defaulting to appVersion.
+*/}}
 {{- define "logbench.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* logbench.imagePullSecretNames joins the names of imagePullSecrets with commas. */}}
+{{- define "logbench.imagePullSecretNames" -}}
+{{- $names := list -}}
+{{- range .Values.imagePullSecrets -}}
+{{- $names = append $names .name -}}
+{{- end -}}
+{{- join "," $names -}}
 {{- end -}}

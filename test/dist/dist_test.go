@@ -1,0 +1,354 @@
+//go:build dist
+
+// Package dist_test checks the release artifacts `make dist` builds into dist/, for the
+// VERSION and COMMIT the Makefile stamped them with (`make test-dist` runs both): the CLI
+// archives and their checksums, the binaries' platforms and stamped versions, the krew
+// manifest, and the packaged chart's image references and pull secrets.
+package dist_test
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"debug/buildinfo"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/logbench/logbench/internal/testenv"
+)
+
+// platforms are those a release ships the CLI for.
+var platforms = []struct{ os, arch string }{
+	{"linux", "amd64"}, {"linux", "arm64"}, {"darwin", "amd64"}, {"darwin", "arm64"},
+}
+
+// archiveFiles are the files of every CLI archive.
+var archiveFiles = []string{"CHANGELOG.md", "LICENSE", "README.md", "logbench"}
+
+// release is what make dist was asked to build.
+type release struct {
+	version, commit, dist string
+}
+
+func stamped(t *testing.T) release {
+	t.Helper()
+	version, commit := os.Getenv("VERSION"), os.Getenv("COMMIT")
+	if version == "" || commit == "" {
+		t.Fatal("VERSION and COMMIT are not set: run these tests with make test-dist")
+	}
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return release{version: version, commit: commit, dist: filepath.Join(root, "dist")}
+}
+
+func (r release) archive(os, arch string) string {
+	return fmt.Sprintf("logbench_%s_%s_%s.tar.gz", r.version, os, arch)
+}
+
+// checksums reads dist/checksums.txt: sha256 by file name.
+func (r release) checksums(t *testing.T) map[string]string {
+	t.Helper()
+	file, err := os.Open(filepath.Join(r.dist, "checksums.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = file.Close() }()
+	sums := map[string]string{}
+	scanner := bufio.NewScanner(file)
+	for scanner.Scan() {
+		sum, name, ok := strings.Cut(scanner.Text(), "  ")
+		if !ok {
+			t.Fatalf("checksums.txt: line %q is not <sha256>  <file>", scanner.Text())
+		}
+		sums[name] = sum
+	}
+	if err := scanner.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return sums
+}
+
+// TestArchives checks that checksums.txt lists every archive, and nothing else, with its
+// sha256, and that each archive holds the license, the docs and a logbench binary built
+// for its platform. (-trimpath leaves -ldflags out of the binaries' build information:
+// TestArchivedBinaryPrintsItsVersion checks the stamp by running one.)
+func TestArchives(t *testing.T) {
+	r := stamped(t)
+	sums := r.checksums(t)
+	var want []string
+	for _, platform := range platforms {
+		want = append(want, r.archive(platform.os, platform.arch))
+	}
+	if got := slices.Sorted(maps.Keys(sums)); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+		t.Errorf("checksums.txt lists %q, want %q", got, want)
+	}
+	for _, platform := range platforms {
+		name := r.archive(platform.os, platform.arch)
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(r.dist, name)
+			if got := sha256File(t, path); got != sums[name] {
+				t.Errorf("sha256 %s, checksums.txt says %s", got, sums[name])
+			}
+			dir := unpack(t, path)
+			var files []string
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, entry := range entries {
+				files = append(files, entry.Name())
+			}
+			if !slices.Equal(files, archiveFiles) {
+				t.Errorf("the archive holds %q, want %q", files, archiveFiles)
+			}
+			info, err := buildinfo.ReadFile(filepath.Join(dir, "logbench"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			settings := map[string]string{}
+			for _, setting := range info.Settings {
+				settings[setting.Key] = setting.Value
+			}
+			if settings["GOOS"] != platform.os || settings["GOARCH"] != platform.arch {
+				t.Errorf("the binary is built for %s/%s", settings["GOOS"], settings["GOARCH"])
+			}
+		})
+	}
+}
+
+// TestArchivedBinaryPrintsItsVersion runs the linux/amd64 archive's logbench: version and
+// --version print the stamped version and commit.
+func TestArchivedBinaryPrintsItsVersion(t *testing.T) {
+	r := stamped(t)
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		testenv.Missing(t, "the linux/amd64 binary cannot run on %s/%s", runtime.GOOS, runtime.GOARCH)
+	}
+	binary := filepath.Join(unpack(t, filepath.Join(r.dist, r.archive("linux", "amd64"))), "logbench")
+	for _, args := range []string{"version", "--version"} {
+		output, err := exec.Command(binary, args).CombinedOutput()
+		if err != nil {
+			t.Fatalf("logbench %s: %v\n%s", args, err, output)
+		}
+		for _, line := range []string{"version: " + r.version + "\n", "commit: " + r.commit + "\n", "built: 20"} {
+			if !strings.Contains(string(output), line) {
+				t.Errorf("logbench %s printed\n%s\nwithout %q", args, output, line)
+			}
+		}
+	}
+}
+
+// krewManifest is the part of a krew Plugin (krew.googlecontainertools.github.com/v1alpha2)
+// that installs it.
+type krewManifest struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	Spec struct {
+		Version          string `json:"version"`
+		ShortDescription string `json:"shortDescription"`
+		Platforms        []struct {
+			Selector struct {
+				MatchLabels map[string]string `json:"matchLabels"`
+			} `json:"selector"`
+			URI    string `json:"uri"`
+			Sha256 string `json:"sha256"`
+			Bin    string `json:"bin"`
+		} `json:"platforms"`
+	} `json:"spec"`
+}
+
+// TestKrewManifest checks that the krew manifest installs `kubectl logbench` from the
+// release's archive of each platform, with the sha256 checksums.txt gives it.
+func TestKrewManifest(t *testing.T) {
+	r := stamped(t)
+	data, err := os.ReadFile(filepath.Join(r.dist, "krew", "logbench.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var manifest krewManifest
+	if err := yaml.Unmarshal(data, &manifest); err != nil {
+		t.Fatal(err)
+	}
+	if manifest.APIVersion != "krew.googlecontainertools.github.com/v1alpha2" || manifest.Kind != "Plugin" ||
+		manifest.Metadata.Name != "logbench" || manifest.Spec.Version != "v"+r.version ||
+		manifest.Spec.ShortDescription == "" {
+		t.Errorf("the manifest is %s %s %s at %s (%q), want a Plugin logbench at v%s with a short description",
+			manifest.APIVersion, manifest.Kind, manifest.Metadata.Name, manifest.Spec.Version,
+			manifest.Spec.ShortDescription, r.version)
+	}
+	sums := r.checksums(t)
+	var got, want []string
+	for _, platform := range manifest.Spec.Platforms {
+		got = append(got, fmt.Sprintf("%s/%s %s %s %s", platform.Selector.MatchLabels["os"],
+			platform.Selector.MatchLabels["arch"], platform.URI, platform.Sha256, platform.Bin))
+	}
+	for _, platform := range platforms {
+		name := r.archive(platform.os, platform.arch)
+		want = append(want, fmt.Sprintf("%s/%s https://github.com/logbench/logbench/releases/download/v%s/%s %s logbench",
+			platform.os, platform.arch, r.version, name, sums[name]))
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("the manifest's platforms are\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestPackagedChart renders the chart make dist packaged: it is the release's version,
+// every container it renders runs the release's image, the operator's included as the
+// agent Jobs' image, and every pod template pulls with the chart's imagePullSecrets,
+// which the operator receives for the pods it creates.
+func TestPackagedChart(t *testing.T) {
+	r := stamped(t)
+	helm := testenv.ProjectBinary(t, "helm", "make helm")
+	chart := filepath.Join(r.dist, "logbench-"+r.version+".tgz")
+	metadata := runHelm(t, helm, "show", "chart", chart)
+	for _, line := range []string{"version: " + r.version + "\n", "appVersion: " + r.version + "\n"} {
+		if !strings.Contains(metadata, line) {
+			t.Errorf("the packaged chart's Chart.yaml has no %q:\n%s", strings.TrimSpace(line), metadata)
+		}
+	}
+	image := "ghcr.io/logbench/logbench:" + r.version
+	manifest := runHelm(t, helm, "template", "logbench", chart, "--namespace", "logbench-system",
+		"--set", "imagePullSecrets[0].name=registry")
+	objects, err := testenv.DecodeManifest(strings.NewReader(manifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	podTemplates := 0
+	for _, object := range objects {
+		pod, found, err := unstructured.NestedMap(object.Object, podSpecPath(object.GetKind())...)
+		if err != nil || !found {
+			continue
+		}
+		podTemplates++
+		where := object.GetKind() + " " + object.GetName()
+		secrets, _, _ := unstructured.NestedSlice(pod, "imagePullSecrets")
+		if fmt.Sprint(secrets) != "[map[name:registry]]" {
+			t.Errorf("%s pulls with %v, want the Secret registry", where, secrets)
+		}
+		for _, field := range []string{"initContainers", "containers"} {
+			containers, _, _ := unstructured.NestedSlice(pod, field)
+			for _, item := range containers {
+				container, _ := item.(map[string]any)
+				if container["image"] != image {
+					t.Errorf("%s: container %v runs %v, want %s", where, container["name"], container["image"], image)
+				}
+				if container["name"] == "manager" {
+					checkOperator(t, container, image)
+				}
+			}
+		}
+	}
+	if podTemplates == 0 {
+		t.Error("the chart rendered no pod template")
+	}
+}
+
+// checkOperator checks that the operator hands its image and the pull secrets to the
+// pods it creates.
+func checkOperator(t *testing.T, container map[string]any, image string) {
+	t.Helper()
+	args, _, _ := unstructured.NestedStringSlice(container, "args")
+	if !slices.Contains(args, "--image-pull-secrets=registry") {
+		t.Errorf("the operator's arguments %q do not pass the pull secret registry", args)
+	}
+	env, _, _ := unstructured.NestedSlice(container, "env")
+	for _, item := range env {
+		variable, _ := item.(map[string]any)
+		if variable["name"] == "LOGBENCH_AGENT_IMAGE" && variable["value"] != image {
+			t.Errorf("the agent Jobs run %v, want %s", variable["value"], image)
+		}
+	}
+}
+
+// podSpecPath is where an object of kind holds its pod spec.
+func podSpecPath(kind string) []string {
+	switch kind {
+	case "Pod":
+		return []string{"spec"}
+	case "CronJob":
+		return []string{"spec", "jobTemplate", "spec", "template", "spec"}
+	}
+	return []string{"spec", "template", "spec"}
+}
+
+func runHelm(t *testing.T, helm string, args ...string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(helm, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, &stderr)
+	}
+	return stdout.String()
+}
+
+func sha256File(t *testing.T, path string) string {
+	t.Helper()
+	file, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = file.Close() }()
+	hash := sha256.New()
+	if _, err := io.Copy(hash, file); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(hash.Sum(nil))
+}
+
+// unpack extracts a .tar.gz archive of regular files into a temporary folder.
+func unpack(t *testing.T, archive string) string {
+	t.Helper()
+	file, err := os.Open(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = file.Close() }()
+	compressed, err := gzip.NewReader(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	reader := tar.NewReader(compressed)
+	for {
+		header, err := reader.Next()
+		if errors.Is(err, io.EOF) {
+			return dir
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if header.Typeflag != tar.TypeReg || strings.Contains(header.Name, "/") {
+			t.Fatalf("%s holds %s, not a file at its top", archive, header.Name)
+		}
+		out, err := os.OpenFile(filepath.Join(dir, header.Name), os.O_CREATE|os.O_WRONLY, header.FileInfo().Mode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, copyErr := io.Copy(out, reader)
+		if err := errors.Join(copyErr, out.Close()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
