@@ -52,8 +52,8 @@ type cnpgClusterSpec struct {
 	Affinity              cnpgAffinityConfiguration   `json:"affinity,omitempty"`
 	// LogLevel of the instance manager, which samples the csvlog records it prints at
 	// info and above up to 1.30.0.
-	LogLevel string `json:"logLevel,omitempty"`
-	ImagePullSecrets      []cnpgLocalObjectReference  `json:"imagePullSecrets,omitempty"`
+	LogLevel         string                     `json:"logLevel,omitempty"`
+	ImagePullSecrets []cnpgLocalObjectReference `json:"imagePullSecrets,omitempty"`
 }
 
 // cnpgLocalObjectReference is CloudNativePG's LocalObjectReference (machinery's
