@@ -69,7 +69,7 @@ func Summarize(rows []v1alpha1.Result) v1alpha1.Summary {
 		case counted.Dropped != nil:
 			summary.DroppedRecords += *counted.Dropped
 			exactRows++
-		case counted.DroppedAtLeast != nil:
+		case counted.DroppedAtLeast != nil && counted.AccountingError == "":
 			summary.DroppedAtLeast += *counted.DroppedAtLeast
 			boundRows++
 		}
