@@ -32,8 +32,8 @@ func TestDecodeRejectsWhatTheAPIServerRejects(t *testing.T) {
 		//nolint:misspell // the misspelt field is the point
 		"unknown field": {header + "spec:\n  destinatons: []\n", "unknown field(s): spec.destinatons"},
 		"enum": {
-			header + "spec:\n  destinations:\n  - name: a\n    type: Syslog\n",
-			"Unsupported value: \"Syslog\"",
+			header + "spec:\n  destinations:\n  - name: a\n    type: Kafka\n",
+			"Unsupported value: \"Kafka\"",
 		},
 		"CEL rule": {
 			header + "spec:\n  postgres:\n    parameters:\n      log_destination: csvlog\n",
