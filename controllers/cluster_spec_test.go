@@ -12,10 +12,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/meter"
 	"github.com/logbench/logbench/internal/shipping"
-	"k8s.io/apimachinery/pkg/api/equality"
 )
 
 func TestBuildClusterMapsThePostgresSpec(t *testing.T) {

@@ -9,10 +9,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"slices"
+
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/agent"
 	"github.com/logbench/logbench/internal/records"
-	"slices"
 )
 
 // TestPlacementAffinity: Apart only prefers another node than the primary's, so that a

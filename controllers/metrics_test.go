@@ -6,10 +6,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"maps"
+
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/version"
-	"maps"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 // TestStagesAreExportedAsCounted: a row's counted stages each get a series, and a stage

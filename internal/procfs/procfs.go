@@ -53,13 +53,13 @@ func ParseStat(content []byte) (Stat, error) {
 		return Stat{}, fmt.Errorf("stat: ppid %q", fields[1])
 	}
 	times := []*uint64{&stat.UserTicks, &stat.SystemTicks, &stat.ChildrenUserTicks, &stat.ChildrenSystemTicks}
-	for i, time := range times {
+	for i, field := range times {
 		// cutime and cstime are signed in the kernel's format, never negative in practice.
 		value, err := strconv.ParseInt(string(fields[11+i]), 10, 64)
 		if err != nil || value < 0 {
 			return Stat{}, fmt.Errorf("stat: CPU time field %d: %q", 14+i, fields[11+i])
 		}
-		*time = uint64(value)
+		*field = uint64(value)
 	}
 	return stat, nil
 }

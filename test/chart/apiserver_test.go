@@ -56,7 +56,7 @@ func TestAgainstAPIServer(t *testing.T) {
 					t.Errorf("%s %s: %v", object.GetKind(), object.GetName(), err)
 				}
 			}
-			createOperatorPod(ctx, t, k8sClient, findObject(t, objects, "Deployment"))
+			createOperatorPod(ctx, t, k8sClient, findDeployment(t, objects))
 		})
 	}
 

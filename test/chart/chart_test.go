@@ -185,18 +185,18 @@ func render(t *testing.T, values []string) []*unstructured.Unstructured {
 	return objects
 }
 
-// findObject returns the only rendered object of a kind, failing the test unless there
-// is exactly one.
-func findObject(t *testing.T, objects []*unstructured.Unstructured, kind string) *unstructured.Unstructured {
+// findDeployment returns the only rendered Deployment, the operator's, failing the test
+// unless there is exactly one.
+func findDeployment(t *testing.T, objects []*unstructured.Unstructured) *unstructured.Unstructured {
 	t.Helper()
 	var found []*unstructured.Unstructured
 	for _, object := range objects {
-		if object.GetKind() == kind {
+		if object.GetKind() == "Deployment" {
 			found = append(found, object)
 		}
 	}
 	if len(found) != 1 {
-		t.Fatalf("the chart rendered %d objects of kind %s, want 1", len(found), kind)
+		t.Fatalf("the chart rendered %d Deployments, want 1", len(found))
 	}
 	return found[0]
 }
@@ -222,7 +222,7 @@ func TestImage(t *testing.T) {
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
-			container := toDeployment(t, findObject(t, render(t, test.set), "Deployment")).Spec.Template.Spec.Containers[0]
+			container := toDeployment(t, findDeployment(t, render(t, test.set))).Spec.Template.Spec.Containers[0]
 			if container.Image != test.wantOperator {
 				t.Errorf("the operator runs %s, want %s", container.Image, test.wantOperator)
 			}
@@ -242,9 +242,9 @@ func TestImage(t *testing.T) {
 // TestImagePullSecrets checks that imagePullSecrets pull the operator's image and reach
 // the operator, which gives them to every pod it creates.
 func TestImagePullSecrets(t *testing.T) {
-	deployment := toDeployment(t, findObject(t, render(t, []string{
+	deployment := toDeployment(t, findDeployment(t, render(t, []string{
 		"imagePullSecrets[0].name=registry", "imagePullSecrets[1].name=mirror",
-	}), "Deployment"))
+	})))
 	pod := deployment.Spec.Template.Spec
 	if got := fmt.Sprint(pod.ImagePullSecrets); got != "[{registry} {mirror}]" {
 		t.Errorf("the operator's pod pulls with %s, want registry and mirror", got)
@@ -253,7 +253,7 @@ func TestImagePullSecrets(t *testing.T) {
 		t.Errorf("the operator's arguments %q do not pass the pull secrets", pod.Containers[0].Args)
 	}
 
-	pod = toDeployment(t, findObject(t, render(t, nil), "Deployment")).Spec.Template.Spec
+	pod = toDeployment(t, findDeployment(t, render(t, nil))).Spec.Template.Spec
 	if len(pod.ImagePullSecrets) > 0 || slices.ContainsFunc(pod.Containers[0].Args, func(arg string) bool {
 		return strings.HasPrefix(arg, "--image-pull-secrets")
 	}) {

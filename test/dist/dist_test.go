@@ -58,8 +58,8 @@ func stamped(t *testing.T) release {
 	return release{version: version, commit: commit, dist: filepath.Join(root, "dist")}
 }
 
-func (r release) archive(os, arch string) string {
-	return fmt.Sprintf("logbench_%s_%s_%s.tar.gz", r.version, os, arch)
+func (r release) archive(goos, arch string) string {
+	return fmt.Sprintf("logbench_%s_%s_%s.tar.gz", r.version, goos, arch)
 }
 
 // checksums reads dist/checksums.txt: sha256 by file name.
@@ -92,7 +92,7 @@ func (r release) checksums(t *testing.T) map[string]string {
 func TestArchives(t *testing.T) {
 	r := stamped(t)
 	sums := r.checksums(t)
-	var want []string
+	want := make([]string, 0, len(platforms))
 	for _, platform := range platforms {
 		want = append(want, r.archive(platform.os, platform.arch))
 	}
@@ -196,7 +196,7 @@ func TestKrewManifest(t *testing.T) {
 			manifest.Spec.ShortDescription, r.version)
 	}
 	sums := r.checksums(t)
-	var got, want []string
+	got, want := make([]string, 0, len(manifest.Spec.Platforms)), make([]string, 0, len(platforms))
 	for _, platform := range manifest.Spec.Platforms {
 		got = append(got, fmt.Sprintf("%s/%s %s %s %s", platform.Selector.MatchLabels["os"],
 			platform.Selector.MatchLabels["arch"], platform.URI, platform.Sha256, platform.Bin))
