@@ -254,7 +254,9 @@ var _ = Describe("logbench", Ordered, func() {
 			cluster := controllers.NewClusterObject()
 			Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: benchmarkNamespace,
 				Name: debug.Status.Destinations[0].ClusterName}, cluster)).To(Succeed())
-			Expect(unstructured.NestedString(cluster.Object, "spec", "logLevel")).To(Equal("debug"))
+			logLevel, _, err := unstructured.NestedString(cluster.Object, "spec", "logLevel")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(logLevel).To(Equal("debug"))
 
 			By("counting both levels' rows and reporting the sampler's verdict on each")
 			defaults := map[int32]benchv1alpha1.Result{}
