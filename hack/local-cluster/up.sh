@@ -296,7 +296,9 @@ install_addons() {
 # Volumes are pre-made host folders owned by the postgres uid (hostPath ignores fsGroup);
 # the Recycle policy, with a recycler pod on an image we hold, empties and returns them.
 install_storage() {
-  local volumes=${LOCAL_VOLUMES:-24} index manifest=""
+  # Each cluster of the e2e suite claims one; a recycled one comes back only when its
+  # recycler pod succeeds, which the suite does not wait for.
+  local volumes=${LOCAL_VOLUMES:-48} index manifest=""
   # A volume whose recycling failed (or whose claim went while the cluster was down) is
   # emptied here and offered again.
   local volume
