@@ -115,6 +115,13 @@ func (r *shippedRun) Delivered(ctx context.Context) (int64, error) {
 	return run.Total().Sent, err
 }
 
+// InFlight is how many records the shipper kept during the run and has neither sent nor
+// dropped yet: the drain waits for them (bench.InFlight).
+func (r *shippedRun) InFlight(ctx context.Context) (int64, error) {
+	run, err := r.shipperCountersOfRun(ctx)
+	return run.Pending(), err
+}
+
 // Account reconciles the delivered records with the expectation and gives the reason of
 // a drop from the shipper's and Loki's counters of the run.
 func (r *shippedRun) Account(ctx context.Context, want records.Expectation, delivered int64) (v1alpha1.Records, error) {

@@ -371,7 +371,7 @@ func Drain(ctx context.Context, dest Destination, want records.Expectation, wait
 		switch {
 		case !want.Estimate && count >= want.Records:
 			drained.End = v1alpha1.DrainComplete
-		case started.Sub(drained.LastArrival) >= wait.Quiet:
+		case started.Sub(drained.LastArrival) >= wait.Quiet && !inFlight(ctx, dest):
 			drained.End = v1alpha1.DrainQuiet
 		case !returned.Before(wait.Deadline):
 			drained.End = v1alpha1.DrainTimeout
@@ -386,6 +386,25 @@ func Drain(ctx context.Context, dest Destination, want records.Expectation, wait
 			return drained, err
 		}
 	}
+}
+
+// InFlight is a Destination whose pipeline tells how many records it kept are still on
+// their way: in a shipper's buffer, or in a push waiting for its retry, whose backoff
+// (the collector's grows to 30 s) may outlast any quiet period. Its drain does not end
+// quiet while any are; the deadline still ends it.
+type InFlight interface {
+	InFlight(ctx context.Context) (int64, error)
+}
+
+// inFlight tells whether dest says records are still on their way. A pipeline that
+// cannot tell does not hold the drain: quiet then ends it, as for any destination.
+func inFlight(ctx context.Context, dest Destination) bool {
+	pipeline, ok := dest.(InFlight)
+	if !ok {
+		return false
+	}
+	n, err := pipeline.InFlight(ctx)
+	return err == nil && n > 0
 }
 
 // sleep waits drainPoll before the next count.
