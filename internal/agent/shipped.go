@@ -134,8 +134,12 @@ func (r *shippedRun) Account(ctx context.Context, want records.Expectation, deli
 	if r.loki != nil {
 		refused, trouble = r.loki.since(ctx, delivered)
 	}
+	var held []string
+	if pending := shipped.Pending(); pending > 0 {
+		held = append(held, fmt.Sprintf(shipping.PendingReason, pending))
+	}
 	if r.written == nil {
-		return shipping.Account(want, delivered, shipped.Total(), refused, nil, trouble, nil, r.unexplained), nil
+		return shipping.Account(want, delivered, shipped.Total(), refused, nil, trouble, held, r.unexplained), nil
 	}
 	written, err := r.written.Delivered(ctx)
 	if err != nil {
@@ -151,7 +155,7 @@ func (r *shippedRun) Account(ctx context.Context, want records.Expectation, deli
 	}
 	stages.Duplicates = shipping.StoredDuplicates(want, stages, shipped.Total(), refused)
 	stages.LostAt = stages.LosingStage(want.Exact())
-	var stageReasons []string
+	stageReasons := held
 	if stages.LostAt == "read" {
 		stageReasons = append(stageReasons, shipping.UnreadReason(stages))
 	}

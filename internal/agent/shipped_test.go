@@ -144,6 +144,19 @@ func TestShippedRunWaitsForRecordsHeldForARetry(t *testing.T) {
 	if got.Delivered != 2000 || got.Dropped == nil || *got.Dropped != 0 {
 		t.Errorf("records %+v, want all 2000 delivered after the retry", got)
 	}
+
+	// Held past the drain's deadline (a minute), they are missing, and the row says
+	// where they were.
+	run, err = startShippedRun(context.Background(), fluentBit.scraper(), nil, "", "tag", time.Minute, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fluentBit.send(1700, 1700)
+	fluentBit.hold(300, clock, clock.Now().Add(2*time.Minute))
+	got = drainAndAccount(t, run, 2000, clock)
+	if got.Delivered != 1700 || !strings.Contains(got.DropReason, "300 records were still in the shipper") {
+		t.Errorf("records %+v, want 1700 delivered and the 300 held named", got)
+	}
 }
 
 func TestShippedRunExplainsTheSidecarsDrops(t *testing.T) {

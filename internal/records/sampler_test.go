@@ -211,6 +211,28 @@ func TestCheckSamplerVerdicts(t *testing.T) {
 	}
 }
 
+// TestJudgeSamplerOnMeasuredRows: rows of the e2e suite on the local cluster
+// (CloudNativePG 1.30.0, 2026-11-26) whose windows' bounds came out just above the
+// records written, judged NotSampled though they kept 5% and 3% of them. A sampled run
+// cannot let more through than 100 a window and one in a hundred of the rest.
+func TestJudgeSamplerOnMeasuredRows(t *testing.T) {
+	for _, tc := range []struct {
+		name                 string
+		expected, delivered  int64
+		least, most, windows int64
+		verdict              v1alpha1.SamplerVerdict
+	}{
+		{"default level, 1 client", 25_148, 1_235, 25_292, 26_282, 11, v1alpha1.SamplerMatches},
+		{"pgaudit, 1 client", 22_086, 714, 23_187, 23_781, 6, v1alpha1.SamplerMatches},
+		{"debug level, 1 client", 21_972, 21_972, 2_197_200, 2_198_199, 11, v1alpha1.SamplerNotSampled},
+	} {
+		check := v1alpha1.SamplerCheck{ReceivedMin: tc.least, ReceivedMax: tc.most, Windows: int32(tc.windows)}
+		if got := JudgeSampler(check, Expectation{Records: tc.expected}, tc.delivered); got.Verdict != tc.verdict {
+			t.Errorf("%s: %s, want %s: %s", tc.name, got.Verdict, tc.verdict, got.Message)
+		}
+	}
+}
+
 // TestSamplerWindowsReadsCloudNativePGLines: only entries "record" count, with their
 // time as an RFC 3339 string or epoch seconds; the tag decides whose they are, and a
 // window opens at the first entry a second or more after the previous one opened.
