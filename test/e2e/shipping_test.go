@@ -159,7 +159,7 @@ var _ = Describe("shipping", Ordered, func() {
 					Expect(records.Stages.LostAt).NotTo(BeEmpty(), "%s: the losing stage is named", what)
 					Expect(records.DropReason).To(ContainSubstring("rate_limited"), what)
 				}
-				held := lokiHolds(ctx, lokiTenantLimited, row.Destination)
+				held := lokiHolds(ctx, lokiTenantLimited, benchmark, row.Destination)
 				_, _ = fmt.Fprintf(GinkgoWriter, "%s: the tenant holds %d now\n", what, held)
 				Expect(held).To(BeNumerically(">=", records.Delivered), "%s: Loki lost nothing it had counted", what)
 				if drainEnd != benchv1alpha1.DrainTimeout {
@@ -313,7 +313,7 @@ var _ = Describe("shipping", Ordered, func() {
 
 			By("restarting Loki, its storage lost, once it holds records of the first run")
 			Eventually(func(g Gomega) {
-				g.Expect(lokiHolds(ctx, lokiTenantOpen, destination)).To(BeNumerically(">", 0))
+				g.Expect(lokiHolds(ctx, lokiTenantOpen, restart, destination)).To(BeNumerically(">", 0))
 			}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(time.Second).Should(Succeed())
 			Expect(k8sClient.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(benchmarkNamespace),
 				client.MatchingLabels{"app.kubernetes.io/name": "loki"})).To(Succeed())
@@ -342,14 +342,17 @@ var _ = Describe("shipping", Ordered, func() {
 		})
 })
 
-// lokiHolds counts the records of every run of destination that the tenant of the
-// suite's Loki holds, through the API server's service proxy, which both providers
+// lokiHolds counts the records of destination's runs since benchmark was created that
+// the tenant of the suite's Loki holds (a rerun on the same cluster finds the records of
+// earlier runs there), through the API server's service proxy, which both providers
 // reach.
-func lokiHolds(ctx context.Context, tenant, destination string) int64 {
-	query := fmt.Sprintf(`sum(count_over_time({job="logbench", destination=%[1]q} |= "lb_%[1]s_" [1h]))`, destination)
+func lokiHolds(ctx context.Context, tenant string, benchmark *benchv1alpha1.LoggingBenchmark, destination string) int64 {
+	since := fmt.Sprintf("%ds", int(time.Since(benchmark.CreationTimestamp.Time).Seconds())+60)
+	query := fmt.Sprintf(`sum(count_over_time({job="logbench", destination=%[1]q} |= "lb_%[1]s_" [%[2]s]))`,
+		destination, since)
 	if destination == collectorLimited {
-		query = fmt.Sprintf(`sum(count_over_time({service_name="logbench-shipping-%[1]s"} |= "lb_%[1]s_" [1h]))`,
-			destination)
+		query = fmt.Sprintf(`sum(count_over_time({service_name="logbench-shipping-%[1]s"} |= "lb_%[1]s_" [%[2]s]))`,
+			destination, since)
 	}
 	body, err := clientset.CoreV1().RESTClient().Get().Namespace(benchmarkNamespace).
 		Resource("services").Name("loki:3100").SubResource("proxy").Suffix("loki/api/v1/query").
