@@ -170,6 +170,10 @@ dist: goreleaser helm ## Build the CLI archives, checksums, krew manifest and ch
 
 # The tests of test/dist check what make dist built, for the VERSION and COMMIT it
 # stamped.
+# print-NAME prints a variable of this Makefile, for scripts that need its pins.
+print-%:
+	@echo '$($*)'
+
 .PHONY: test-dist
 test-dist: dist ## Build the release artifacts with make dist and test them (test/dist).
 	go test -tags dist ./test/dist/ -count=1 -v
