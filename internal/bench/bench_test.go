@@ -292,6 +292,11 @@ func TestDrainWaitsForRecordsOnTheirWay(t *testing.T) {
 		"records a late retry delivers": {loki, records.Expectation{Records: 1000},
 			[]arrival{{0, 700}, {25 * time.Second, 1000}}, 50 * time.Millisecond, time.Minute, 25 * time.Second,
 			1000, v1alpha1.DrainComplete, 25050 * time.Millisecond, nil},
+		// Duplicates of a retried push bring the count to the expected one while 300
+		// records still wait for a retry: the drain waits for them too.
+		"duplicates reach the count before the records a retry delivers": {loki, records.Expectation{Records: 1000},
+			[]arrival{{0, 1000}, {25 * time.Second, 1300}}, 50 * time.Millisecond, time.Minute, 25 * time.Second,
+			1300, v1alpha1.DrainComplete, 25050 * time.Millisecond, nil},
 		"records still in the shipper at the deadline": {loki, records.Expectation{Records: 1000},
 			[]arrival{{0, 700}}, 50 * time.Millisecond, 20 * time.Second, time.Hour,
 			700, v1alpha1.DrainTimeout, 50 * time.Millisecond, nil},
