@@ -212,9 +212,20 @@ func TestNotReadyReasonPointsAtPgaudit(t *testing.T) {
 		!strings.Contains(audited, hint) {
 		t.Errorf("audited destination: %q, want the phase and the pgaudit hint", audited)
 	}
+	if !strings.Contains(audited, "spec.logging.pgaudit needs") {
+		t.Errorf("audited destination: %q, want the field that set pgaudit named", audited)
+	}
 	if baseline := notReadyReason(spec, v1alpha1.Destination{Name: "baseline", Type: v1alpha1.DestinationNone},
 		cluster, time.Minute); strings.Contains(baseline, hint) {
 		t.Errorf("baseline: %q, which loads no pgaudit", baseline)
+	}
+	// pgaudit set by the destination's own logging is named there.
+	own := v1alpha1.Destination{Name: "audit", Type: v1alpha1.DestinationCSVLog, Logging: &v1alpha1.LoggingOverride{
+		Pgaudit: &v1alpha1.PgauditSpec{Log: []v1alpha1.PgauditClass{v1alpha1.PgauditAll}},
+	}}
+	if reason := notReadyReason(&v1alpha1.LoggingBenchmarkSpec{}, own, cluster, time.Minute); !strings.Contains(reason,
+		"destination audit's logging.pgaudit needs") {
+		t.Errorf("destination's own pgaudit: %q, want it named", reason)
 	}
 }
 

@@ -72,7 +72,7 @@ func notReadyReason(
 		cluster.GetName(), timeout, phase)
 	if v1alpha1.UsesPgaudit(spec.ServerParameters(dest)) {
 		// A server told to preload a library its image lacks never starts.
-		reason += "; spec.logging.pgaudit needs an image with the pgaudit extension, as CloudNativePG's are"
+		reason += "; " + spec.PgauditField(dest) + " needs an image with the pgaudit extension, as CloudNativePG's are"
 	}
 	return reason
 }

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"strconv"
 	"strings"
@@ -212,6 +213,15 @@ func UsesPgaudit(parameters map[string]string) bool {
 		}
 	}
 	return false
+}
+
+// PgauditField names the field that sets dest's pgaudit, for messages about it: the
+// destination's own logging, or spec.logging.
+func (s *LoggingBenchmarkSpec) PgauditField(dest Destination) string {
+	if dest.Logging != nil && dest.Logging.Pgaudit != nil {
+		return fmt.Sprintf("destination %s's logging.pgaudit", dest.Name)
+	}
+	return "spec.logging.pgaudit"
 }
 
 // MinDurationStatementMs is log_min_duration_statement as the server runs with it: -1,

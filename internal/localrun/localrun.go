@@ -222,8 +222,8 @@ func startDestination(
 	if v1alpha1.UsesPgaudit(s.target.settings) {
 		// CloudNativePG loads pgaudit when a pgaudit.* parameter is set; so does logbench.
 		if !opts.Installation.HasLibrary("pgaudit") {
-			return nil, fmt.Errorf("spec.logging.pgaudit needs the pgaudit extension, which PostgreSQL %d in %s does not have "+
-				"(Debian and Ubuntu: apt-get install postgresql-%d-pgaudit)",
+			return nil, fmt.Errorf("%s needs the pgaudit extension, which PostgreSQL %d in %s does not have "+
+				"(Debian and Ubuntu: apt-get install postgresql-%d-pgaudit)", spec.PgauditField(dest),
 				opts.Installation.Version, opts.Installation.BinDir, opts.Installation.Version)
 		}
 		s.target.settings["shared_preload_libraries"] = "pgaudit"
