@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 
@@ -37,7 +38,23 @@ func refuseAdoption(object client.Object, benchmark *v1alpha1.LoggingBenchmark, 
 			return nil
 		}
 	}
-	return &foreignObjectError{
-		kind: reflect.TypeOf(object).Elem().Name(), namespace: object.GetNamespace(), name: object.GetName(),
+	kind := object.GetObjectKind().GroupVersionKind().Kind
+	if kind == "" {
+		kind = reflect.TypeOf(object).Elem().Name()
 	}
+	return &foreignObjectError{kind: kind, namespace: object.GetNamespace(), name: object.GetName()}
+}
+
+// refuseTaken is for a create that found the name taken: it reads what is there, and
+// returns a foreignObjectError unless benchmark controls it (then the create had
+// succeeded before, and the cache had not seen it yet).
+func refuseTaken(ctx context.Context, reader client.Reader, object client.Object, benchmark *v1alpha1.LoggingBenchmark) error {
+	existing, ok := object.DeepCopyObject().(client.Object)
+	if !ok {
+		return fmt.Errorf("%T is not an object", object)
+	}
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(object), existing); err != nil {
+		return err
+	}
+	return refuseAdoption(existing, benchmark, true)
 }

@@ -110,6 +110,11 @@ func (r *LoggingBenchmarkReconciler) createCluster(
 		// A rejected spec does not get better by retrying: fail the destination now.
 		pass.failDestination(state, rejectedReason(created.GetName(), err))
 		return clusterOutcome{State: clusterFailed}, nil
+	} else if apierrors.IsAlreadyExists(err) {
+		if err := refuseTaken(ctx, r.APIReader, created, benchmark); err != nil {
+			return clusterOutcome{}, err
+		}
+		return clusterOutcome{}, fmt.Errorf("creating CloudNativePG cluster %s: %w", created.GetName(), err)
 	} else if err != nil {
 		return clusterOutcome{}, fmt.Errorf("creating CloudNativePG cluster %s: %w", created.GetName(), err)
 	}

@@ -42,8 +42,12 @@ const conflictRetryDelay = time.Second
 // LoggingBenchmarkReconciler reconciles LoggingBenchmark objects.
 type LoggingBenchmarkReconciler struct {
 	client.Client
-	Scheme   *runtime.Scheme
-	Recorder record.EventRecorder
+	// APIReader reads from the API server, past the cache, which holds only logbench's
+	// Jobs and Clusters: a foreign object in the way of one is found there. The
+	// manager's, when unset.
+	APIReader client.Reader
+	Scheme    *runtime.Scheme
+	Recorder  record.EventRecorder
 	// AgentImage holds the logbench binary the agent Jobs copy into the PostgreSQL image.
 	AgentImage string
 	// ImagePullSecrets name the Secrets every pod logbench creates pulls its images with:
@@ -211,6 +215,9 @@ func CacheOptions(watchNamespaces []string, watchClusters bool) cache.Options {
 // SetupWithManager registers the reconciler, watching the Jobs and Clusters it owns,
 // and the readiness check that fails while CloudNativePG is unavailable.
 func (r *LoggingBenchmarkReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
 	if err := r.addCloudNativePGChecks(mgr); err != nil {
 		return err
 	}

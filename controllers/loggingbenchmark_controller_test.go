@@ -339,6 +339,42 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(listJobs(namespace)).To(BeEmpty())
 	})
 
+	It("fails, without taking it over, when a Cluster or Job of the name it would create exists", func() {
+		DeferCleanup(startOperator(time.Minute))
+		foreignCluster := NewClusterObject()
+		foreignCluster.SetNamespace(namespace)
+		foreignCluster.SetName("taken-csv")
+		Expect(unstructured.SetNestedField(foreignCluster.Object, int64(1), "spec", "instances")).To(Succeed())
+		Expect(k8sClient.Create(ctx, foreignCluster)).To(Succeed())
+		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "taken", v1alpha1.CleanupNever))).To(Succeed())
+		benchmark := expectPhase(namespace, "taken", v1alpha1.PhaseFailed)
+		degraded := meta.FindStatusCondition(benchmark.Status.Conditions, v1alpha1.ConditionDegraded)
+		Expect(degraded.Reason).To(Equal(v1alpha1.ReasonForeignObject))
+		Expect(degraded.Message).To(ContainSubstring("Cluster " + namespace + "/taken-csv exists and no LoggingBenchmark owns it"))
+		Expect(getCluster(namespace, "taken-csv").GetOwnerReferences()).To(BeEmpty())
+
+		By("a Job in the way of a run")
+		for _, destination := range []string{"baseline", "csv"} {
+			for _, clients := range []int32{1, 2} {
+				name := jobName("jobs-taken", plannedRun{Destination: v1alpha1.Destination{Name: destination}, Clients: clients, Repeat: 1})
+				Expect(k8sClient.Create(ctx, &batchv1.Job{
+					ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+					Spec: batchv1.JobSpec{Suspend: new(true), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+						RestartPolicy: corev1.RestartPolicyNever,
+						Containers:    []corev1.Container{{Name: "other", Image: testClusterImage}},
+					}}},
+				})).To(Succeed())
+			}
+		}
+		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "jobs-taken", v1alpha1.CleanupNever))).To(Succeed())
+		markClusterReady(namespace, "jobs-taken-baseline")
+		markClusterReady(namespace, "jobs-taken-csv")
+		benchmark = expectPhase(namespace, "jobs-taken", v1alpha1.PhaseFailed)
+		degraded = meta.FindStatusCondition(benchmark.Status.Conditions, v1alpha1.ConditionDegraded)
+		Expect(degraded.Reason).To(Equal(v1alpha1.ReasonForeignObject))
+		Expect(degraded.Message).To(MatchRegexp(`Job %s/jobs-taken-\w+-c\d-r1 exists and no LoggingBenchmark owns it`, namespace))
+	})
+
 	It("keeps the results of the other runs and reports why a run failed", func() {
 		DeferCleanup(startOperator(time.Minute))
 		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "broken", v1alpha1.CleanupOnSuccess))).To(Succeed())

@@ -181,7 +181,7 @@ func (r *LoggingBenchmarkReconciler) startRun(
 	}
 	pass.runs.Started[run.key()] = true
 	if err := r.Create(ctx, job); apierrors.IsAlreadyExists(err) {
-		return nil
+		return refuseTaken(ctx, r.APIReader, job, benchmark)
 	} else if err != nil {
 		return fmt.Errorf("creating Job %s: %w", job.Name, err)
 	}
