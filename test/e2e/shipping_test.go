@@ -28,6 +28,7 @@ import (
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/results"
+	"github.com/logbench/logbench/internal/workload"
 )
 
 // shippingSetup is what the shipping spec runs with on the cluster under test.
@@ -348,11 +349,12 @@ var _ = Describe("shipping", Ordered, func() {
 // reach.
 func lokiHolds(ctx context.Context, tenant string, benchmark *benchv1alpha1.LoggingBenchmark, destination string) int64 {
 	since := fmt.Sprintf("%ds", int(time.Since(benchmark.CreationTimestamp.Time).Seconds())+60)
-	query := fmt.Sprintf(`sum(count_over_time({job="logbench", destination=%[1]q} |= "lb_%[1]s_" [%[2]s]))`,
-		destination, since)
+	// The runs' records, not the warm-up's, which the collector ships too.
+	runs := workload.TagPattern(destination)
+	query := fmt.Sprintf(`sum(count_over_time({job="logbench", destination=%q} |~ %q [%s]))`, destination, runs, since)
 	if destination == collectorLimited {
-		query = fmt.Sprintf(`sum(count_over_time({service_name="logbench-shipping-%[1]s"} |= "lb_%[1]s_" [%[2]s]))`,
-			destination, since)
+		query = fmt.Sprintf(`sum(count_over_time({service_name="logbench-shipping-%s"} |~ %q [%s]))`,
+			destination, runs, since)
 	}
 	body, err := clientset.CoreV1().RESTClient().Get().Namespace(benchmarkNamespace).
 		Resource("services").Name("loki:3100").SubResource("proxy").Suffix("loki/api/v1/query").

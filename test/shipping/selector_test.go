@@ -145,8 +145,9 @@ func randomSelector(random *rand.Rand) string {
 	names := []string{"namespace", "pod", "k8s_pod_name", "job", "_x", "A1"}
 	operators := []string{"=", "!=", "=~", "!~"}
 	pieces := []string{"a", "logbench-e2e", "}", "{", ")", "(", "[1s]", "|=", " or ", "+", "*", ",", `\"`, `\\`, `\n`, "${x}", " "}
-	var matchers []string
-	for range 1 + random.IntN(3) {
+	count := 1 + random.IntN(3)
+	matchers := make([]string, 0, count)
+	for range count {
 		var value strings.Builder
 		for range random.IntN(5) {
 			value.WriteString(pieces[random.IntN(len(pieces))])
