@@ -98,6 +98,8 @@ func (r *LoggingBenchmarkReconciler) checkSyslogReceiver(
 	}
 	timeout := r.clusterReadyTimeout(benchmark)
 	if waited := time.Since(deployment.CreationTimestamp.Time); waited < timeout {
+		// The destination is not ready while its receiver is not, whatever its cluster.
+		state.State = v1alpha1.DestinationProvisioning
 		return clusterOutcome{State: clusterWaiting, Wait: min(syslogReceiverPoll, timeout-waited)}, nil
 	}
 	pass.failDestination(state, fmt.Sprintf("syslog receiver %s not ready within %s: check its pod and events",
