@@ -94,7 +94,8 @@ func (r *LoggingBenchmarkReconciler) createCluster(
 			pass.failDestination(state, fmt.Sprintf("cannot configure the shipper of cluster %s: %v", state.ClusterName, err))
 			return clusterOutcome{State: clusterFailed}, nil
 		}
-		if err := r.reconcileShipperConfig(ctx, benchmark, dest, shipperConfigMapName(state.ClusterName), config); err != nil {
+		err = r.reconcileShipperConfig(ctx, benchmark, dest, shipperConfigMapName(state.ClusterName), config)
+		if err != nil {
 			return clusterOutcome{}, err
 		}
 	}

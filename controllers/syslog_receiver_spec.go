@@ -33,8 +33,9 @@ func buildSyslogReceiver(
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod},
 		},
 	}
-	var ports []corev1.ServicePort
-	for _, port := range shipping.SyslogReceiverPorts(dest) {
+	containerPorts := shipping.SyslogReceiverPorts(dest)
+	ports := make([]corev1.ServicePort, 0, len(containerPorts))
+	for _, port := range containerPorts {
 		ports = append(ports, corev1.ServicePort{
 			Name: port.Name, Protocol: port.Protocol, Port: port.ContainerPort, TargetPort: intstr.FromString(port.Name),
 		})
