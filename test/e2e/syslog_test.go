@@ -50,8 +50,10 @@ var _ = Describe("syslog", Ordered, func() {
 		return &benchv1alpha1.ShipperSpec{Kind: benchv1alpha1.ShipperFluentBit, Image: shipping.fluentBitImage, Output: output}
 	}
 	// run creates a short benchmark of destinations at 2 clients, with or without a
-	// baseline, and waits for its success.
-	run := func(ctx SpecContext, name string, baseline bool, destinations ...benchv1alpha1.Destination) {
+	// baseline, waits for its success and returns its destinations' rows, each measured
+	// and expecting records, without an accounting error.
+	run := func(ctx SpecContext, name string, baseline bool, destinations ...benchv1alpha1.Destination,
+	) []benchv1alpha1.Result {
 		benchmark = newBenchmark(name)
 		benchmarks = append(benchmarks, benchmark)
 		benchmark.Spec.Baseline.Enabled = baseline
@@ -62,24 +64,27 @@ var _ = Describe("syslog", Ordered, func() {
 		Expect(k8sClient.Create(ctx, benchmark)).To(Succeed())
 		waitForPhase(ctx, benchmark, benchv1alpha1.PhaseSucceeded)
 		Expect(benchmark.Status.Results).To(HaveLen(int(benchmark.Status.Progress.RunsTotal)))
+		var rows []benchv1alpha1.Result
+		for _, row := range benchmark.Status.Results {
+			Expect(row.TPS).To(BeNumerically(">", 0), rowName(row))
+			Expect(row.Records.AccountingError).To(BeEmpty(), rowName(row))
+			if row.Destination != "baseline" {
+				Expect(row.Records.Expected).To(BeNumerically(">", 0), rowName(row))
+				rows = append(rows, row)
+			}
+		}
+		return rows
 	}
 
 	It("counts every record PostgreSQL sends to /dev/log at the receiver sidecar, or names the loss", func(ctx SpecContext) {
-		run(ctx, "syslog", true,
+		rows := run(ctx, "syslog", true,
 			benchv1alpha1.Destination{Name: "syslog", Type: benchv1alpha1.DestinationSyslog, Shipper: fluentBit(benchv1alpha1.OutputNull)},
 			benchv1alpha1.Destination{Name: "syslog-whole", Type: benchv1alpha1.DestinationSyslog, Shipper: fluentBit(benchv1alpha1.OutputStdout),
 				Syslog: &benchv1alpha1.SyslogSpec{Facility: "LOCAL3", SequenceNumbers: new(false), SplitMessages: new(false)}})
-		for _, row := range benchmark.Status.Results {
-			what := fmt.Sprintf("%s with %d clients", row.Destination, row.Clients)
-			records := row.Records
-			Expect(row.TPS).To(BeNumerically(">", 0), what)
-			Expect(records.AccountingError).To(BeEmpty(), what)
-			if row.Destination == "baseline" {
-				continue
-			}
+		for _, row := range rows {
+			what, records := rowName(row), row.Records
 			_, _ = fmt.Fprintf(GinkgoWriter, "%s: %d of %d delivered, %d late, drain %.1f s, TPS %.0f; %s\n",
 				what, records.Delivered, records.Expected, records.ArrivedLate, row.DrainSeconds, row.TPS, records.DropReason)
-			Expect(records.Expected).To(BeNumerically(">", 0), what)
 			// syslog() blocks on a full socket rather than dropping: the receiver gets every
 			// record unless it was not there.
 			Expect(records.Delivered+records.ArrivedLate).To(Equal(records.Expected), "%s: every record arrives", what)
@@ -91,7 +96,7 @@ var _ = Describe("syslog", Ordered, func() {
 			return benchv1alpha1.Destination{Name: name, Type: benchv1alpha1.DestinationSyslog,
 				Shipper: fluentBit(benchv1alpha1.OutputNull), Syslog: &benchv1alpha1.SyslogSpec{Transport: transport}}
 		}
-		run(ctx, "syslog-fwd", false, forwarding("udp", benchv1alpha1.SyslogUDP), forwarding("tcp", benchv1alpha1.SyslogTCP))
+		rows := run(ctx, "syslog-fwd", false, forwarding("udp", benchv1alpha1.SyslogUDP), forwarding("tcp", benchv1alpha1.SyslogTCP))
 
 		By("deploying each receiver as the benchmark's")
 		for _, name := range []string{"syslog-fwd-udp-syslog", "syslog-fwd-tcp-syslog"} {
@@ -103,28 +108,20 @@ var _ = Describe("syslog", Ordered, func() {
 		}
 
 		By("closing each row's accounts with the records counted at the receiver")
-		for _, row := range benchmark.Status.Results {
-			what := fmt.Sprintf("%s with %d clients", row.Destination, row.Clients)
-			records := row.Records
-			Expect(row.TPS).To(BeNumerically(">", 0), what)
-			Expect(records.AccountingError).To(BeEmpty(), what)
-			if row.Destination == "baseline" {
-				continue
-			}
-			stages := records.Stages
+		for _, row := range rows {
+			what, records, stages := rowName(row), row.Records, row.Records.Stages
 			Expect(stages).NotTo(BeNil(), what)
 			Expect(stages.Read).NotTo(BeNil(), what)
 			Expect(stages.Forwarded).NotTo(BeNil(), what)
 			Expect(stages.Received).NotTo(BeNil(), what)
 			Expect(stages.Sent).NotTo(BeNil(), what)
-			_, _ = fmt.Fprintf(GinkgoWriter, "%s: expected %d, delivered %d, late %d, dropped %v, unverified %d; "+
+			Expect(records.Dropped).NotTo(BeNil(), "%s: the expectation is exact", what)
+			_, _ = fmt.Fprintf(GinkgoWriter, "%s: expected %d, delivered %d, late %d, dropped %d, unverified %d; "+
 				"stages read %d, forwarded %d, received %d, sent %d, lost at %q; drain %.1f s, TPS %.0f; %s\n",
-				what, records.Expected, records.Delivered, records.ArrivedLate, records.Dropped, records.Unverified,
+				what, records.Expected, records.Delivered, records.ArrivedLate, *records.Dropped, records.Unverified,
 				*stages.Read, *stages.Forwarded, *stages.Received, *stages.Sent, stages.LostAt, row.DrainSeconds, row.TPS,
 				records.DropReason)
-			Expect(records.Expected).To(BeNumerically(">", 0), what)
 			Expect(records.Duplicates).To(BeZero(), what)
-			Expect(records.Dropped).NotTo(BeNil(), "%s: the expectation is exact", what)
 			Expect(records.Delivered+records.ArrivedLate+*records.Dropped+records.Unverified).
 				To(Equal(records.Expected), "%s: delivered + late + dropped + unverified is expected", what)
 			// The sidecar reads every record: syslog() blocks on a full socket.
@@ -140,3 +137,8 @@ var _ = Describe("syslog", Ordered, func() {
 		}
 	})
 })
+
+// rowName names a row in the assertions' messages.
+func rowName(row benchv1alpha1.Result) string {
+	return fmt.Sprintf("%s with %d clients", row.Destination, row.Clients)
+}
