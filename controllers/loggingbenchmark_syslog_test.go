@@ -105,6 +105,18 @@ var _ = Describe("LoggingBenchmark reconciler with a forwarding Syslog destinati
 		}
 	})
 
+	It("fails the destination whose receiver is not ready in time, saying so", func() {
+		DeferCleanup(startOperator(4 * time.Second))
+		Expect(k8sClient.Create(ctx, newSyslogBenchmark("late"))).To(Succeed())
+		markClusterReady(namespace, "late-sys")
+
+		benchmark := expectPhase(namespace, "late", v1alpha1.PhaseFailed)
+		Expect(benchmark.Status.Destinations).To(ContainElement(SatisfyAll(
+			HaveField("State", v1alpha1.DestinationFailed),
+			HaveField("Message", ContainSubstring("syslog receiver late-sys-syslog not ready within 4s")))))
+		Expect(listJobs(namespace)).To(BeEmpty())
+	})
+
 	It("fails, without taking it over, when a Service in the receiver's name exists", func() {
 		foreign := &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "taken-sys-syslog"},
