@@ -82,8 +82,15 @@ vet: ## Run go vet against code, the e2e, shipping and dist suites' build tags i
 # The ground-truth tests measure PostgreSQL 18 beside the local server: postgresql18
 # installs it, and the tests find it through LOGBENCH_POSTGRESQL18_BIN.
 .PHONY: test
-test: manifests helm-sync generate fmt vet envtest helm postgresql18 ## Run the unit, envtest and chart suites, then fuzz every Fuzz target for FUZZTIME.
-	KUBEBUILDER_ASSETS="$(ENVTEST_DIR)" LOGBENCH_POSTGRESQL18_BIN="$$(hack/install-postgresql.sh)" go test ./... -coverprofile cover.out
+# make dist (goreleaser's build included) runs beside the unit tests, off their critical
+# path; test/dist then checks what it built.
+test: manifests helm-sync generate fmt vet envtest helm postgresql18 ## Run the unit, envtest, chart and release-artifact (make dist) suites, then fuzz every Fuzz target for FUZZTIME.
+	@$(MAKE) --no-print-directory dist >$(LOCALBIN)/dist.log 2>&1 & dist=$$!; \
+	KUBEBUILDER_ASSETS="$(ENVTEST_DIR)" LOGBENCH_POSTGRESQL18_BIN="$$(hack/install-postgresql.sh)" go test ./... -coverprofile cover.out; \
+	tested=$$?; \
+	wait $$dist || { cat $(LOCALBIN)/dist.log; echo "make test: make dist failed (log above)" >&2; exit 1; }; \
+	exit $$tested
+	go test -tags dist ./test/dist/ -count=1
 	cd test/promql && go vet ./... && go test ./...
 	FUZZTIME=$(FUZZTIME) hack/fuzz-brief.sh
 
@@ -163,6 +170,10 @@ dist: goreleaser helm ## Build the CLI archives, checksums, krew manifest and ch
 
 # The tests of test/dist check what make dist built, for the VERSION and COMMIT it
 # stamped.
+# print-NAME prints a variable of this Makefile, for scripts that need its pins.
+print-%:
+	@echo '$($*)'
+
 .PHONY: test-dist
 test-dist: dist ## Build the release artifacts with make dist and test them (test/dist).
 	go test -tags dist ./test/dist/ -count=1 -v

@@ -558,7 +558,7 @@ type LokiSpec struct {
 	// Matchers only, as LogQL's grammar writes them (label name, =, !=, =~ or !~, a
 	// double-quoted string): the selector is pasted into the count query, where anything
 	// else could change what is counted.
-	// +kubebuilder:validation:XValidation:rule="self.matches('^\\\\{\\\\s*[a-zA-Z_][a-zA-Z0-9_]*\\\\s*(=|!=|=~|!~)\\\\s*\"([^\"\\\\\\\\]|\\\\\\\\.)*\"\\\\s*(,\\\\s*[a-zA-Z_][a-zA-Z0-9_]*\\\\s*(=|!=|=~|!~)\\\\s*\"([^\"\\\\\\\\]|\\\\\\\\.)*\"\\\\s*)*\\\\}$')",message="selector must be a LogQL stream selector of matchers only, such as {namespace=\"${namespace}\", pod=\"${pod}\"}"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^\\\\{\\\\s*[a-zA-Z_][a-zA-Z0-9_]*\\\\s*(=|!=|=~|!~)\\\\s*\"([^\"\\\\\\\\]|\\\\\\\\[abfnrtv\\\\\\\\\"])*\"\\\\s*(,\\\\s*[a-zA-Z_][a-zA-Z0-9_]*\\\\s*(=|!=|=~|!~)\\\\s*\"([^\"\\\\\\\\]|\\\\\\\\[abfnrtv\\\\\\\\\"])*\"\\\\s*)*\\\\}$')",message="selector must be a LogQL stream selector of matchers only, such as {namespace=\"${namespace}\", pod=\"${pod}\"}"
 	// +kubebuilder:validation:XValidation:rule="!self.replace('${namespace}', '').replace('${pod}', '').replace('${container}', '').replace('${cluster}', '').contains('${')",message="selector may use only ${namespace}, ${pod}, ${container} and ${cluster}"
 	Selector string `json:"selector,omitempty"`
 

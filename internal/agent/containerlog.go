@@ -139,7 +139,8 @@ func newContainerLogRun(
 	}
 	run := containerLogRun{inNewestFile: inNewestFile}
 	var counted io.Reader = stream
-	if req.Destination.EffectiveFormat() == v1alpha1.FormatCSVLog {
+	// The baseline is read here only to show it logged nothing: no sampler to judge.
+	if req.Destination.Type == v1alpha1.DestinationStdout && req.Destination.EffectiveFormat() == v1alpha1.FormatCSVLog {
 		run.sampler = records.NewSamplerWindows(tag)
 		counted = io.TeeReader(stream, run.sampler)
 	}

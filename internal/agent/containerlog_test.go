@@ -5,6 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/records"
 )
@@ -66,4 +70,30 @@ func samplerVerdictOf(r v1alpha1.Records) v1alpha1.SamplerVerdict {
 		return ""
 	}
 	return r.Sampler.Verdict
+}
+
+// TestContainerLogSamplerOnlyForStdout: a Stdout csvlog row is judged against
+// CloudNativePG's sampler; the baseline, read in the same container log only to show
+// that it logged nothing, is not.
+func TestContainerLogSamplerOnlyForStdout(t *testing.T) {
+	primary := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "bench-1", Namespace: "bench",
+		Labels: map[string]string{"cnpg.io/cluster": "bench", "cnpg.io/instanceRole": "primary"}}}
+	for _, tc := range []struct {
+		destination v1alpha1.Destination
+		sampled     bool
+	}{
+		{destination: v1alpha1.Destination{Name: "stdout", Type: v1alpha1.DestinationStdout}, sampled: true},
+		{destination: v1alpha1.Destination{Name: "baseline", Type: v1alpha1.DestinationNone}},
+	} {
+		req := Request{Namespace: "bench", ClusterName: "bench", Destination: tc.destination}
+		run, closeLog, err := newContainerLogRun(context.Background(), fake.NewClientset(primary), req,
+			records.FormatCSVLog, "lb_tag")
+		if err != nil {
+			t.Fatal(err)
+		}
+		closeLog()
+		if got := run.sampler != nil; got != tc.sampled {
+			t.Errorf("%s: sampler windows kept %t, want %t", tc.destination.Type, got, tc.sampled)
+		}
+	}
 }

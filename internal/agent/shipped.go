@@ -151,6 +151,17 @@ func (r *shippedRun) Delivered(ctx context.Context) (int64, error) {
 	return run.Total().Sent, err
 }
 
+// InFlight is how many records the shipper kept during the run and has neither sent nor
+// dropped yet, the syslog receiver's included: the drain waits for them (bench.InFlight).
+func (r *shippedRun) InFlight(ctx context.Context) (int64, error) {
+	run, err := r.shipperCountersOfRun(ctx)
+	if err != nil || r.receiver == nil {
+		return run.Pending(), err
+	}
+	received, err := r.receiver.countersOfRun(ctx)
+	return run.Pending() + received.Pending(), err
+}
+
 // Account reconciles the delivered records with the expectation and gives the reason of
 // a drop from the shipper's and Loki's counters of the run.
 func (r *shippedRun) Account(ctx context.Context, want records.Expectation, delivered int64) (v1alpha1.Records, error) {
@@ -163,11 +174,15 @@ func (r *shippedRun) Account(ctx context.Context, want records.Expectation, deli
 	if r.loki != nil {
 		refused, trouble = r.loki.since(ctx, delivered)
 	}
+	var held []string
+	if pending := shipped.Pending(); pending > 0 {
+		held = append(held, fmt.Sprintf(shipping.PendingReason, pending))
+	}
 	if r.receiver != nil {
-		return r.receiver.account(ctx, want, delivered, shipped, r.loki != nil, refused, trouble, r.unexplained)
+		return r.receiver.account(ctx, want, delivered, shipped, r.loki != nil, refused, trouble, held, r.unexplained)
 	}
 	if r.written == nil {
-		return shipping.Account(want, delivered, shipped.Total(), refused, nil, trouble, nil, r.unexplained), nil
+		return shipping.Account(want, delivered, shipped.Total(), refused, nil, trouble, held, r.unexplained), nil
 	}
 	written, err := r.written.Delivered(ctx)
 	if err != nil {
@@ -183,7 +198,7 @@ func (r *shippedRun) Account(ctx context.Context, want records.Expectation, deli
 	}
 	stages.Duplicates = shipping.StoredDuplicates(want, stages, shipped.Total(), refused)
 	stages.LostAt = stages.LosingStage(want.Exact())
-	var stageReasons []string
+	stageReasons := held
 	if stages.LostAt == "read" {
 		stageReasons = append(stageReasons, shipping.UnreadReason(stages))
 	}
@@ -219,7 +234,7 @@ func (r *syslogReceiverRun) countersOfRun(ctx context.Context) (shipping.Shipper
 // so that what the transport lost is named as lost at the received stage.
 func (r *syslogReceiverRun) account(ctx context.Context, want records.Expectation, delivered int64,
 	sidecar shipping.ShipperMetrics, toLoki bool, refused map[string]int64, trouble shipping.LokiTrouble,
-	unexplained string,
+	held []string, unexplained string,
 ) (v1alpha1.Records, error) {
 	received, err := r.countersOfRun(ctx)
 	if err != nil {
@@ -232,7 +247,10 @@ func (r *syslogReceiverRun) account(ctx context.Context, want records.Expectatio
 	stages := shipping.ForwardedStages(sidecar, received, stored)
 	stages.Duplicates = shipping.StoredDuplicates(want, stages, received.Total(), refused)
 	stages.LostAt = stages.LosingStage(want.Exact())
-	reasons := shipping.ForwardedReasons(r.transport, stages, sidecar.Total())
+	if pending := received.Pending(); pending > 0 {
+		held = append(held, fmt.Sprintf(shipping.PendingReason, pending))
+	}
+	reasons := append(held, shipping.ForwardedReasons(r.transport, stages, sidecar.Total())...)
 	return shipping.Account(want, delivered, received.Total(), refused, &stages, trouble, reasons, unexplained), nil
 }
 

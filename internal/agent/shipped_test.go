@@ -28,7 +28,11 @@ type fakeFluentBit struct {
 	mu                sync.Mutex
 	sent, step, limit int64
 	dropped, retried  int64
-	server            *httptest.Server
+	// held records were read and wait for a retry until heldUntil on clock.
+	held      int64
+	heldUntil time.Time
+	clock     bench.Clock
+	server    *httptest.Server
 }
 
 func newFakeFluentBit(t *testing.T, sent int64) *fakeFluentBit {
@@ -36,6 +40,9 @@ func newFakeFluentBit(t *testing.T, sent int64) *fakeFluentBit {
 	f.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
+		if f.held > 0 && !f.clock.Now().Before(f.heldUntil) {
+			f.limit, f.step, f.held = f.limit+f.held, f.held, 0
+		}
 		f.sent = min(f.sent+f.step, f.limit)
 		// The input has read every record the output will send or drop.
 		fmt.Fprintf(w, `# TYPE fluentbit_input_records_total counter
@@ -46,7 +53,7 @@ fluentbit_output_proc_records_total{name="shipped"} %d
 fluentbit_output_dropped_records_total{name="shipped"} %d
 # TYPE fluentbit_output_retried_records_total counter
 fluentbit_output_retried_records_total{name="shipped"} %d
-`, f.limit+f.dropped, f.sent, f.dropped, f.retried)
+`, f.limit+f.dropped+f.held, f.sent, f.dropped, f.retried)
 	}))
 	t.Cleanup(f.server.Close)
 	return f
@@ -57,6 +64,13 @@ func (f *fakeFluentBit) send(n, step int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.limit, f.step = f.sent+n, step
+}
+
+// hold makes n more records read but not sent until the retry at until on clock.
+func (f *fakeFluentBit) hold(n int64, clock bench.Clock, until time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.held, f.clock, f.heldUntil = n, clock, until
 }
 
 func (f *fakeFluentBit) drop(dropped, retried int64) {
@@ -111,6 +125,37 @@ func TestShippedRunCountsTheIncreaseOfTheSidecarsSentRecords(t *testing.T) {
 	got := drainAndAccount(t, run, 2000, clock)
 	if got.Delivered != 2000 || got.Dropped == nil || *got.Dropped != 0 || got.DropReason != "" {
 		t.Errorf("records %+v, want all 2000 delivered and no drop", got)
+	}
+}
+
+// TestShippedRunWaitsForRecordsHeldForARetry: records the shipper read and holds for a
+// retry later than the quiet period (the collector's backoff grows to 30 s) are waited
+// for, not reported dropped.
+func TestShippedRunWaitsForRecordsHeldForARetry(t *testing.T) {
+	fluentBit := newFakeFluentBit(t, 0)
+	clock := newClock()
+	run, err := startShippedRun(context.Background(), fluentBit.scraper(), nil, "", "tag", time.Minute, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fluentBit.send(1700, 1700)
+	fluentBit.hold(300, clock, clock.Now().Add(25*time.Second))
+	got := drainAndAccount(t, run, 2000, clock)
+	if got.Delivered != 2000 || got.Dropped == nil || *got.Dropped != 0 {
+		t.Errorf("records %+v, want all 2000 delivered after the retry", got)
+	}
+
+	// Held past the drain's deadline (a minute), they are missing, and the row says
+	// where they were.
+	run, err = startShippedRun(context.Background(), fluentBit.scraper(), nil, "", "tag", time.Minute, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fluentBit.send(1700, 1700)
+	fluentBit.hold(300, clock, clock.Now().Add(2*time.Minute))
+	got = drainAndAccount(t, run, 2000, clock)
+	if got.Delivered != 1700 || !strings.Contains(got.DropReason, "300 records were still in the shipper") {
+		t.Errorf("records %+v, want 1700 delivered and the 300 held named", got)
 	}
 }
 

@@ -368,10 +368,12 @@ func Drain(ctx context.Context, dest Destination, want records.Expectation, wait
 		for len(marks) > 0 && after >= marks[0] {
 			marks = marks[1:] // a slow count may pass several marks
 		}
+		// A pipeline that stores a retried push twice reaches the expected count with
+		// records still on their way: complete, like quiet, waits for them.
 		switch {
-		case !want.Estimate && count >= want.Records:
+		case !want.Estimate && count >= want.Records && !inFlight(ctx, dest):
 			drained.End = v1alpha1.DrainComplete
-		case started.Sub(drained.LastArrival) >= wait.Quiet:
+		case started.Sub(drained.LastArrival) >= wait.Quiet && !inFlight(ctx, dest):
 			drained.End = v1alpha1.DrainQuiet
 		case !returned.Before(wait.Deadline):
 			drained.End = v1alpha1.DrainTimeout
@@ -386,6 +388,26 @@ func Drain(ctx context.Context, dest Destination, want records.Expectation, wait
 			return drained, err
 		}
 	}
+}
+
+// InFlight is a Destination whose pipeline tells how many records it kept are still on
+// their way: in a shipper's buffer, or in a push waiting for its retry, whose backoff
+// (the collector's grows to 30 s) may outlast any quiet period. Its drain ends neither
+// quiet nor complete while any are (a retried push stored twice can make the count
+// reach the expected one early); the deadline still ends it.
+type InFlight interface {
+	InFlight(ctx context.Context) (int64, error)
+}
+
+// inFlight tells whether dest says records are still on their way. A pipeline that
+// cannot tell does not hold the drain: quiet then ends it, as for any destination.
+func inFlight(ctx context.Context, dest Destination) bool {
+	pipeline, ok := dest.(InFlight)
+	if !ok {
+		return false
+	}
+	n, err := pipeline.InFlight(ctx)
+	return err == nil && n > 0
 }
 
 // sleep waits drainPoll before the next count.

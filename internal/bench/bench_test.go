@@ -224,6 +224,16 @@ type timeline struct {
 	ended      time.Time
 	arrivals   []arrival
 	countTakes time.Duration
+	// inFlightFor is how long after pgbench ended the pipeline says records are still on
+	// their way.
+	inFlightFor time.Duration
+}
+
+func (d *timeline) InFlight(context.Context) (int64, error) {
+	if d.clock.Now().Before(d.ended.Add(d.inFlightFor)) {
+		return 1, nil
+	}
+	return 0, nil
 }
 
 func (d *timeline) Delivered(context.Context) (int64, error) {
@@ -255,6 +265,7 @@ func TestDrainWaitsForRecordsOnTheirWay(t *testing.T) {
 		arrivals      []arrival
 		countTakes    time.Duration
 		timeout       time.Duration
+		inFlightFor   time.Duration
 		wantDelivered int64
 		wantEnd       v1alpha1.DrainEnd
 		wantDrain     time.Duration
@@ -262,34 +273,48 @@ func TestDrainWaitsForRecordsOnTheirWay(t *testing.T) {
 	}{
 		// Counts start at 0, 2.7 and 5.4 s: the third sees everything and returns at 7.9 s.
 		"the time a count takes is not quiet time": {file, records.Expectation{Records: 1000},
-			[]arrival{{0, 600}, {3 * time.Second, 1000}}, 2500 * time.Millisecond, time.Minute,
+			[]arrival{{0, 600}, {3 * time.Second, 1000}}, 2500 * time.Millisecond, time.Minute, 0,
 			1000, v1alpha1.DrainComplete, 7900 * time.Millisecond, nil},
 		// Counts start every 250 ms; the one at 6 s sees the records a retry brought.
 		"records waiting for the shipper's retry": {loki, records.Expectation{Records: 1000},
-			[]arrival{{0, 700}, {6 * time.Second, 1000}}, 50 * time.Millisecond, time.Minute,
+			[]arrival{{0, 700}, {6 * time.Second, 1000}}, 50 * time.Millisecond, time.Minute, 0,
 			1000, v1alpha1.DrainComplete, 6050 * time.Millisecond,
 			[]v1alpha1.DrainPoint{{AfterSeconds: 0, Delivered: 700}, {AfterSeconds: 1, Delivered: 700}, {AfterSeconds: 5, Delivered: 700}, {AfterSeconds: 6, Delivered: 1000}}},
 		// The count that saw 700 returned at 50 ms; the first count started 10 s later
 		// ends the drain.
 		"records lost for good": {loki, records.Expectation{Records: 1000},
-			[]arrival{{0, 700}}, 50 * time.Millisecond, time.Minute,
+			[]arrival{{0, 700}}, 50 * time.Millisecond, time.Minute, 0,
 			700, v1alpha1.DrainQuiet, 50 * time.Millisecond,
 			[]v1alpha1.DrainPoint{{AfterSeconds: 0, Delivered: 700}, {AfterSeconds: 1, Delivered: 700}, {AfterSeconds: 5, Delivered: 700}, {AfterSeconds: 10.25, Delivered: 700}}},
 		// A node agent retries too: the Stdout destination counted in its Loki waits as long.
+		// The collector's backoff grows past the quiet period: while the shipper holds
+		// records for a retry the drain waits, and the retry 25 s on delivers them.
+		"records a late retry delivers": {loki, records.Expectation{Records: 1000},
+			[]arrival{{0, 700}, {25 * time.Second, 1000}}, 50 * time.Millisecond, time.Minute, 25 * time.Second,
+			1000, v1alpha1.DrainComplete, 25050 * time.Millisecond, nil},
+		// Duplicates of a retried push bring the count to the expected one while 300
+		// records still wait for a retry: the drain waits for them too.
+		"duplicates reach the count before the records a retry delivers": {loki, records.Expectation{Records: 1000},
+			[]arrival{{0, 1000}, {25 * time.Second, 1300}}, 50 * time.Millisecond, time.Minute, 25 * time.Second,
+			1300, v1alpha1.DrainComplete, 25050 * time.Millisecond, nil},
+		"records still in the shipper at the deadline": {loki, records.Expectation{Records: 1000},
+			[]arrival{{0, 700}}, 50 * time.Millisecond, 20 * time.Second, time.Hour,
+			700, v1alpha1.DrainTimeout, 50 * time.Millisecond, nil},
 		"records waiting for the node agent's retry": {nodeAgent, records.Expectation{Records: 1000},
-			[]arrival{{0, 700}, {6 * time.Second, 1000}}, 50 * time.Millisecond, time.Minute,
+			[]arrival{{0, 700}, {6 * time.Second, 1000}}, 50 * time.Millisecond, time.Minute, 0,
 			1000, v1alpha1.DrainComplete, 6050 * time.Millisecond, nil},
 		"an estimate is never complete": {file, records.Expectation{Records: 1000, Max: 2000, Estimate: true},
-			[]arrival{{0, 1500}}, 0, time.Minute,
+			[]arrival{{0, 1500}}, 0, time.Minute, 0,
 			1500, v1alpha1.DrainQuiet, 0, nil},
 		"records keep arriving until the timeout": {file, records.Expectation{Records: 1000},
-			rising, 0, 3 * time.Second,
+			rising, 0, 3 * time.Second, 0,
 			4, v1alpha1.DrainTimeout, 3 * time.Second, nil},
 	} {
 		t.Run(name, func(t *testing.T) {
 			clock := benchtest.NewSteppingClock(time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC))
 			ended := clock.Now()
-			dest := &timeline{clock: clock, ended: ended, arrivals: tc.arrivals, countTakes: tc.countTakes}
+			dest := &timeline{clock: clock, ended: ended, arrivals: tc.arrivals, countTakes: tc.countTakes,
+				inFlightFor: tc.inFlightFor}
 			wait := Wait{Ended: ended, Deadline: ended.Add(tc.timeout), Quiet: QuietPeriod(tc.destination)}
 			drained, err := Drain(context.Background(), dest, tc.expected, wait, clock)
 			if err != nil {

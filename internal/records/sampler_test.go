@@ -3,6 +3,7 @@ package records
 import (
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -98,6 +99,75 @@ func TestSamplerModelMatchesZap(t *testing.T) {
 	}
 }
 
+// TestSamplerOthersSampledToo: records of other sessions, or of a warm-up just before
+// the run, pass the same sampler as the run's, so a window's survivors are shared; the
+// run's share of the later survivors tells its share of what the window received. (The
+// e2e suite's pgaudit row, 714 of 22,086 records in 6 windows, was judged NotSampled
+// when each other survivor was taken to stand for itself only.)
+func TestSamplerOthersSampledToo(t *testing.T) {
+	const tag = "lb_stdout_c1_r1_abc"
+	for name, tc := range map[string]struct {
+		before, run, other []int64 // per second: a warm-up's records, then the run's and others' interleaved
+	}{
+		"a fifth of each second is another session's": {run: []int64{4400, 4400, 4400, 4400, 4400}, other: []int64{1100, 1100, 1100, 1100, 1100}},
+		"half and half": {run: []int64{2000, 2000, 2000}, other: []int64{2000, 2000, 2000}},
+		"a warm-up logging into the run's first window": {before: []int64{8000}, run: []int64{4400, 4400, 4400, 4400, 4400}},
+		"the run alone":                   {run: []int64{15857, 15857, 15857}},
+		"few others, below the first 100": {run: []int64{30, 60}, other: []int64{5, 5}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			pass := zapSampler()
+			random := rand.New(rand.NewPCG(10815, 11131))
+			windows := NewSamplerWindows(tag)
+			var written, survived int64
+			log := func(at time.Time, ofRun bool) {
+				if ofRun {
+					written++
+				}
+				if !pass(at) {
+					return
+				}
+				application := "other"
+				if ofRun {
+					survived++
+					application = tag
+				}
+				_, _ = fmt.Fprintf(windows, `{"level":"info","ts":%q,"logger":"postgres","msg":"record",`+
+					`"record":{"application_name":%q}}`+"\n", at.Format(time.RFC3339Nano), application)
+			}
+			start := time.Date(2026, 11, 26, 12, 0, 0, 250_000_000, time.UTC)
+			for _, at := range logAt(start.Add(-time.Duration(len(tc.before))*time.Second), tc.before) {
+				log(at, false)
+			}
+			for second, n := range tc.run {
+				others := int64(0)
+				if second < len(tc.other) {
+					others = tc.other[second]
+				}
+				// Interleaved at random, as sessions are: evenly spaced entries would alias
+				// with the sampler's every 100th.
+				for _, at := range logAt(start.Add(time.Duration(second)*time.Second), []int64{n + others}) {
+					log(at, random.Int64N(n+others) >= others)
+				}
+			}
+			check := CheckSampler(Expectation{Records: written}, survived, windows.Windows())
+			if written < check.ReceivedMin || written > check.ReceivedMax {
+				t.Errorf("%d written, outside the rebuilt [%d, %d] from %d survivors in %d windows",
+					written, check.ReceivedMin, check.ReceivedMax, survived, check.Windows)
+			}
+			if want := v1alpha1.SamplerMatches; survived < written && check.Verdict != want {
+				t.Errorf("verdict %s, want %s: %s", check.Verdict, want, check.Message)
+			}
+			// Without others sampled beside the run's, the bounds are the sampler's own
+			// (within 100 a window): the model holds a run within 5% of its records.
+			if spread := check.ReceivedMax - check.ReceivedMin; len(tc.other) == 0 && float64(spread) > 0.05*float64(written) {
+				t.Errorf("bounds [%d, %d] spread %d for %d written: more than 5%%",
+					check.ReceivedMin, check.ReceivedMax, spread, written)
+			}
+		})
+	}
+}
+
 // TestCheckSamplerVerdicts: a loss beyond what the windows' survivors allow exceeds the
 // sampler; more records than a sampler lets through were not sampled (logLevel debug).
 func TestCheckSamplerVerdicts(t *testing.T) {
@@ -105,7 +175,9 @@ func TestCheckSamplerVerdicts(t *testing.T) {
 	tenSeconds := func(run, other int64) []SamplerWindow {
 		windows := make([]SamplerWindow, 0, 10)
 		for i := range 10 {
-			windows = append(windows, SamplerWindow{Start: start.Add(time.Duration(i) * time.Second), Run: run, Other: other})
+			// The others came first, unsampled, as the server's own few records do.
+			windows = append(windows, SamplerWindow{Start: start.Add(time.Duration(i) * time.Second), Run: run, Other: other,
+				LaterRun: max(0, run+other-samplerFirst)})
 		}
 		return windows
 	}
@@ -136,6 +208,28 @@ func TestCheckSamplerVerdicts(t *testing.T) {
 				t.Errorf("%s: %s; want %s saying %q", got.Verdict, got.Message, tc.verdict, tc.message)
 			}
 		})
+	}
+}
+
+// TestJudgeSamplerOnMeasuredRows: rows of the e2e suite on the local cluster
+// (CloudNativePG 1.30.0, 2026-11-26) whose windows' bounds came out just above the
+// records written, judged NotSampled though they kept 5% and 3% of them. A sampled run
+// cannot let more through than 100 a window and one in a hundred of the rest.
+func TestJudgeSamplerOnMeasuredRows(t *testing.T) {
+	for _, tc := range []struct {
+		name                 string
+		expected, delivered  int64
+		least, most, windows int64
+		verdict              v1alpha1.SamplerVerdict
+	}{
+		{"default level, 1 client", 25_148, 1_235, 25_292, 26_282, 11, v1alpha1.SamplerMatches},
+		{"pgaudit, 1 client", 22_086, 714, 23_187, 23_781, 6, v1alpha1.SamplerMatches},
+		{"debug level, 1 client", 21_972, 21_972, 2_197_200, 2_198_199, 11, v1alpha1.SamplerNotSampled},
+	} {
+		check := v1alpha1.SamplerCheck{ReceivedMin: tc.least, ReceivedMax: tc.most, Windows: int32(tc.windows)}
+		if got := JudgeSampler(check, Expectation{Records: tc.expected}, tc.delivered); got.Verdict != tc.verdict {
+			t.Errorf("%s: %s, want %s: %s", tc.name, got.Verdict, tc.verdict, got.Message)
+		}
 	}
 }
 

@@ -38,7 +38,7 @@ func goldenRows() []v1alpha1.Result {
 		Message: "the kubelet rotated the container log under logbench's stream"}
 	sampled := exact(15860, 158569, 2595)
 	sampled.Records.Sampler = &v1alpha1.SamplerCheck{Verdict: v1alpha1.SamplerMatches, ReceivedMin: 158100,
-		ReceivedMax: 159099, Windows: 10, Message: "the loss matches CloudNativePG's log sampler"}
+		ReceivedMax: 159099, Windows: 11, Message: "the loss matches CloudNativePG's log sampler"}
 	sampled.Records.DropReason = sampled.Records.Sampler.Message
 	duplicated := exact(9000, 40280, 40392)
 	duplicated.Records.Dropped, duplicated.Records.DroppedAtLeast = nil, new(int64(0))

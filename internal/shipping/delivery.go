@@ -69,6 +69,11 @@ func Account(want records.Expectation, delivered int64, shipped OutputCounters, 
 const ShipperUnexplained = "neither the shipper nor Loki reports a loss: the records were lost before the shipper " +
 	"read them, or are still in its buffer"
 
+// PendingReason says how many records the shipper still held, read but neither sent
+// nor dropped, when the drain ended at its deadline: a retry may deliver them later.
+const PendingReason = "%d records were still in the shipper (its buffer, or a push waiting for a retry) " +
+	"when the drain's deadline passed"
+
 // SyslogUnexplained is the reason of a Syslog destination's drop that neither the
 // receiver nor Loki reports: glibc's syslog() blocks while the receiver's socket is full
 // but drops, without a word, a message it cannot send at all.
