@@ -11,9 +11,9 @@ import (
 	"github.com/logbench/logbench/api/v1alpha1"
 )
 
-// reconcileCleanup deletes the clusters of a finished benchmark, and their shipper
-// configurations, as its cleanup policy says, and marks its destinations deleted; the
-// Jobs stay, holding the results.
+// reconcileCleanup deletes the clusters of a finished benchmark, their shipper
+// configurations and syslog receivers, as its cleanup policy says, and marks its
+// destinations deleted; the Jobs stay, holding the results.
 func (r *LoggingBenchmarkReconciler) reconcileCleanup(ctx context.Context, benchmark *v1alpha1.LoggingBenchmark) error {
 	policy := benchmark.Spec.Cleanup
 	if policy != v1alpha1.CleanupAlways &&
@@ -35,6 +35,9 @@ func (r *LoggingBenchmarkReconciler) reconcileCleanup(ctx context.Context, bench
 		deleted++
 	}
 	if err := r.deleteShipperConfigs(ctx, benchmark); err != nil {
+		return err
+	}
+	if err := r.deleteSyslogReceivers(ctx, benchmark); err != nil {
 		return err
 	}
 	markDestinationsDeleted(&benchmark.Status)

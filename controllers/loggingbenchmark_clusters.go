@@ -49,6 +49,11 @@ func (r *LoggingBenchmarkReconciler) reconcileCluster(
 		return r.createCluster(ctx, pass, state, dest)
 	}
 	readiness := observeCluster(cluster)
+	if readiness.Ready && shipping.ForwardsSyslog(dest) {
+		outcome, err := r.checkSyslogReceiver(ctx, pass, dest)
+		outcome.Image = readiness.Image
+		return outcome, err
+	}
 	if readiness.Ready {
 		state.State = v1alpha1.DestinationReady
 		return clusterOutcome{State: clusterReady, Image: readiness.Image}, nil
@@ -89,11 +94,23 @@ func (r *LoggingBenchmarkReconciler) createCluster(
 			pass.failDestination(state, fmt.Sprintf("cannot configure the shipper of cluster %s: %v", state.ClusterName, err))
 			return clusterOutcome{State: clusterFailed}, nil
 		}
-		if err := r.reconcileShipperConfig(ctx, benchmark, dest, config); err != nil {
+		err = r.reconcileShipperConfig(ctx, benchmark, dest, shipperConfigMapName(state.ClusterName), config)
+		if err != nil {
 			return clusterOutcome{}, err
 		}
 	}
-	if err := r.reconcileNetworkPolicy(ctx, benchmark, dest); err != nil {
+	if shipping.ForwardsSyslog(dest) {
+		config, err := shipping.SyslogReceiverConfig(shippingTarget(benchmark, dest))
+		if err != nil {
+			pass.failDestination(state, fmt.Sprintf("cannot configure the syslog receiver of cluster %s: %v",
+				state.ClusterName, err))
+			return clusterOutcome{State: clusterFailed}, nil
+		}
+		if err := r.createSyslogReceiver(ctx, benchmark, dest, config); err != nil {
+			return clusterOutcome{}, err
+		}
+	}
+	if err := r.reconcileNetworkPolicy(ctx, benchmark, buildNetworkPolicy(benchmark, dest)); err != nil {
 		return clusterOutcome{}, err
 	}
 	created, err := buildCluster(benchmark, dest, r.AgentImage, r.ImagePullSecrets)
@@ -149,20 +166,20 @@ func shipperConfigMapName(cluster string) string {
 }
 
 func shippingTarget(benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination) shipping.Target {
-	return shipping.Target{Namespace: benchmark.Namespace, Benchmark: benchmark.Name, Destination: dest}
+	return shipping.Target{
+		Namespace: benchmark.Namespace, Benchmark: benchmark.Name, Destination: dest,
+		Cluster: clusterName(benchmark.Name, dest.Name),
+	}
 }
 
-// reconcileShipperConfig creates or updates the ConfigMap holding the configuration of a
-// shipping destination's sidecar. It runs before the Cluster is created: CloudNativePG's
-// instance pods mount the ConfigMap from their start, and a pod whose ConfigMap is
-// missing does not start.
+// reconcileShipperConfig creates or updates the ConfigMap name holding the configuration
+// of a shipping destination's sidecar, or of a syslog receiver. It runs before the
+// Cluster is created: CloudNativePG's instance pods mount the ConfigMap from their start,
+// and a pod whose ConfigMap is missing does not start.
 func (r *LoggingBenchmarkReconciler) reconcileShipperConfig(
-	ctx context.Context, benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination, config []byte,
+	ctx context.Context, benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination, name string, config []byte,
 ) error {
-	cluster := clusterName(benchmark.Name, dest.Name)
-	configMap := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Namespace: benchmark.Namespace, Name: shipperConfigMapName(cluster)},
-	}
+	configMap := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: benchmark.Namespace, Name: name}}
 	// Updating an existing ConfigMap makes it the one this operator generates, also when
 	// an earlier pass created it and stopped before the Cluster; one it did not create
 	// stays as it is.
@@ -180,13 +197,14 @@ func (r *LoggingBenchmarkReconciler) reconcileShipperConfig(
 	return nil
 }
 
-// reconcileNetworkPolicy creates or updates the NetworkPolicy that closes the meter and
-// shipper ports of a destination's instance pods to all but the destination's run Jobs
-// (buildNetworkPolicy), before the Cluster, so that no instance pod runs without it.
+// reconcileNetworkPolicy creates or updates a NetworkPolicy as want says: the one that
+// closes the meter and shipper ports of a destination's instance pods to all but the
+// destination's run Jobs (buildNetworkPolicy), or a syslog receiver's
+// (buildSyslogReceiverNetworkPolicy), before the pods it selects, so that none runs
+// without it.
 func (r *LoggingBenchmarkReconciler) reconcileNetworkPolicy(
-	ctx context.Context, benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination,
+	ctx context.Context, benchmark *v1alpha1.LoggingBenchmark, want *networkingv1.NetworkPolicy,
 ) error {
-	want := buildNetworkPolicy(benchmark, dest)
 	policy := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: want.Namespace, Name: want.Name}}
 	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, policy, func() error {
 		if err := refuseAdoption(policy, benchmark, true); err != nil {

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -175,14 +176,14 @@ func (r *LoggingBenchmarkReconciler) forget(benchmark types.NamespacedName) {
 
 // ClientOptions configures the manager's client for this reconciler: Clusters are read
 // from the cache its watch fills, while objects read once per run or per cluster (pods,
-// the agent's ServiceAccount and RBAC, the shipper ConfigMaps) are read from the API
-// server rather than cached cluster-wide.
+// the agent's ServiceAccount and RBAC, the shipper ConfigMaps, the syslog receivers) are
+// read from the API server rather than cached cluster-wide.
 func ClientOptions() client.Options {
 	return client.Options{Cache: &client.CacheOptions{
 		Unstructured: true,
 		DisableFor: []client.Object{
 			&corev1.Pod{}, &corev1.ServiceAccount{}, &rbacv1.RoleBinding{}, &corev1.ConfigMap{},
-			&networkingv1.NetworkPolicy{},
+			&networkingv1.NetworkPolicy{}, &appsv1.Deployment{}, &corev1.Service{},
 		},
 	}}
 }

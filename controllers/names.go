@@ -7,6 +7,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/results"
+	"github.com/logbench/logbench/internal/shipping"
 )
 
 // Labels and annotations logbench puts on the objects it creates.
@@ -15,6 +16,9 @@ const (
 	LabelDestination = "bench.logbench.io/destination"
 	LabelClients     = "bench.logbench.io/clients"
 	LabelRepeat      = "bench.logbench.io/repeat"
+	// LabelComponent names what a pod that is neither an instance nor a run does.
+	LabelComponent          = "bench.logbench.io/component"
+	componentSyslogReceiver = "syslog-receiver"
 
 	// AnnotationResult holds a finished Job's JSON v1alpha1.RepeatResult, copied from its
 	// pod's termination message so that it survives the garbage collection of the pod.
@@ -31,6 +35,20 @@ const (
 
 func clusterName(benchmark, destination string) string {
 	return benchmark + "-" + destination
+}
+
+// syslogReceiverName names the receiver of a forwarding Syslog destination: its
+// Deployment, Service, ConfigMap and NetworkPolicy.
+func syslogReceiverName(benchmark, destination string) string {
+	return shipping.SyslogReceiverName(clusterName(benchmark, destination))
+}
+
+// syslogReceiverLabels select the pods of a forwarding Syslog destination's receiver,
+// apart from its run Jobs' pods.
+func syslogReceiverLabels(benchmark, destination string) map[string]string {
+	labels := destinationLabels(benchmark, destination)
+	labels[LabelComponent] = componentSyslogReceiver
+	return labels
 }
 
 // validateClusterNames reports the first destination whose cluster name CloudNativePG

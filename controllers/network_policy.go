@@ -8,6 +8,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/meter"
+	"github.com/logbench/logbench/internal/shipping"
 )
 
 // cnpgPorts are the ports CloudNativePG's instance pods serve (v1.30.0): PostgreSQL, the
@@ -36,10 +37,7 @@ func buildNetworkPolicy(benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Dest
 	if dest.Ships() {
 		closed = append(closed, port(shippingTarget(benchmark, dest).MetricsPort()))
 	}
-	runPods := &metav1.LabelSelector{
-		MatchLabels:      destinationLabels(benchmark.Name, dest.Name),
-		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: jobNameLabel, Operator: metav1.LabelSelectorOpExists}},
-	}
+	runPods := runPodSelector(benchmark, dest)
 	return &networkingv1.NetworkPolicy{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: benchmark.Namespace,
@@ -53,6 +51,49 @@ func buildNetworkPolicy(benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Dest
 				{Ports: open},
 				{Ports: closed, From: []networkingv1.NetworkPolicyPeer{{PodSelector: runPods}}},
 			},
+		},
+	}
+}
+
+// runPodSelector selects the pods of the benchmark's Jobs for the destination.
+func runPodSelector(benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination) *metav1.LabelSelector {
+	return &metav1.LabelSelector{
+		MatchLabels:      destinationLabels(benchmark.Name, dest.Name),
+		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: jobNameLabel, Operator: metav1.LabelSelectorOpExists}},
+	}
+}
+
+// buildSyslogReceiverNetworkPolicy returns the NetworkPolicy of a forwarding Syslog
+// destination's receiver, without owner reference: its syslog port admits only the
+// instance pods of the destination's cluster, whose sidecar forwards, and its metrics
+// port only the pods of the benchmark's Jobs for the destination, whose agent counts.
+func buildSyslogReceiverNetworkPolicy(
+	benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination,
+) *networkingv1.NetworkPolicy {
+	name := syslogReceiverName(benchmark.Name, dest.Name)
+	ingress := make([]networkingv1.NetworkPolicyIngressRule, 0, 2)
+	for _, port := range shipping.SyslogReceiverPorts(dest) {
+		from := networkingv1.NetworkPolicyPeer{PodSelector: runPodSelector(benchmark, dest)}
+		if port.Name == shipping.SyslogPortName {
+			from = networkingv1.NetworkPolicyPeer{PodSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{cnpgClusterLabel: clusterName(benchmark.Name, dest.Name)},
+			}}
+		}
+		ingress = append(ingress, networkingv1.NetworkPolicyIngressRule{
+			Ports: []networkingv1.NetworkPolicyPort{{Protocol: &port.Protocol, Port: new(intstr.FromInt32(port.ContainerPort))}},
+			From:  []networkingv1.NetworkPolicyPeer{from},
+		})
+	}
+	return &networkingv1.NetworkPolicy{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: benchmark.Namespace,
+			Name:      name,
+			Labels:    destinationLabels(benchmark.Name, dest.Name),
+		},
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: syslogReceiverLabels(benchmark.Name, dest.Name)},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			Ingress:     ingress,
 		},
 	}
 }

@@ -92,3 +92,24 @@ func TestLosingStageOfAStdoutPipeline(t *testing.T) {
 		})
 	}
 }
+
+// TestLosingStageOfAForwardingSyslogPipeline: the records a sidecar forwarded and the
+// receiver never read are lost at received, between the stages the two ends count.
+func TestLosingStageOfAForwardingSyslogPipeline(t *testing.T) {
+	for name, tc := range map[string]struct {
+		read, forwarded, received, sent int64
+		want                            string
+	}{
+		"nothing lost":                    {100, 100, 100, 100, ""},
+		"the transport lost them":         {100, 100, 70, 70, "received"},
+		"the sidecar could not send them": {100, 80, 80, 80, "forwarded"},
+		"the receiver's output lost them": {100, 100, 100, 90, "sent"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			stages := RecordStages{Read: &tc.read, Forwarded: &tc.forwarded, Received: &tc.received, Sent: &tc.sent}
+			if got := stages.LosingStage(&tc.read); got != tc.want {
+				t.Errorf("LosingStage = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

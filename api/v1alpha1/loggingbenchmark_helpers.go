@@ -345,7 +345,8 @@ type StageCount struct {
 // gives them.
 func (s RecordStages) Pipeline() []StageCount {
 	return []StageCount{
-		{"containerLog", s.ContainerLog}, {"written", s.Written}, {"read", s.Read}, {"sent", s.Sent}, {"stored", s.Stored},
+		{"containerLog", s.ContainerLog}, {"written", s.Written}, {"read", s.Read},
+		{"forwarded", s.Forwarded}, {"received", s.Received}, {"sent", s.Sent}, {"stored", s.Stored},
 	}
 }
 

@@ -1100,7 +1100,17 @@ type RecordStages struct {
 	// the file, the run's and others').
 	// +optional
 	Read *int64 `json:"read,omitempty"`
-	// Sent records the shipper's output delivered.
+	// Forwarded records the receiver sidecar of a Syslog destination with transport udp
+	// or tcp sent to the receiver Service.
+	// +optional
+	Forwarded *int64 `json:"forwarded,omitempty"`
+	// Received records the receiver Service of a Syslog destination with transport udp
+	// or tcp read and kept: fewer than forwarded were lost on the way (over UDP, without
+	// a word to either end).
+	// +optional
+	Received *int64 `json:"received,omitempty"`
+	// Sent records the shipper's output delivered (the receiver Service's, for a
+	// forwarding Syslog destination).
 	// +optional
 	Sent *int64 `json:"sent,omitempty"`
 	// Stored records of the run the backend holds: Loki's count, absent for outputs
@@ -1121,9 +1131,9 @@ type RecordStages struct {
 	// +optional
 	Unverified int64 `json:"unverified,omitempty"`
 	// LostAt names the first stage holding fewer records, each counted once, than the one
-	// before it (containerLog, written, read, sent, stored; containerLog when it holds
-	// fewer than the exact expectation), skipping an unverified stage; empty when no
-	// stage lost any.
+	// before it (containerLog, written, read, forwarded, received, sent, stored;
+	// containerLog when it holds fewer than the exact expectation), skipping an
+	// unverified stage; empty when no stage lost any.
 	// +optional
 	LostAt string `json:"lostAt,omitempty"`
 	// InputPausedSeconds is how long the shipper's input was seen paused during the run

@@ -580,6 +580,16 @@ func (in *RecordStages) DeepCopyInto(out *RecordStages) {
 		*out = new(int64)
 		**out = **in
 	}
+	if in.Forwarded != nil {
+		in, out := &in.Forwarded, &out.Forwarded
+		*out = new(int64)
+		**out = **in
+	}
+	if in.Received != nil {
+		in, out := &in.Received, &out.Received
+		*out = new(int64)
+		**out = **in
+	}
 	if in.Sent != nil {
 		in, out := &in.Sent, &out.Sent
 		*out = new(int64)

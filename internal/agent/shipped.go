@@ -30,6 +30,17 @@ type shippedRun struct {
 	pauses *pauseSampler
 	// unexplained is the reason of a drop that no counter explains.
 	unexplained string
+	// receiver counts the run at the receiver Service of a forwarding Syslog destination,
+	// where its records are delivered; nil for other destinations.
+	receiver *syslogReceiverRun
+}
+
+// syslogReceiverRun is the receiver Service of a forwarding Syslog destination: its
+// counters when the run started, and the transport the sidecar forwards over.
+type syslogReceiverRun struct {
+	scraper   shipping.ShipperScraper
+	before    shipping.ShipperMetrics
+	transport v1alpha1.SyslogTransport
 }
 
 // newShippedRun finds the sidecar in the cluster's primary pod and starts counting a run
@@ -48,7 +59,9 @@ func newShippedRun(
 	if pod.Status.PodIP == "" {
 		return nil, fmt.Errorf("the primary pod %s of %s has no IP yet", pod.Name, req.ClusterName)
 	}
-	target := shipping.Target{Namespace: req.Namespace, Benchmark: req.Benchmark, Destination: req.Destination}
+	target := shipping.Target{
+		Namespace: req.Namespace, Benchmark: req.Benchmark, Destination: req.Destination, Cluster: req.ClusterName,
+	}
 	var loki *shipping.LokiClient
 	if req.Destination.ShipsToLoki() {
 		if req.Destination.Loki == nil {
@@ -66,6 +79,17 @@ func newShippedRun(
 	if req.Destination.Type == v1alpha1.DestinationSyslog {
 		run.unexplained = shipping.SyslogUnexplained
 	}
+	if shipping.ForwardsSyslog(req.Destination) {
+		// The sidecar has forwarded what it held; the receiver settles in turn.
+		receiver := target.SyslogReceiverScraper(nil)
+		before, err := settledCounters(ctx, receiver, req.DrainTimeout.Duration, bench.SystemClock)
+		if err != nil {
+			return nil, fmt.Errorf("reading the syslog receiver's counters: %w", err)
+		}
+		run.receiver = &syslogReceiverRun{
+			scraper: receiver, before: before, transport: req.Destination.EffectiveSyslog().Transport,
+		}
+	}
 	return run, nil
 }
 
@@ -82,21 +106,9 @@ func startShippedRun(
 	settleTimeout time.Duration,
 	clock bench.Clock,
 ) (*shippedRun, error) {
-	before, err := shipper.Read(ctx)
+	before, err := settledCounters(ctx, shipper, settleTimeout, clock)
 	if err != nil {
 		return nil, err
-	}
-	// A shipper that has sent or dropped every record it kept has nothing in flight: a
-	// fresh sidecar, or one whose last run drained, need not prove it by going quiet.
-	if before.Pending() > 0 {
-		now := clock.Now()
-		settle := bench.Wait{Ended: now, Deadline: now.Add(settleTimeout), Quiet: bench.ShippedQuiet}
-		if _, err := bench.Drain(ctx, shipperSent{shipper}, records.Expectation{Estimate: true}, settle, clock); err != nil {
-			return nil, err
-		}
-		if before, err = shipper.Read(ctx); err != nil {
-			return nil, err
-		}
 	}
 	run := &shippedRun{shipper: shipper, before: before, unexplained: shipping.ShipperUnexplained}
 	if loki != nil {
@@ -105,21 +117,49 @@ func startShippedRun(
 	return run, nil
 }
 
+// settledCounters reads the shipper's counters once it has finished what it is still
+// sending, waiting at most settleTimeout.
+func settledCounters(ctx context.Context, shipper shipping.ShipperScraper, settleTimeout time.Duration,
+	clock bench.Clock,
+) (shipping.ShipperMetrics, error) {
+	before, err := shipper.Read(ctx)
+	if err != nil || before.Pending() <= 0 {
+		// A shipper that has sent or dropped every record it kept has nothing in flight:
+		// a fresh sidecar, or one whose last run drained, need not prove it by going quiet.
+		return before, err
+	}
+	now := clock.Now()
+	settle := bench.Wait{Ended: now, Deadline: now.Add(settleTimeout), Quiet: bench.ShippedQuiet}
+	if _, err := bench.Drain(ctx, shipperSent{shipper}, records.Expectation{Estimate: true}, settle, clock); err != nil {
+		return shipping.ShipperMetrics{}, err
+	}
+	return shipper.Read(ctx)
+}
+
 // Delivered is Loki's count of the run's records, or the records the shipper's output
-// sent since the run started.
+// (the receiver Service's, for a forwarding Syslog destination) sent since the run
+// started.
 func (r *shippedRun) Delivered(ctx context.Context) (int64, error) {
 	if r.loki != nil {
 		return r.loki.Delivered(ctx)
+	}
+	if r.receiver != nil {
+		run, err := r.receiver.countersOfRun(ctx)
+		return run.Total().Sent, err
 	}
 	run, err := r.shipperCountersOfRun(ctx)
 	return run.Total().Sent, err
 }
 
 // InFlight is how many records the shipper kept during the run and has neither sent nor
-// dropped yet: the drain waits for them (bench.InFlight).
+// dropped yet, the syslog receiver's included: the drain waits for them (bench.InFlight).
 func (r *shippedRun) InFlight(ctx context.Context) (int64, error) {
 	run, err := r.shipperCountersOfRun(ctx)
-	return run.Pending(), err
+	if err != nil || r.receiver == nil {
+		return run.Pending(), err
+	}
+	received, err := r.receiver.countersOfRun(ctx)
+	return run.Pending() + received.Pending(), err
 }
 
 // Account reconciles the delivered records with the expectation and gives the reason of
@@ -137,6 +177,9 @@ func (r *shippedRun) Account(ctx context.Context, want records.Expectation, deli
 	var held []string
 	if pending := shipped.Pending(); pending > 0 {
 		held = append(held, fmt.Sprintf(shipping.PendingReason, pending))
+	}
+	if r.receiver != nil {
+		return r.receiver.account(ctx, want, delivered, shipped, r.loki != nil, refused, trouble, held, r.unexplained)
 	}
 	if r.written == nil {
 		return shipping.Account(want, delivered, shipped.Total(), refused, nil, trouble, held, r.unexplained), nil
@@ -176,6 +219,39 @@ func (r *shippedRun) shipperCountersOfRun(ctx context.Context) (shipping.Shipper
 		return shipping.ShipperMetrics{}, err
 	}
 	return now.Since(r.before)
+}
+
+func (r *syslogReceiverRun) countersOfRun(ctx context.Context) (shipping.ShipperMetrics, error) {
+	now, err := r.scraper.Read(ctx)
+	if err != nil {
+		return shipping.ShipperMetrics{}, fmt.Errorf("reading the syslog receiver's counters: %w", err)
+	}
+	return now.Since(r.before)
+}
+
+// account reconciles what the receiver delivered with the expectation, counting the
+// run's records at the sidecar (sidecar: its counters of the run) and at the receiver,
+// so that what the transport lost is named as lost at the received stage.
+func (r *syslogReceiverRun) account(ctx context.Context, want records.Expectation, delivered int64,
+	sidecar shipping.ShipperMetrics, toLoki bool, refused map[string]int64, trouble shipping.LokiTrouble,
+	held []string, unexplained string,
+) (v1alpha1.Records, error) {
+	received, err := r.countersOfRun(ctx)
+	if err != nil {
+		return v1alpha1.Records{}, err
+	}
+	var stored *int64
+	if toLoki {
+		stored = &delivered
+	}
+	stages := shipping.ForwardedStages(sidecar, received, stored)
+	stages.Duplicates = shipping.StoredDuplicates(want, stages, received.Total(), refused)
+	stages.LostAt = stages.LosingStage(want.Exact())
+	if pending := received.Pending(); pending > 0 {
+		held = append(held, fmt.Sprintf(shipping.PendingReason, pending))
+	}
+	reasons := append(held, shipping.ForwardedReasons(r.transport, stages, sidecar.Total())...)
+	return shipping.Account(want, delivered, received.Total(), refused, &stages, trouble, reasons, unexplained), nil
 }
 
 // shipperSent is the cumulative count of records the shipper's outputs sent, as a

@@ -435,3 +435,49 @@ func TestShippedRunStartsAtOnceWhenNothingIsInFlight(t *testing.T) {
 		t.Errorf("baseline %d sent records, want 400", run.before.Total().Sent)
 	}
 }
+
+// TestShippedRunCountsAForwardedSyslogRunAtBothEnds counts a forwarding Syslog
+// destination's run at the sidecar and at the receiver Service: the receiver's output
+// delivers, and records the sidecar forwarded that the receiver never read are lost at
+// the received stage, saying so; those the sidecar could not forward are its own drop.
+func TestShippedRunCountsAForwardedSyslogRunAtBothEnds(t *testing.T) {
+	for name, tc := range map[string]struct {
+		forwarded, sidecarDropped, received int64
+		lostAt, reason                      string
+	}{
+		"every record arrives": {forwarded: 2000, received: 2000},
+		"datagrams lost on the way": {forwarded: 2000, received: 1700, lostAt: "received",
+			reason: "300 of the 2000 records the sidecar forwarded over udp never reached the receiver's input"},
+		"the sidecar cannot forward": {forwarded: 1800, sidecarDropped: 200, received: 1800, lostAt: "forwarded",
+			reason: "the sidecar dropped 200 records it could not forward over udp (errors or retries exhausted)"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			sidecar, receiver := newFakeFluentBit(t, 0), newFakeFluentBit(t, 50)
+			clock := newClock()
+			run, err := startShippedRun(context.Background(), sidecar.scraper(), nil, "", "tag", time.Minute, clock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run.receiver = &syslogReceiverRun{scraper: receiver.scraper(), transport: v1alpha1.SyslogUDP}
+			if run.receiver.before, err = receiver.scraper().Read(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			// The sidecar has forwarded everything by the time the receiver delivers.
+			sidecar.send(tc.forwarded, tc.forwarded)
+			sidecar.drop(tc.sidecarDropped, 0)
+			receiver.send(tc.received, 400)
+			got := drainAndAccount(t, run, 2000, clock)
+			if got.Delivered != tc.received || got.Dropped == nil || *got.Dropped != 2000-tc.received {
+				t.Errorf("records %+v, want %d delivered at the receiver", got, tc.received)
+			}
+			want := v1alpha1.RecordStages{Read: new(int64(2000)), Forwarded: new(tc.forwarded),
+				Received: new(tc.received), Sent: new(tc.received), LostAt: tc.lostAt}
+			if got.Stages == nil || !reflect.DeepEqual(*got.Stages, want) {
+				t.Errorf("stages %+v, want %+v", got.Stages, want)
+			}
+			if got.DropReason != tc.reason {
+				t.Errorf("drop reason %q, want %q", got.DropReason, tc.reason)
+			}
+		})
+	}
+}

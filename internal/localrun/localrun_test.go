@@ -483,6 +483,10 @@ func TestSyslogNeedsRootLocally(t *testing.T) {
 		if skipped.Destination != "forwarded" && !strings.Contains(skipped.Reason, "must start as root") {
 			t.Errorf("%s skipped because %q, want it to say root is needed", skipped.Destination, skipped.Reason)
 		}
+		// Root or not, a forwarding transport needs the cluster's receiver Service.
+		if skipped.Destination == "forwarded" && !strings.Contains(skipped.Reason, "transport udp forwards") {
+			t.Errorf("forwarded skipped because %q, want it to say its transport needs a receiver Service", skipped.Reason)
+		}
 	}
 	if len(outcome.Skipped) != 3 || len(outcome.Runs) != 0 {
 		t.Errorf("outcome %+v, want all three destinations skipped", outcome)

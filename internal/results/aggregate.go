@@ -407,6 +407,8 @@ func sumStages(ok []v1alpha1.RepeatResult, exactExpected *int64) *v1alpha1.Recor
 	total.ContainerLog = sumStage(func(s *v1alpha1.RecordStages) *int64 { return s.ContainerLog })
 	total.Written = sumStage(func(s *v1alpha1.RecordStages) *int64 { return s.Written })
 	total.Read = sumStage(func(s *v1alpha1.RecordStages) *int64 { return s.Read })
+	total.Forwarded = sumStage(func(s *v1alpha1.RecordStages) *int64 { return s.Forwarded })
+	total.Received = sumStage(func(s *v1alpha1.RecordStages) *int64 { return s.Received })
 	total.Sent = sumStage(func(s *v1alpha1.RecordStages) *int64 { return s.Sent })
 	total.Stored = sumStage(func(s *v1alpha1.RecordStages) *int64 { return s.Stored })
 	for _, r := range ok {

@@ -31,7 +31,7 @@ func goldenTargets() map[string]Target {
 	}
 	bearer := &v1alpha1.LokiAuth{BearerToken: &v1alpha1.SecretKeyRef{SecretName: "loki-token", Key: "token"}}
 	target := func(d v1alpha1.Destination) Target {
-		return Target{Namespace: "bench-ns", Benchmark: "shipping", Destination: d}
+		return Target{Namespace: "bench-ns", Benchmark: "shipping", Destination: d, Cluster: "shipping-" + d.Name}
 	}
 	return map[string]Target{
 		"fluentbit-null": target(v1alpha1.Destination{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar}),
@@ -57,6 +57,11 @@ func goldenTargets() map[string]Target {
 		"syslog-unsplit-stdout": target(v1alpha1.Destination{Name: "sys", Type: v1alpha1.DestinationSyslog,
 			Syslog:  &v1alpha1.SyslogSpec{SplitMessages: new(false)},
 			Shipper: &v1alpha1.ShipperSpec{Output: v1alpha1.OutputStdout}}),
+		"syslog-udp-null": target(v1alpha1.Destination{Name: "sys", Type: v1alpha1.DestinationSyslog,
+			Syslog: &v1alpha1.SyslogSpec{Transport: v1alpha1.SyslogUDP}}),
+		"syslog-tcp-loki-basic": target(v1alpha1.Destination{Name: "sys", Type: v1alpha1.DestinationSyslog,
+			Syslog:  &v1alpha1.SyslogSpec{Transport: v1alpha1.SyslogTCP},
+			Shipper: &v1alpha1.ShipperSpec{Output: v1alpha1.OutputLoki}, Loki: loki(basic)}),
 		"otelcol-loki-bearer": target(v1alpha1.Destination{Name: "otel", Type: v1alpha1.DestinationLoki,
 			Shipper: &v1alpha1.ShipperSpec{Kind: v1alpha1.ShipperOpenTelemetryCollector}, Loki: loki(bearer)}),
 		"otelcol-loki-basic-jsonlog": target(v1alpha1.Destination{Name: "otel", Type: v1alpha1.DestinationLoki,
@@ -82,6 +87,19 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden.Assert(t, filepath.Join("testdata", name+".podpatch.golden"), append(indented, '\n'))
+			if !ForwardsSyslog(target.Destination) {
+				return
+			}
+			receiver, err := SyslogReceiverConfig(target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.Assert(t, filepath.Join("testdata", name+".receiver.config.golden"), receiver)
+			pod, err := json.MarshalIndent(SyslogReceiverPodSpec(target, "shipping-sys-syslog"), "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.Assert(t, filepath.Join("testdata", name+".receiver.pod.golden"), append(pod, '\n'))
 		})
 	}
 }

@@ -48,11 +48,9 @@ func (fluentBit) MetricsPath() string { return fluentBitMetricsPath }
 // file, keep the records of the benchmark's runs, send them to the destination's output,
 // and serve metrics on fluentBitMetricsPort.
 func (fluentBit) Config(t Target) ([]byte, error) {
-	if t.Destination.Type == v1alpha1.DestinationSyslog {
-		if transport := t.Destination.EffectiveSyslog().Transport; transport != v1alpha1.SyslogLocal {
-			return nil, fmt.Errorf("syslog transport %s needs a receiver Service, which this version of logbench "+
-				"does not deploy yet: use transport local", transport)
-		}
+	if ForwardsSyslog(t.Destination) {
+		sidecar, _, err := syslogForwardingConfigs(t, t.syslogReceiverHost())
+		return sidecar, err
 	}
 	output, err := fluentBitOutputConfig(t, t.Destination.EffectiveShipper().Output)
 	if err != nil {

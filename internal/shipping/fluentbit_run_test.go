@@ -34,16 +34,26 @@ func TestFluentBitLoadsEveryGeneratedConfiguration(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Fluent Bit picks the YAML format by the file's extension, as the pod's
-			// config.yaml.
-			path := filepath.Join(t.TempDir(), "config.yaml")
-			if err := os.WriteFile(path, config, 0o600); err != nil {
-				t.Fatal(err)
+			configs := [][]byte{config}
+			if ForwardsSyslog(target.Destination) {
+				receiver, err := SyslogReceiverConfig(target)
+				if err != nil {
+					t.Fatal(err)
+				}
+				configs = append(configs, receiver)
 			}
-			cmd := exec.Command(binary, "--dry-run", "-c", path)
-			cmd.Env = append(os.Environ(), envLokiUsername+"=user", envLokiPassword+"=secret", envLokiBearerToken+"=token")
-			if output, err := cmd.CombinedOutput(); err != nil {
-				t.Errorf("fluent-bit --dry-run refuses the configuration: %v\n%s\n%s", err, output, config)
+			for _, config := range configs {
+				// Fluent Bit picks the YAML format by the file's extension, as the pod's
+				// config.yaml.
+				path := filepath.Join(t.TempDir(), "config.yaml")
+				if err := os.WriteFile(path, config, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				cmd := exec.Command(binary, "--dry-run", "-c", path)
+				cmd.Env = append(os.Environ(), envLokiUsername+"=user", envLokiPassword+"=secret", envLokiBearerToken+"=token")
+				if output, err := cmd.CombinedOutput(); err != nil {
+					t.Errorf("fluent-bit --dry-run refuses the configuration: %v\n%s\n%s", err, output, config)
+				}
 			}
 		})
 	}

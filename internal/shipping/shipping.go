@@ -84,6 +84,9 @@ type Target struct {
 	Namespace   string
 	Benchmark   string
 	Destination v1alpha1.Destination
+	// Cluster is the destination's CloudNativePG cluster, whose name the receiver of a
+	// forwarding Syslog destination takes (SyslogReceiverName).
+	Cluster string
 }
 
 // logFile is the path PostgreSQL writes: it swaps log_filename's .log suffix for the

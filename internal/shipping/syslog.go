@@ -1,6 +1,8 @@
 package shipping
 
 import (
+	"fmt"
+	"net/http"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -177,4 +179,119 @@ func syslogForwardingConfigs(t Target, host string) (sidecar, receiver []byte, e
 	}
 	receiver, err = yaml.Marshal(receiverConfig)
 	return sidecar, receiver, err
+}
+
+// ForwardsSyslog tells whether d is a Syslog destination whose sidecar forwards the
+// records to a receiver Service (transport udp or tcp) rather than counting them itself.
+func ForwardsSyslog(d v1alpha1.Destination) bool {
+	return d.Type == v1alpha1.DestinationSyslog && d.EffectiveSyslog().Transport != v1alpha1.SyslogLocal
+}
+
+// SyslogReceiverName names the receiver of a forwarding Syslog destination of cluster:
+// its Deployment, Service and ConfigMap. CloudNativePG's 50-character limit on cluster
+// names keeps it within the 63 of a Service.
+func SyslogReceiverName(cluster string) string {
+	return cluster + "-syslog"
+}
+
+// syslogReceiverHost is the DNS name of the target's receiver Service.
+func (t Target) syslogReceiverHost() string {
+	return SyslogReceiverName(t.Cluster) + "." + t.Namespace + ".svc"
+}
+
+// SyslogReceiverConfig is the configuration of a forwarding Syslog destination's
+// receiver, the content of its ConfigMap under ConfigKey.
+func SyslogReceiverConfig(t Target) ([]byte, error) {
+	_, receiver, err := syslogForwardingConfigs(t, t.syslogReceiverHost())
+	return receiver, err
+}
+
+// SyslogPortName names the receiver's syslog port.
+const SyslogPortName = "syslog"
+
+// SyslogReceiverPorts are the ports of the receiver's pod and Service: the syslog input,
+// over the destination's transport, and Fluent Bit's metrics.
+func SyslogReceiverPorts(d v1alpha1.Destination) []corev1.ContainerPort {
+	protocol := corev1.ProtocolUDP
+	if d.EffectiveSyslog().Transport == v1alpha1.SyslogTCP {
+		protocol = corev1.ProtocolTCP
+	}
+	return []corev1.ContainerPort{
+		{Name: SyslogPortName, ContainerPort: syslogReceiverPort, Protocol: protocol},
+		{Name: metricsPortName, ContainerPort: fluentBitMetricsPort, Protocol: corev1.ProtocolTCP},
+	}
+}
+
+// SyslogReceiverPodSpec is the pod of a forwarding Syslog destination's receiver, its
+// configuration from the ConfigMap configMap (ConfigKey): hardened as the sidecars are,
+// without a ServiceAccount token, ready once Fluent Bit serves its HTTP port, which it
+// does after its inputs listen.
+func SyslogReceiverPodSpec(t Target, configMap string) corev1.PodSpec {
+	return corev1.PodSpec{
+		AutomountServiceAccountToken: new(false),
+		EnableServiceLinks:           new(false),
+		SecurityContext: &corev1.PodSecurityContext{
+			// The Fluent Bit image names no user: run as an unprivileged one.
+			RunAsNonRoot: new(true),
+			RunAsUser:    new(int64(syslogReceiverUID)),
+			RunAsGroup:   new(int64(syslogReceiverUID)),
+		},
+		Containers: []corev1.Container{{
+			Name:      ContainerName,
+			Image:     t.Image(),
+			Args:      t.shipper().Args(configMountPath + "/" + ConfigKey),
+			Env:       CredentialsEnv(t.Destination.Loki),
+			Ports:     SyslogReceiverPorts(t.Destination),
+			Resources: t.Destination.EffectiveShipper().Resources,
+			ReadinessProbe: &corev1.Probe{
+				ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+					Path: "/", Port: intstr.FromInt32(fluentBitMetricsPort),
+				}},
+				PeriodSeconds: 1,
+			},
+			VolumeMounts:    []corev1.VolumeMount{{Name: configVolume, MountPath: configMountPath, ReadOnly: true}},
+			SecurityContext: SidecarSecurityContext(),
+		}},
+		Volumes: []corev1.Volume{{Name: configVolume, VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: configMap}},
+		}}},
+	}
+}
+
+// syslogReceiverUID is the nobody user of most images.
+const syslogReceiverUID = 65534
+
+// SyslogReceiverScraper returns the scraper of the target's receiver, through its
+// Service.
+func (t Target) SyslogReceiverScraper(httpClient *http.Client) ShipperScraper {
+	return t.Scraper(t.syslogReceiverHost(), httpClient)
+}
+
+// ForwardedStages counts a run's records at each stage of a forwarding Syslog
+// destination: kept by the sidecar's input, forwarded by its output, kept by the
+// receiver's input, sent by the receiver's output and, when that output is Loki, stored
+// there. Each end counts its own: a datagram lost between them is counted as the
+// difference of forwarded and received, never assumed.
+func ForwardedStages(sidecar, receiver ShipperMetrics, stored *int64) v1alpha1.RecordStages {
+	return v1alpha1.RecordStages{
+		Read: new(sidecar.Kept()), Forwarded: new(sidecar.Total().Sent),
+		Received: new(receiver.Kept()), Sent: new(receiver.Total().Sent), Stored: stored,
+	}
+}
+
+// ForwardedReasons explain what a forwarding Syslog destination lost before the
+// receiver's output: records the sidecar's output dropped, and records it forwarded that
+// the receiver did not read.
+func ForwardedReasons(transport v1alpha1.SyslogTransport, stages v1alpha1.RecordStages, sidecar OutputCounters,
+) []string {
+	var reasons []string
+	if sidecar.Dropped > 0 {
+		reasons = append(reasons, fmt.Sprintf("the sidecar dropped %d records it could not forward over %s "+
+			"(errors or retries exhausted)", sidecar.Dropped, transport))
+	}
+	if stages.LostAt == "received" {
+		reasons = append(reasons, fmt.Sprintf("%d of the %d records the sidecar forwarded over %s never reached "+
+			"the receiver's input", *stages.Forwarded-*stages.Received, *stages.Forwarded, transport))
+	}
+	return reasons
 }

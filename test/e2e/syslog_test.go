@@ -8,21 +8,30 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers"
 )
 
-// The syslog spec measures PostgreSQL's syslog() into the receiver sidecar that sees its
+// The syslog specs measure PostgreSQL's syslog() into the receiver sidecar that sees its
 // socket as the postgres container's /dev/log: split and numbered messages counted at a
-// Null output, whole messages at a Stdout output.
+// Null output, whole messages at a Stdout output; then forwarded by that sidecar over UDP
+// and over TCP to the receiver Service logbench deploys, counted at both ends.
 var _ = Describe("syslog", Ordered, func() {
-	var benchmark *benchv1alpha1.LoggingBenchmark
+	// benchmark is the running spec's; benchmarks every spec's, deleted after the last.
+	var (
+		benchmark  *benchv1alpha1.LoggingBenchmark
+		benchmarks []*benchv1alpha1.LoggingBenchmark
+	)
 
 	AfterAll(func(ctx SpecContext) {
-		if benchmark != nil {
-			Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, benchmark))).To(Succeed())
+		for _, created := range benchmarks {
+			Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, created))).To(Succeed())
 		}
 	})
 
@@ -31,57 +40,105 @@ var _ = Describe("syslog", Ordered, func() {
 			printDiagnostics(benchmark,
 				[]string{"-n", benchmarkNamespace, "describe", "pods", "-l", "cnpg.io/podRole=instance"},
 				[]string{"-n", benchmarkNamespace, "logs", "-l", "cnpg.io/podRole=instance", "-c", "logbench-shipper",
-					"--prefix", "--tail=50"})
+					"--prefix", "--tail=50"},
+				[]string{"-n", benchmarkNamespace, "get", "deployments,services,networkpolicies", "-o", "wide"},
+				[]string{"-n", benchmarkNamespace, "logs", "-l", controllers.LabelComponent, "--prefix", "--tail=50"})
 		}
 	})
 
-	It("counts every record PostgreSQL sends to /dev/log at the receiver sidecar, or names the loss", func(ctx SpecContext) {
-		fluentBit := func(output benchv1alpha1.ShipperOutput) *benchv1alpha1.ShipperSpec {
-			return &benchv1alpha1.ShipperSpec{Kind: benchv1alpha1.ShipperFluentBit, Image: shipping.fluentBitImage, Output: output}
-		}
-		benchmark = newBenchmark("syslog")
-		benchmark.Spec.Destinations = []benchv1alpha1.Destination{
-			{Name: "syslog", Type: benchv1alpha1.DestinationSyslog, Shipper: fluentBit(benchv1alpha1.OutputNull)},
-			{Name: "syslog-whole", Type: benchv1alpha1.DestinationSyslog, Shipper: fluentBit(benchv1alpha1.OutputStdout),
-				Syslog: &benchv1alpha1.SyslogSpec{Facility: "LOCAL3", SequenceNumbers: new(false), SplitMessages: new(false)}},
-		}
+	fluentBit := func(output benchv1alpha1.ShipperOutput) *benchv1alpha1.ShipperSpec {
+		return &benchv1alpha1.ShipperSpec{Kind: benchv1alpha1.ShipperFluentBit, Image: shipping.fluentBitImage, Output: output}
+	}
+	// run creates a short benchmark of destinations at 2 clients, with or without a
+	// baseline, waits for its success and returns its destinations' rows, each measured
+	// and expecting records, without an accounting error.
+	run := func(ctx SpecContext, name string, baseline bool, destinations ...benchv1alpha1.Destination,
+	) []benchv1alpha1.Result {
+		benchmark = newBenchmark(name)
+		benchmarks = append(benchmarks, benchmark)
+		benchmark.Spec.Baseline.Enabled = baseline
+		benchmark.Spec.Destinations = destinations
 		benchmark.Spec.Workload.Clients = []int32{2}
 		benchmark.Spec.Workload.Duration = metav1.Duration{Duration: 5 * time.Second}
 		benchmark.Spec.DrainTimeout = metav1.Duration{Duration: time.Minute}
 		Expect(k8sClient.Create(ctx, benchmark)).To(Succeed())
 		waitForPhase(ctx, benchmark, benchv1alpha1.PhaseSucceeded)
-
 		Expect(benchmark.Status.Results).To(HaveLen(int(benchmark.Status.Progress.RunsTotal)))
+		var rows []benchv1alpha1.Result
 		for _, row := range benchmark.Status.Results {
-			what := fmt.Sprintf("%s with %d clients", row.Destination, row.Clients)
-			records := row.Records
-			Expect(row.TPS).To(BeNumerically(">", 0), what)
-			Expect(records.AccountingError).To(BeEmpty(), what)
-			if row.Destination == "baseline" {
-				continue
+			Expect(row.TPS).To(BeNumerically(">", 0), rowName(row))
+			Expect(row.Records.AccountingError).To(BeEmpty(), rowName(row))
+			if row.Destination != "baseline" {
+				Expect(row.Records.Expected).To(BeNumerically(">", 0), rowName(row))
+				rows = append(rows, row)
 			}
+		}
+		return rows
+	}
+
+	It("counts every record PostgreSQL sends to /dev/log at the receiver sidecar, or names the loss", func(ctx SpecContext) {
+		rows := run(ctx, "syslog", true,
+			benchv1alpha1.Destination{Name: "syslog", Type: benchv1alpha1.DestinationSyslog, Shipper: fluentBit(benchv1alpha1.OutputNull)},
+			benchv1alpha1.Destination{Name: "syslog-whole", Type: benchv1alpha1.DestinationSyslog, Shipper: fluentBit(benchv1alpha1.OutputStdout),
+				Syslog: &benchv1alpha1.SyslogSpec{Facility: "LOCAL3", SequenceNumbers: new(false), SplitMessages: new(false)}})
+		for _, row := range rows {
+			what, records := rowName(row), row.Records
 			_, _ = fmt.Fprintf(GinkgoWriter, "%s: %d of %d delivered, %d late, drain %.1f s, TPS %.0f; %s\n",
 				what, records.Delivered, records.Expected, records.ArrivedLate, row.DrainSeconds, row.TPS, records.DropReason)
-			Expect(records.Expected).To(BeNumerically(">", 0), what)
 			// syslog() blocks on a full socket rather than dropping: the receiver gets every
 			// record unless it was not there.
 			Expect(records.Delivered+records.ArrivedLate).To(Equal(records.Expected), "%s: every record arrives", what)
 		}
 	})
 
-	It("refuses a forwarding transport it does not deploy the receiver of, saying so", func(ctx SpecContext) {
-		udp := newBenchmark("syslog-udp")
-		udp.Spec.Destinations = []benchv1alpha1.Destination{{Name: "syslog-udp", Type: benchv1alpha1.DestinationSyslog,
-			Syslog: &benchv1alpha1.SyslogSpec{Transport: benchv1alpha1.SyslogUDP}}}
-		udp.Spec.Baseline.Enabled = false
-		Expect(k8sClient.Create(ctx, udp)).To(Succeed())
-		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, udp))).To(Succeed()) })
-		Eventually(func(g Gomega) {
-			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(udp), udp)).To(Succeed())
-			g.Expect(udp.Status.Destinations).To(ContainElement(And(
-				HaveField("State", benchv1alpha1.DestinationFailed),
-				HaveField("Message", ContainSubstring("does not deploy yet")),
-			)))
-		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+	It("forwards over UDP and TCP to the receiver Service it deploys, counting at both ends", func(ctx SpecContext) {
+		forwarding := func(name string, transport benchv1alpha1.SyslogTransport) benchv1alpha1.Destination {
+			return benchv1alpha1.Destination{Name: name, Type: benchv1alpha1.DestinationSyslog,
+				Shipper: fluentBit(benchv1alpha1.OutputNull), Syslog: &benchv1alpha1.SyslogSpec{Transport: transport}}
+		}
+		rows := run(ctx, "syslog-fwd", false, forwarding("udp", benchv1alpha1.SyslogUDP), forwarding("tcp", benchv1alpha1.SyslogTCP))
+
+		By("deploying each receiver as the benchmark's")
+		for _, name := range []string{"syslog-fwd-udp-syslog", "syslog-fwd-tcp-syslog"} {
+			for _, object := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &networkingv1.NetworkPolicy{}} {
+				Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: benchmarkNamespace, Name: name}, object)).
+					To(Succeed(), "%T %s", object, name)
+				Expect(metav1.IsControlledBy(object, benchmark)).To(BeTrue(), "%T %s", object, name)
+			}
+		}
+
+		By("closing each row's accounts with the records counted at the receiver")
+		for _, row := range rows {
+			what, records, stages := rowName(row), row.Records, row.Records.Stages
+			Expect(stages).NotTo(BeNil(), what)
+			Expect(stages.Read).NotTo(BeNil(), what)
+			Expect(stages.Forwarded).NotTo(BeNil(), what)
+			Expect(stages.Received).NotTo(BeNil(), what)
+			Expect(stages.Sent).NotTo(BeNil(), what)
+			Expect(records.Dropped).NotTo(BeNil(), "%s: the expectation is exact", what)
+			_, _ = fmt.Fprintf(GinkgoWriter, "%s: expected %d, delivered %d, late %d, dropped %d, unverified %d; "+
+				"stages read %d, forwarded %d, received %d, sent %d, lost at %q; drain %.1f s, TPS %.0f; %s\n",
+				what, records.Expected, records.Delivered, records.ArrivedLate, *records.Dropped, records.Unverified,
+				*stages.Read, *stages.Forwarded, *stages.Received, *stages.Sent, stages.LostAt, row.DrainSeconds, row.TPS,
+				records.DropReason)
+			Expect(records.Duplicates).To(BeZero(), what)
+			Expect(records.Delivered+records.ArrivedLate+*records.Dropped+records.Unverified).
+				To(Equal(records.Expected), "%s: delivered + late + dropped + unverified is expected", what)
+			// The sidecar reads every record: syslog() blocks on a full socket.
+			Expect(*stages.Read).To(Equal(records.Expected), "%s: the sidecar read every record", what)
+			Expect(*stages.Received).To(BeNumerically("<=", *stages.Forwarded), "%s: the receiver got no more than was sent", what)
+			if *records.Dropped > 0 {
+				Expect(stages.LostAt).NotTo(BeEmpty(), "%s: a loss names its stage", what)
+				Expect(records.DropReason).NotTo(BeEmpty(), what)
+			}
+			if row.Destination == "tcp" {
+				Expect(records.Delivered+records.ArrivedLate).To(Equal(records.Expected), "%s: TCP delivers every record", what)
+			}
+		}
 	})
 })
+
+// rowName names a row in the assertions' messages.
+func rowName(row benchv1alpha1.Result) string {
+	return fmt.Sprintf("%s with %d clients", row.Destination, row.Clients)
+}
