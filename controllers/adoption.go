@@ -48,7 +48,9 @@ func refuseAdoption(object client.Object, benchmark *v1alpha1.LoggingBenchmark, 
 // refuseTaken is for a create that found the name taken: it reads what is there, and
 // returns a foreignObjectError unless benchmark controls it (then the create had
 // succeeded before, and the cache had not seen it yet).
-func refuseTaken(ctx context.Context, reader client.Reader, object client.Object, benchmark *v1alpha1.LoggingBenchmark) error {
+func refuseTaken(
+	ctx context.Context, reader client.Reader, object client.Object, benchmark *v1alpha1.LoggingBenchmark,
+) error {
 	existing, ok := object.DeepCopyObject().(client.Object)
 	if !ok {
 		return fmt.Errorf("%T is not an object", object)
