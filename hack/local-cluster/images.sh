@@ -233,10 +233,18 @@ build_prometheus() {
 }
 
 # The logbench image is rebuilt whenever its binary changes; the tag carries the binary's
-# digest, so that a changed operator rolls out without a pull policy of Always.
+# digest, so that a changed operator rolls out without a pull policy of Always. The binary
+# is stamped with the Makefile's version and commit (not the date, which would change
+# the binary, and the image, at every build).
 build_logbench() {
   local binary=${LOCAL_BIN}/logbench
-  (cd "$REPO_ROOT" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$binary" ./cmd/logbench)
+  (
+    cd "$REPO_ROOT"
+    local package=github.com/logbench/logbench/internal/version
+    CGO_ENABLED=0 go build -trimpath -o "$binary" -ldflags "-s -w \
+      -X ${package}.Version=$(make --no-print-directory -s print-VERSION) \
+      -X ${package}.Commit=$(make --no-print-directory -s print-COMMIT)" ./cmd/logbench
+  )
   local tag
   tag=dev-$(sha256sum "$binary" | cut -c1-12)
   local archive=${IMAGE_CACHE}/logbench_${tag}.tar
