@@ -17,6 +17,7 @@ import (
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/pgbench"
 	"github.com/logbench/logbench/internal/records"
+	"github.com/logbench/logbench/internal/text"
 	"github.com/logbench/logbench/internal/workload"
 )
 
@@ -142,7 +143,11 @@ func Run(
 		}
 	}
 	accounted := records.Reconcile(expectation, records.Count{Delivered: drained.Delivered})
-	if accounting, ok := dest.(Accounting); ok {
+	if drained.Unanswered != nil {
+		// The destination may hold what logbench could not count: unverified, not dropped,
+		// and no further question to a destination that does not answer.
+		accounted = records.Reconcile(expectation, unansweredCount(expectation, drained))
+	} else if accounting, ok := dest.(Accounting); ok {
 		if accounted, err = accounting.Account(ctx, expectation, drained.Delivered); err != nil {
 			return v1alpha1.RepeatResult{}, fmt.Errorf("accounting the run's records: %w", err)
 		}
@@ -181,6 +186,18 @@ func Run(
 		result.DrainCurve = drained.Curve
 	}
 	return result, nil
+}
+
+// unansweredCount is what a drain whose destination stopped answering counted: its last
+// answer, and the expected records beyond it unverified.
+func unansweredCount(want records.Expectation, drained Drained) records.Count {
+	count := records.Count{Delivered: drained.Delivered}
+	if missing := want.Records - drained.Delivered; missing > 0 {
+		count.Unverified = missing
+		count.UnverifiedReason = fmt.Sprintf("the destination did not answer logbench's counts when the drain's "+
+			"deadline passed (%s): %d records not seen by logbench", text.Truncate(drained.Unanswered.Error(), 300), missing)
+	}
+	return count
 }
 
 // runMetered runs the measured pgbench, with the server measured meanwhile when the
@@ -325,6 +342,10 @@ type Drained struct {
 	// Curve holds the first count, the first count started at least 1 s, 5 s and 30 s
 	// after pgbench ended, and the last count.
 	Curve []v1alpha1.DrainPoint
+	// Unanswered is the error of the destination's counts when it still did not answer
+	// at the deadline: Delivered is then its last answer, 0 if none, and the records it
+	// may hold beyond that are unverified.
+	Unanswered error
 }
 
 // curveMarks are the times after the end of pgbench that a drain curve reports beside
@@ -337,7 +358,8 @@ var curveMarks = []time.Duration{time.Second, 5 * time.Second, 30 * time.Second}
 // return of the count that last saw a new value (LastArrival) to the start of a later
 // count. A destination that does not answer (UnavailableError) is counted again until
 // the deadline, and quiet time starts anew with its next answer, since records may have
-// arrived unseen; one that still does not answer at the deadline fails the drain.
+// arrived unseen; one that still does not answer at the deadline ends the drain with
+// Unanswered set.
 func Drain(ctx context.Context, dest Destination, want records.Expectation, wait Wait, clock Clock) (Drained, error) {
 	var drained Drained
 	marks := curveMarks
@@ -355,7 +377,8 @@ func Drain(ctx context.Context, dest Destination, want records.Expectation, wait
 			}
 			continue
 		case errors.As(err, &unavailable):
-			return drained, fmt.Errorf("the destination still did not answer when the drain's deadline passed: %w", err)
+			drained.End, drained.Unanswered = v1alpha1.DrainTimeout, err
+			return drained, nil
 		case err != nil:
 			return drained, err
 		}
