@@ -21,6 +21,10 @@ out=$(cd "$out" && pwd)
 work=${HOME}/.cache/logbench/kube-build-v${KUBE_VERSION}
 mkdir -p "$work"
 cd "$work"
+# envtest's apiserver and the local cluster's binaries may build at once (.ci/run brings
+# the cluster up beside make test): one build module, one writer at a time.
+exec 9>"$work/.lock"
+flock 9
 
 # The build module imports every component it can build, so that go.sum holds their
 # dependencies; a module made before a component joined the list is made again.
