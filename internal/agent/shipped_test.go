@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -194,8 +195,10 @@ type fakeLoki struct {
 	metrics            bool
 	started            int64
 	// unanswered is how many of the next count queries get 503, as from a Loki starting.
-	unanswered          int
-	queries             []string
+	unanswered int
+	queries    []string
+	// lines answer log queries, one entry each, when set; 429 otherwise.
+	lines               []string
 	server              *httptest.Server
 	unauthorisedQueries int
 }
@@ -221,6 +224,18 @@ func newFakeLoki(t *testing.T, metrics bool) *fakeLoki {
 				`{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1767322800,"%d"]}]}}`,
 				l.count,
 			)
+		case r.URL.Path == "/loki/api/v1/query_range" && l.lines != nil:
+			var values []string
+			start, _ := strconv.ParseInt(r.URL.Query().Get("start"), 10, 64)
+			for i, line := range l.lines {
+				if at := int64(1767322800000000000 + i); at >= start {
+					values = append(values, fmt.Sprintf(`["%d",%q]`, at, line))
+				}
+			}
+			fmt.Fprintf(w, `{"status":"success","data":{"resultType":"streams","result":[`+
+				`{"stream":{"job":"logbench"},"values":[%s]}]}}`, strings.Join(values, ","))
+		case r.URL.Path == "/loki/api/v1/query_range":
+			http.Error(w, "too many outstanding requests", http.StatusTooManyRequests)
 		case r.URL.Path == "/metrics" && l.metrics:
 			fmt.Fprintf(w, "loki_discarded_samples_total{reason=\"rate_limited\",tenant=\"team\"} %d\n", l.rateLimited)
 			fmt.Fprintf(w, "process_start_time_seconds %d\n", l.started)
@@ -353,6 +368,56 @@ func TestShippedRunCountsDuplicatesApartFromALoss(t *testing.T) {
 	}
 	if got.AccountingError != "" || got.Stages == nil || got.Stages.Duplicates != 10 || got.Stages.LostAt != "read" {
 		t.Errorf("records %+v, stages %+v: want no accounting error and the loss at read", got, got.Stages)
+	}
+}
+
+// TestShippedRunCountsDuplicatesByIdentity: as above, ten records never reach the
+// shipper and a retried push stores ten others twice. Read back from Loki, the csvlog
+// records' identities count the duplicates exactly, and the drop with them; when Loki
+// does not answer that read, both stay lower bounds and the reason says why.
+func TestShippedRunCountsDuplicatesByIdentity(t *testing.T) {
+	var stored []string
+	for line := range 1000 {
+		if line >= 990 {
+			line -= 500 // a retried push stored these again
+		}
+		stored = append(stored, fmt.Sprintf(`2026-01-02 03:00:00.000 UTC,"postgres","bench",1,"[local]",`+
+			`6565a1b2.4d2,%d,"SELECT",,3/4,0,LOG,00000,"statement: SELECT 1, ""lb_loki_c1_r1_abc""",,,,,,,,,`+
+			`"lb_loki_c1_r1_abc","client backend",,0`, line+1))
+	}
+	for name, lines := range map[string][]string{"read back": stored, "loki does not answer": nil} {
+		t.Run(name, func(t *testing.T) {
+			fluentBit := newFakeFluentBit(t, 0)
+			loki := newFakeLoki(t, true)
+			loki.lines = lines
+			clock := newClock()
+			run, err := startShippedRun(context.Background(), fluentBit.scraper(), loki.client(), `{job="logbench"}`,
+				"lb_loki_c1_r1_abc", time.Minute, clock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run.written = writtenRecords(1000)
+			run.identity, _ = shipping.IdentityOf(v1alpha1.Destination{Type: v1alpha1.DestinationLoki,
+				Shipper: &v1alpha1.ShipperSpec{Format: v1alpha1.FormatCSVLog}})
+			fluentBit.send(990, 990)
+			fluentBit.drop(0, 10)
+			loki.receive(1000, 1000, 0)
+			got := drainAndAccount(t, run, 1000, clock)
+			if got.Duplicates != 10 || got.Stages == nil || got.Stages.LostAt != "read" {
+				t.Fatalf("records %+v, stages %+v: want 10 duplicates and the loss at read", got, got.Stages)
+			}
+			if lines == nil {
+				if got.Stages.DuplicatesExact || got.DroppedAtLeast == nil || *got.DroppedAtLeast != 10 ||
+					!strings.Contains(got.DropReason, "duplicates are a lower bound: reading the run's records back "+
+						"from loki to count them by identity: loki answered 429 Too Many Requests") {
+					t.Errorf("records %+v: want at least 10 dropped, duplicates a lower bound and why", got)
+				}
+				return
+			}
+			if !got.Stages.DuplicatesExact || got.Dropped == nil || *got.Dropped != 10 || got.DroppedAtLeast != nil {
+				t.Errorf("records %+v, stages %+v: want exactly 10 duplicates and exactly 10 dropped", got, got.Stages)
+			}
+		})
 	}
 }
 
