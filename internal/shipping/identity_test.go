@@ -3,6 +3,7 @@ package shipping
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -139,13 +140,7 @@ func (l *pagedLoki) serve(w http.ResponseWriter, r *http.Request) {
 			strconv.Quote(e.line)))
 	}
 	var result []string
-	for _, stream := range slices.Sorted(func(yield func(string) bool) {
-		for s := range streams {
-			if !yield(s) {
-				return
-			}
-		}
-	}) {
+	for _, stream := range slices.Sorted(maps.Keys(streams)) {
 		result = append(result, fmt.Sprintf(`{"stream":%s,"values":[%s]}`, stream, strings.Join(streams[stream], ",")))
 	}
 	fmt.Fprintf(w, `{"status":"success","data":{"resultType":"streams","result":[%s]}}`, strings.Join(result, ","))
