@@ -348,34 +348,11 @@ func TestShippedRunCountsTheRunsRecordsInLokiAndExplainsItsRefusals(t *testing.T
 
 // TestShippedRunCountsDuplicatesApartFromALoss: ten records never reach the shipper's
 // input, and a retried push stores ten others twice, so Loki holds as many as the file.
-// The ten duplicates are counted, and the ten lost are still reported, at the read stage.
+// The ten duplicates are counted, and the ten lost are still reported, at the read stage:
+// at least ten without the records' identity, or when Loki does not answer the read of
+// them (the reason says why); exactly ten when the csvlog records read back from Loki
+// count them by identity.
 func TestShippedRunCountsDuplicatesApartFromALoss(t *testing.T) {
-	fluentBit := newFakeFluentBit(t, 0)
-	loki := newFakeLoki(t, true)
-	clock := newClock()
-	run, err := startShippedRun(context.Background(), fluentBit.scraper(), loki.client(), `{job="logbench"}`,
-		"lb_loki_c1_r1_abc", time.Minute, clock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run.written = writtenRecords(1000)
-	fluentBit.send(990, 990)
-	fluentBit.drop(0, 10)
-	loki.receive(1000, 1000, 0)
-	got := drainAndAccount(t, run, 1000, clock)
-	if got.Duplicates != 10 || got.DroppedAtLeast == nil || *got.DroppedAtLeast != 10 || got.Dropped != nil {
-		t.Errorf("records %+v, want 10 duplicates and at least 10 dropped", got)
-	}
-	if got.AccountingError != "" || got.Stages == nil || got.Stages.Duplicates != 10 || got.Stages.LostAt != "read" {
-		t.Errorf("records %+v, stages %+v: want no accounting error and the loss at read", got, got.Stages)
-	}
-}
-
-// TestShippedRunCountsDuplicatesByIdentity: as above, ten records never reach the
-// shipper and a retried push stores ten others twice. Read back from Loki, the csvlog
-// records' identities count the duplicates exactly, and the drop with them; when Loki
-// does not answer that read, both stay lower bounds and the reason says why.
-func TestShippedRunCountsDuplicatesByIdentity(t *testing.T) {
 	stored := make([]string, 0, 1000)
 	for line := range 1000 {
 		if line >= 990 {
@@ -385,11 +362,23 @@ func TestShippedRunCountsDuplicatesByIdentity(t *testing.T) {
 			`6565a1b2.4d2,%d,"SELECT",,3/4,0,LOG,00000,"statement: SELECT 1, ""lb_loki_c1_r1_abc""",,,,,,,,,`+
 			`"lb_loki_c1_r1_abc","client backend",,0`, line+1))
 	}
-	for name, lines := range map[string][]string{"read back": stored, "loki does not answer": nil} {
+	for name, tc := range map[string]struct {
+		identity bool
+		lines    []string
+		exact    bool
+		reason   string
+	}{
+		"without an identity": {reason: "10 records needed retries; 10 records in the file were not read by the shipper"},
+		"loki does not answer the read": {identity: true, reason: "10 records needed retries; duplicates are a lower " +
+			"bound: reading the run's records back from loki to count them by identity: loki answered 429 Too Many " +
+			"Requests; 10 records in the file were not read by the shipper"},
+		"read back by identity": {identity: true, lines: stored, exact: true,
+			reason: "10 records needed retries; 10 records in the file were not read by the shipper"},
+	} {
 		t.Run(name, func(t *testing.T) {
 			fluentBit := newFakeFluentBit(t, 0)
 			loki := newFakeLoki(t, true)
-			loki.lines = lines
+			loki.lines = tc.lines
 			clock := newClock()
 			run, err := startShippedRun(context.Background(), fluentBit.scraper(), loki.client(), `{job="logbench"}`,
 				"lb_loki_c1_r1_abc", time.Minute, clock)
@@ -397,25 +386,25 @@ func TestShippedRunCountsDuplicatesByIdentity(t *testing.T) {
 				t.Fatal(err)
 			}
 			run.written = writtenRecords(1000)
-			run.identity, _ = shipping.IdentityOf(v1alpha1.Destination{Type: v1alpha1.DestinationLoki,
-				Shipper: &v1alpha1.ShipperSpec{Format: v1alpha1.FormatCSVLog}})
+			if tc.identity {
+				run.identity, _ = shipping.IdentityOf(v1alpha1.Destination{Type: v1alpha1.DestinationLoki,
+					Shipper: &v1alpha1.ShipperSpec{Format: v1alpha1.FormatCSVLog}})
+			}
 			fluentBit.send(990, 990)
 			fluentBit.drop(0, 10)
 			loki.receive(1000, 1000, 0)
 			got := drainAndAccount(t, run, 1000, clock)
-			if got.Duplicates != 10 || got.Stages == nil || got.Stages.LostAt != "read" {
-				t.Fatalf("records %+v, stages %+v: want 10 duplicates and the loss at read", got, got.Stages)
+			if got.Duplicates != 10 || got.AccountingError != "" || got.DropReason != tc.reason || got.Stages == nil ||
+				got.Stages.Duplicates != 10 || got.Stages.DuplicatesExact != tc.exact || got.Stages.LostAt != "read" {
+				t.Fatalf("records %+v, stages %+v: want 10 duplicates (exact: %t), the loss at read and the reason %q",
+					got, got.Stages, tc.exact, tc.reason)
 			}
-			if lines == nil {
-				if got.Stages.DuplicatesExact || got.DroppedAtLeast == nil || *got.DroppedAtLeast != 10 ||
-					!strings.Contains(got.DropReason, "duplicates are a lower bound: reading the run's records back "+
-						"from loki to count them by identity: loki answered 429 Too Many Requests") {
-					t.Errorf("records %+v: want at least 10 dropped, duplicates a lower bound and why", got)
-				}
-				return
+			dropped, unset := got.DroppedAtLeast, got.Dropped
+			if tc.exact {
+				dropped, unset = got.Dropped, got.DroppedAtLeast
 			}
-			if !got.Stages.DuplicatesExact || got.Dropped == nil || *got.Dropped != 10 || got.DroppedAtLeast != nil {
-				t.Errorf("records %+v, stages %+v: want exactly 10 duplicates and exactly 10 dropped", got, got.Stages)
+			if dropped == nil || *dropped != 10 || unset != nil {
+				t.Errorf("records %+v: want 10 dropped (exactly: %t)", got, tc.exact)
 			}
 		})
 	}
