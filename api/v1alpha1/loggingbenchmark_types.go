@@ -999,8 +999,8 @@ type Records struct {
 	// +optional
 	Dropped *int64 `json:"dropped,omitempty"`
 	// DroppedAtLeast is set when expected is an estimate (a lower bound) or duplicates
-	// were found but not counted exactly (stages.duplicatesExact), and fewer records arrived, counted once, than the expectation: at least
-	// this many were dropped.
+	// were found but not counted exactly (stages.duplicatesExact), and fewer records
+	// arrived, counted once, than the expectation: at least this many were dropped.
 	// +optional
 	DroppedAtLeast *int64 `json:"droppedAtLeast,omitempty"`
 	// Duplicates are copies beyond the first of records the destination holds more than
