@@ -999,15 +999,16 @@ type Records struct {
 	// +optional
 	Dropped *int64 `json:"dropped,omitempty"`
 	// DroppedAtLeast is set when expected is an estimate (a lower bound) or duplicates
-	// were found, and fewer records arrived, counted once, than the expectation: at least
-	// this many were dropped.
+	// were found but not counted exactly (stages.duplicatesExact), and fewer records
+	// arrived, counted once, than the expectation: at least this many were dropped.
 	// +optional
 	DroppedAtLeast *int64 `json:"droppedAtLeast,omitempty"`
 	// Duplicates are copies beyond the first of records the destination holds more than
 	// once (a push retried after the backend had stored it): at least this many, counted
 	// as the records stored beyond the fewest an earlier stage held (written to the file,
 	// read by the shipper, in the container log, or what the server can have emitted), and
-	// only when the pipeline reports retries. Counted apart: they never offset a drop.
+	// only when the pipeline reports retries; exactly this many when
+	// stages.duplicatesExact. Counted apart: they never offset a drop.
 	// +optional
 	Duplicates int64 `json:"duplicates,omitempty"`
 	// Unverified records are those logbench could not see, which the pipeline may have
@@ -1121,6 +1122,11 @@ type RecordStages struct {
 	// Records.duplicates): stored minus duplicates is compared with the stages before it.
 	// +optional
 	Duplicates int64 `json:"duplicates,omitempty"`
+	// DuplicatesExact says duplicates were counted by the stored records' identity
+	// (csvlog's and jsonlog's session and line number, read back from Loki): stored minus
+	// the distinct records. Otherwise duplicates is a lower bound.
+	// +optional
+	DuplicatesExact bool `json:"duplicatesExact,omitempty"`
 	// UnverifiedAt names the stage whose count logbench knows to be short of what the
 	// stage held (containerLog, when the kubelet rotated the log under the stream that
 	// counted it); its count is then a lower bound, and LostAt never names it.

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/logbench/logbench/internal/bench"
 	"github.com/logbench/logbench/internal/shipping"
@@ -74,4 +75,26 @@ func increase(after, before map[string]int64) map[string]int64 {
 		rose[reason] = n - before[reason]
 	}
 	return rose
+}
+
+// duplicates counts the copies beyond the first of the run's records Loki holds, by
+// reading its stored lines back and the identity parse finds in each. stored is Loki's
+// count of the run's records: a read finding another number of lines is no count of the
+// same records, and a run of more than shipping.MaxIdentityLines is not read.
+func (r *lokiRun) duplicates(ctx context.Context, parse shipping.IdentityParser, stored int64) (int64, error) {
+	if stored > shipping.MaxIdentityLines {
+		return 0, fmt.Errorf("loki holds %d records of the run, more than the %d logbench reads back to count "+
+			"them by identity", stored, shipping.MaxIdentityLines)
+	}
+	c := r.counter
+	read, err := c.Client.ReadIdentities(ctx, c.Selector, c.Tag, c.Started, c.Clock.Now(), parse,
+		shipping.MaxIdentityLines)
+	if err != nil {
+		return 0, fmt.Errorf("reading the run's records back from loki to count them by identity: %w", err)
+	}
+	if read.Lines != stored {
+		return 0, fmt.Errorf("loki held %d records of the run when read back to count them by identity, %d when "+
+			"counted", read.Lines, stored)
+	}
+	return stored - read.Distinct, nil
 }

@@ -26,6 +26,9 @@ type shippedRun struct {
 	before shipping.ShipperMetrics
 	// loki counts the run's records in Loki; nil when the shipper does not send there.
 	loki *lokiRun
+	// identity reads the identity of a record Loki holds, to count duplicates exactly;
+	// nil when the records carry none.
+	identity shipping.IdentityParser
 	// pauses watches the shipper's input from the run's start; nil when nothing does.
 	pauses *pauseSampler
 	// unexplained is the reason of a drop that no counter explains.
@@ -75,6 +78,9 @@ func newShippedRun(
 		return nil, err
 	}
 	run.written = written
+	if loki != nil {
+		run.identity, _ = shipping.IdentityOf(req.Destination)
+	}
 	run.pauses = samplePauses(ctx, run.shipper, pauseSampling)
 	if req.Destination.Type == v1alpha1.DestinationSyslog {
 		run.unexplained = shipping.SyslogUnexplained
@@ -197,8 +203,15 @@ func (r *shippedRun) Account(ctx context.Context, want records.Expectation, deli
 		stages.InputPausedSeconds = r.pauses.pausedSeconds()
 	}
 	stages.Duplicates = shipping.StoredDuplicates(want, stages, shipped.Total(), refused)
-	stages.LostAt = stages.LosingStage(want.Exact())
 	stageReasons := held
+	if r.identity != nil && shipping.DuplicatesPossible(want, stages, shipped.Total(), refused) {
+		if duplicates, err := r.loki.duplicates(ctx, r.identity, delivered); err != nil {
+			stageReasons = append(stageReasons, "duplicates are a lower bound: "+err.Error())
+		} else {
+			stages.Duplicates, stages.DuplicatesExact = duplicates, true
+		}
+	}
+	stages.LostAt = stages.LosingStage(want.Exact())
 	if stages.LostAt == "read" {
 		stageReasons = append(stageReasons, shipping.UnreadReason(stages))
 	}

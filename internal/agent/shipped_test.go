@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -194,8 +195,10 @@ type fakeLoki struct {
 	metrics            bool
 	started            int64
 	// unanswered is how many of the next count queries get 503, as from a Loki starting.
-	unanswered          int
-	queries             []string
+	unanswered int
+	queries    []string
+	// lines answer log queries, one entry each, when set; 429 otherwise.
+	lines               []string
 	server              *httptest.Server
 	unauthorisedQueries int
 }
@@ -221,6 +224,18 @@ func newFakeLoki(t *testing.T, metrics bool) *fakeLoki {
 				`{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1767322800,"%d"]}]}}`,
 				l.count,
 			)
+		case r.URL.Path == "/loki/api/v1/query_range" && l.lines != nil:
+			var values []string
+			start, _ := strconv.ParseInt(r.URL.Query().Get("start"), 10, 64)
+			for i, line := range l.lines {
+				if at := int64(1767322800000000000 + i); at >= start {
+					values = append(values, fmt.Sprintf(`["%d",%q]`, at, line))
+				}
+			}
+			fmt.Fprintf(w, `{"status":"success","data":{"resultType":"streams","result":[`+
+				`{"stream":{"job":"logbench"},"values":[%s]}]}}`, strings.Join(values, ","))
+		case r.URL.Path == "/loki/api/v1/query_range":
+			http.Error(w, "too many outstanding requests", http.StatusTooManyRequests)
 		case r.URL.Path == "/metrics" && l.metrics:
 			fmt.Fprintf(w, "loki_discarded_samples_total{reason=\"rate_limited\",tenant=\"team\"} %d\n", l.rateLimited)
 			fmt.Fprintf(w, "process_start_time_seconds %d\n", l.started)
@@ -333,26 +348,65 @@ func TestShippedRunCountsTheRunsRecordsInLokiAndExplainsItsRefusals(t *testing.T
 
 // TestShippedRunCountsDuplicatesApartFromALoss: ten records never reach the shipper's
 // input, and a retried push stores ten others twice, so Loki holds as many as the file.
-// The ten duplicates are counted, and the ten lost are still reported, at the read stage.
+// The ten duplicates are counted, and the ten lost are still reported, at the read stage:
+// at least ten without the records' identity, or when Loki does not answer the read of
+// them (the reason says why); exactly ten when the csvlog records read back from Loki
+// count them by identity.
 func TestShippedRunCountsDuplicatesApartFromALoss(t *testing.T) {
-	fluentBit := newFakeFluentBit(t, 0)
-	loki := newFakeLoki(t, true)
-	clock := newClock()
-	run, err := startShippedRun(context.Background(), fluentBit.scraper(), loki.client(), `{job="logbench"}`,
-		"lb_loki_c1_r1_abc", time.Minute, clock)
-	if err != nil {
-		t.Fatal(err)
+	stored := make([]string, 0, 1000)
+	for line := range 1000 {
+		if line >= 990 {
+			line -= 500 // a retried push stored these again
+		}
+		stored = append(stored, fmt.Sprintf(`2026-01-02 03:00:00.000 UTC,"postgres","bench",1,"[local]",`+
+			`6565a1b2.4d2,%d,"SELECT",,3/4,0,LOG,00000,"statement: SELECT 1, ""lb_loki_c1_r1_abc""",,,,,,,,,`+
+			`"lb_loki_c1_r1_abc","client backend",,0`, line+1))
 	}
-	run.written = writtenRecords(1000)
-	fluentBit.send(990, 990)
-	fluentBit.drop(0, 10)
-	loki.receive(1000, 1000, 0)
-	got := drainAndAccount(t, run, 1000, clock)
-	if got.Duplicates != 10 || got.DroppedAtLeast == nil || *got.DroppedAtLeast != 10 || got.Dropped != nil {
-		t.Errorf("records %+v, want 10 duplicates and at least 10 dropped", got)
-	}
-	if got.AccountingError != "" || got.Stages == nil || got.Stages.Duplicates != 10 || got.Stages.LostAt != "read" {
-		t.Errorf("records %+v, stages %+v: want no accounting error and the loss at read", got, got.Stages)
+	for name, tc := range map[string]struct {
+		identity bool
+		lines    []string
+		exact    bool
+		reason   string
+	}{
+		"without an identity": {reason: "10 records needed retries; 10 records in the file were not read by the shipper"},
+		"loki does not answer the read": {identity: true, reason: "10 records needed retries; duplicates are a lower " +
+			"bound: reading the run's records back from loki to count them by identity: loki answered 429 Too Many " +
+			"Requests; 10 records in the file were not read by the shipper"},
+		"read back by identity": {identity: true, lines: stored, exact: true,
+			reason: "10 records needed retries; 10 records in the file were not read by the shipper"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			fluentBit := newFakeFluentBit(t, 0)
+			loki := newFakeLoki(t, true)
+			loki.lines = tc.lines
+			clock := newClock()
+			run, err := startShippedRun(context.Background(), fluentBit.scraper(), loki.client(), `{job="logbench"}`,
+				"lb_loki_c1_r1_abc", time.Minute, clock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run.written = writtenRecords(1000)
+			if tc.identity {
+				run.identity, _ = shipping.IdentityOf(v1alpha1.Destination{Type: v1alpha1.DestinationLoki,
+					Shipper: &v1alpha1.ShipperSpec{Format: v1alpha1.FormatCSVLog}})
+			}
+			fluentBit.send(990, 990)
+			fluentBit.drop(0, 10)
+			loki.receive(1000, 1000, 0)
+			got := drainAndAccount(t, run, 1000, clock)
+			if got.Duplicates != 10 || got.AccountingError != "" || got.DropReason != tc.reason || got.Stages == nil ||
+				got.Stages.Duplicates != 10 || got.Stages.DuplicatesExact != tc.exact || got.Stages.LostAt != "read" {
+				t.Fatalf("records %+v, stages %+v: want 10 duplicates (exact: %t), the loss at read and the reason %q",
+					got, got.Stages, tc.exact, tc.reason)
+			}
+			dropped, unset := got.DroppedAtLeast, got.Dropped
+			if tc.exact {
+				dropped, unset = got.Dropped, got.DroppedAtLeast
+			}
+			if dropped == nil || *dropped != 10 || unset != nil {
+				t.Errorf("records %+v: want 10 dropped (exactly: %t)", got, tc.exact)
+			}
+		})
 	}
 }
 

@@ -217,8 +217,10 @@ func retries(stats []pgbench.StatementStat) int64 {
 type Count struct {
 	// Delivered records counted by the end of the drain, and Late after it.
 	Delivered, Late int64
-	// Duplicates among them: copies beyond the first of a record, at least this many.
-	Duplicates int64
+	// Duplicates among them: copies beyond the first of a record, at least this many, or
+	// exactly when DuplicatesExact (counted by the records' identity).
+	Duplicates      int64
+	DuplicatesExact bool
 	// Unverified records logbench could not see, which the destination may hold, and
 	// why.
 	Unverified       int64
@@ -230,8 +232,8 @@ type Count struct {
 // is what the pipeline is shown to have lost, reported only for exact expectations and
 // as it is: a negative value is never clamped, and more records, each counted once,
 // than the server can have emitted is an accounting error. Duplicates never offset a
-// drop: they are a lower bound, so with any of them the drop is "at least"; so is a
-// shortfall below an estimate's lower bound. Unverified records are never dropped.
+// drop: unless counted exactly, they are a lower bound, so with any of them the drop is
+// "at least"; so is a shortfall below an estimate's lower bound. Unverified records are never dropped.
 func Reconcile(e Expectation, c Count) v1alpha1.Records {
 	r := v1alpha1.Records{
 		Expected: e.Records, Delivered: c.Delivered, ArrivedLate: c.Late, ExpectedIsEstimate: e.Estimate,
@@ -242,7 +244,7 @@ func Reconcile(e Expectation, c Count) v1alpha1.Records {
 	}
 	once := c.Delivered + c.Late - c.Duplicates
 	switch shortfall := e.Records - once - c.Unverified; {
-	case !e.Estimate && c.Duplicates == 0:
+	case !e.Estimate && (c.Duplicates == 0 || c.DuplicatesExact):
 		r.Dropped = &shortfall
 	case !e.Estimate:
 		atLeast := max(shortfall, 0)

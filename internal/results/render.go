@@ -258,8 +258,8 @@ func RecordNotes(row v1alpha1.Result) []string {
 			r.UnverifiedReason))
 	}
 	if r.Duplicates > 0 {
-		notes = append(notes, fmt.Sprintf("%s: at least %d records stored twice or more by retried pushes, "+
-			"counted apart from drops", RowName(row), r.Duplicates))
+		notes = append(notes, fmt.Sprintf("%s: %s records stored twice or more by retried pushes, "+
+			"counted apart from drops", RowName(row), duplicateCount(r.Duplicates, r.Stages)))
 	}
 	if r.Sampler != nil && r.Sampler.Message != "" && !strings.Contains(r.DropReason, r.Sampler.Message) {
 		notes = append(notes, fmt.Sprintf("%s sampler %s: %s", RowName(row), r.Sampler.Verdict, r.Sampler.Message))
@@ -304,7 +304,7 @@ func StagesNote(row v1alpha1.Result) string {
 		note += "; no stage lost records"
 	}
 	if stages.Duplicates > 0 {
-		note += fmt.Sprintf("; stored holds at least %d duplicates", stages.Duplicates)
+		note += fmt.Sprintf("; stored holds %s duplicates", duplicateCount(stages.Duplicates, stages))
 	}
 	if stages.Unverified > 0 {
 		note += fmt.Sprintf("; %s may hold %d more records than logbench could count",
@@ -500,4 +500,13 @@ func optional[T any](v *T, format func(T) string) string {
 		return ""
 	}
 	return format(*v)
+}
+
+// duplicateCount says how many duplicates a row holds: a lower bound unless its stages
+// counted them by the records' identity.
+func duplicateCount(duplicates int64, stages *v1alpha1.RecordStages) string {
+	if stages != nil && stages.DuplicatesExact {
+		return fmt.Sprintf("%d (counted by identity)", duplicates)
+	}
+	return fmt.Sprintf("at least %d", duplicates)
 }

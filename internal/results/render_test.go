@@ -177,3 +177,18 @@ func TestStagesNoteListsTheCountedStages(t *testing.T) {
 		})
 	}
 }
+
+func TestDuplicatesAreALowerBoundUnlessCountedByIdentity(t *testing.T) {
+	for _, tc := range []struct {
+		stages *v1alpha1.RecordStages
+		want   string
+	}{
+		{nil, "at least 10"},
+		{&v1alpha1.RecordStages{Duplicates: 10}, "at least 10"},
+		{&v1alpha1.RecordStages{Duplicates: 10, DuplicatesExact: true}, "10 (counted by identity)"},
+	} {
+		if got := duplicateCount(10, tc.stages); got != tc.want {
+			t.Errorf("duplicates of stages %+v: %q, want %q", tc.stages, got, tc.want)
+		}
+	}
+}

@@ -25,7 +25,7 @@ func Account(want records.Expectation, delivered int64, shipped OutputCounters, 
 ) v1alpha1.Records {
 	count := records.Count{Delivered: delivered}
 	if stages != nil {
-		count.Duplicates = stages.Duplicates
+		count.Duplicates, count.DuplicatesExact = stages.Duplicates, stages.DuplicatesExact
 	}
 	result := records.Reconcile(want, count)
 	result.Stages = stages
@@ -139,6 +139,27 @@ func StoredDuplicates(want records.Expectation, stages v1alpha1.RecordStages, sh
 	if stages.Stored == nil {
 		return 0
 	}
+	return records.Duplicates(*stages.Stored, pushRetried(shipped, lokiRefused), earlierStages(want, stages)...)
+}
+
+// DuplicatesPossible says whether Loki may hold a record of the run more than once: a
+// push was retried, or Loki stored more than an earlier stage held. Only then is reading
+// the stored records back to count them by identity worth its cost.
+func DuplicatesPossible(want records.Expectation, stages v1alpha1.RecordStages, shipped OutputCounters,
+	lokiRefused map[string]int64,
+) bool {
+	return stages.Stored != nil &&
+		(pushRetried(shipped, lokiRefused) || *stages.Stored > slices.Min(earlierStages(want, stages)))
+}
+
+// pushRetried says whether the pipeline retried a push: the shipper says so, or Loki refused
+// one, which its client retries.
+func pushRetried(shipped OutputCounters, lokiRefused map[string]int64) bool {
+	return shipped.Retried > 0 || sum(lokiRefused) > 0
+}
+
+// earlierStages are the counts of the stages before Loki that hold each record once.
+func earlierStages(want records.Expectation, stages v1alpha1.RecordStages) []int64 {
 	earlier := []int64{want.Upper()}
 	for _, stage := range []*int64{stages.Written, stages.Read} {
 		if stage != nil {
@@ -148,8 +169,7 @@ func StoredDuplicates(want records.Expectation, stages v1alpha1.RecordStages, sh
 	if stages.ContainerLog != nil && stages.UnverifiedAt != "containerLog" {
 		earlier = append(earlier, *stages.ContainerLog)
 	}
-	retried := shipped.Retried > 0 || sum(lokiRefused) > 0
-	return records.Duplicates(*stages.Stored, retried, earlier...)
+	return earlier
 }
 
 // Stages counts a run's records at each stage: written in the file, kept by the

@@ -16,7 +16,7 @@ import (
 // TestFluentBitShipsEveryRecordOfPostgreSQLToLoki ships a real PostgreSQL's csvlog and
 // jsonlog through the real Fluent Bit, with the generated Loki output, into the
 // project's Loki (make loki): the agent's count query finds exactly the tagged records
-// of the file. It needs bin/loki, so it runs with make test-shipping.
+// of the file, and reading them back finds each record's identity once. It needs bin/loki, so it runs with make test-shipping.
 func TestFluentBitShipsEveryRecordOfPostgreSQLToLoki(t *testing.T) {
 	lokiURL := testenv.StartLoki(t, "")
 	for _, format := range []v1alpha1.LogFormat{v1alpha1.FormatCSVLog, v1alpha1.FormatJSONLog} {
@@ -41,6 +41,14 @@ func TestFluentBitShipsEveryRecordOfPostgreSQLToLoki(t *testing.T) {
 				}
 				return nil
 			})
+			// Fluent Bit stores each record wrapped as {"log": ...}: read back, each holds
+			// its own identity.
+			parse, _ := IdentityOf(target.Destination)
+			read, err := client.ReadIdentities(context.Background(), target.LokiSelector(), tag, started, time.Now(),
+				parse, MaxIdentityLines)
+			if err != nil || read != (IdentityCount{Lines: written, Distinct: written}) {
+				t.Errorf("read back %+v, %v; want %d distinct records", read, err, written)
+			}
 			if shipped := run.read(t).Total(); shipped.Dropped != 0 {
 				t.Errorf("Fluent Bit dropped %d records", shipped.Dropped)
 			}

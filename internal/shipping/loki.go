@@ -216,3 +216,130 @@ type RunCounter struct {
 func (r RunCounter) Delivered(ctx context.Context) (int64, error) {
 	return r.Client.CountRecords(ctx, r.Selector, r.Tag, r.Started, r.Clock.Now())
 }
+
+// IdentityCount is what a read of a run's stored lines found: how many lines, holding
+// how many distinct records.
+type IdentityCount struct {
+	Lines, Distinct int64
+}
+
+// MaxIdentityLines bounds the lines ReadIdentities reads: each distinct identity is held
+// in memory, and each page is a request to Loki.
+const MaxIdentityLines = 500_000
+
+// identityPage is how many entries one query_range answer holds: Loki's default
+// max_entries_limit_per_query is 5,000, and a page must fit maxAnswer with long records.
+const identityPage = 1000
+
+// ReadIdentities reads the lines holding tag among the streams of selector, from since
+// to at, oldest first, and counts the distinct record identities parse finds in them. A
+// line parse cannot read is an error: no identity is guessed. Pages follow each other by
+// timestamp; the next starts at the last one's latest timestamp, and skips the entries
+// of that timestamp the last page held. More than maxLines lines is an error.
+func (c *LokiClient) ReadIdentities(ctx context.Context, selector, tag string, since, at time.Time,
+	parse IdentityParser, maxLines int64,
+) (IdentityCount, error) {
+	start := since.Add(-rangeMargin)
+	if at.Sub(start) > maxQueryRange {
+		return IdentityCount{}, fmt.Errorf("the run spans %s, more than Loki's default max_query_length of %s",
+			at.Sub(start), maxQueryRange)
+	}
+	distinct := map[RecordIdentity]struct{}{}
+	var lines int64
+	// atStart are the entries of the page's start timestamp the previous page held.
+	atStart := map[storedEntry]int{}
+	for {
+		query := url.Values{
+			"query":     {fmt.Sprintf("%s |= %s", selector, strconv.Quote(tag))},
+			"start":     {strconv.FormatInt(start.UnixNano(), 10)},
+			"end":       {strconv.FormatInt(at.UnixNano(), 10)},
+			"direction": {"forward"},
+			"limit":     {strconv.Itoa(identityPage)},
+		}
+		body, err := c.get(ctx, "/loki/api/v1/query_range?"+query.Encode())
+		if err != nil {
+			return IdentityCount{}, err
+		}
+		entries, err := parseStreamsResponse(body)
+		if err != nil {
+			return IdentityCount{}, err
+		}
+		latest := start.UnixNano()
+		next := map[storedEntry]int{}
+		for _, e := range entries {
+			if e.nanos > latest {
+				latest, next = e.nanos, map[storedEntry]int{}
+			}
+			if e.nanos == latest {
+				next[e.storedEntry]++
+			}
+			if e.nanos == start.UnixNano() && atStart[e.storedEntry] > 0 {
+				atStart[e.storedEntry]--
+				continue
+			}
+			if lines++; lines > maxLines {
+				return IdentityCount{}, fmt.Errorf("loki holds more than %d lines of the run", maxLines)
+			}
+			id, err := parse(e.line)
+			if err != nil {
+				return IdentityCount{}, fmt.Errorf("a line loki holds at %d: %w", e.nanos, err)
+			}
+			distinct[id] = struct{}{}
+		}
+		if len(entries) < identityPage {
+			return IdentityCount{Lines: lines, Distinct: int64(len(distinct))}, nil
+		}
+		if latest == start.UnixNano() {
+			return IdentityCount{}, fmt.Errorf("loki holds at least %d lines at %d: they cannot be paged by timestamp",
+				identityPage, latest)
+		}
+		start, atStart = time.Unix(0, latest), next
+	}
+}
+
+// storedEntry is a line of a stream; Loki keeps one of identical entries of a stream at
+// one timestamp.
+type storedEntry struct {
+	stream, line string
+}
+
+type timedEntry struct {
+	storedEntry
+	nanos int64
+}
+
+// parseStreamsResponse reads the answer of a log query: streams of [time, line] values.
+func parseStreamsResponse(body []byte) ([]timedEntry, error) {
+	var answer struct {
+		Status string `json:"status"`
+		Data   struct {
+			ResultType string `json:"resultType"`
+			Result     []struct {
+				Stream map[string]string `json:"stream"`
+				Values [][2]string       `json:"values"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &answer); err != nil {
+		return nil, fmt.Errorf("loki's answer is not a query result: %w", err)
+	}
+	if answer.Status != "success" || answer.Data.ResultType != "streams" {
+		return nil, fmt.Errorf("loki's answer has status %q and result type %q, want success and streams",
+			answer.Status, answer.Data.ResultType)
+	}
+	var entries []timedEntry
+	for _, stream := range answer.Data.Result {
+		labels, err := json.Marshal(stream.Stream)
+		if err != nil {
+			return nil, err
+		}
+		for _, value := range stream.Values {
+			nanos, err := strconv.ParseInt(value[0], 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("loki's entry time %.40q is not nanoseconds", value[0])
+			}
+			entries = append(entries, timedEntry{storedEntry{string(labels), value[1]}, nanos})
+		}
+	}
+	return entries, nil
+}

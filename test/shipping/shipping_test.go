@@ -10,6 +10,7 @@ package shipping_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -21,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/shipping"
 	"github.com/logbench/logbench/internal/testenv"
 )
 
@@ -87,6 +90,16 @@ func TestShipsEveryRecordToLoki(t *testing.T) {
 	count := waitForLokiCount(t, loki.url, tag, records, 60*time.Second)
 	if count != records {
 		t.Fatalf("Loki holds %d of the %d records tagged %s", count, records, tag)
+	}
+	// The collector stores each record as it is in the file: read back, each holds its
+	// own identity.
+	readBack := shipping.NewLokiClient(v1alpha1.LokiSpec{URL: loki.url}, func(string) string { return "" })
+	parse, _ := shipping.IdentityOf(v1alpha1.Destination{Type: v1alpha1.DestinationLoki,
+		Shipper: &v1alpha1.ShipperSpec{Format: v1alpha1.FormatCSVLog}})
+	read, err := readBack.ReadIdentities(context.Background(), fmt.Sprintf(`{service_name=%q}`, serviceName), tag,
+		time.Now().Add(-time.Minute), time.Now(), parse, shipping.MaxIdentityLines)
+	if err != nil || read != (shipping.IdentityCount{Lines: records, Distinct: records}) {
+		t.Errorf("read back %+v, %v; want %d distinct records", read, err, records)
 	}
 	metrics := waitForSettled(t, collector, records, 30*time.Second)
 	if metrics.failed != 0 {
