@@ -411,8 +411,11 @@ func sumStages(ok []v1alpha1.RepeatResult, exactExpected *int64) *v1alpha1.Recor
 	total.Received = sumStage(func(s *v1alpha1.RecordStages) *int64 { return s.Received })
 	total.Sent = sumStage(func(s *v1alpha1.RecordStages) *int64 { return s.Sent })
 	total.Stored = sumStage(func(s *v1alpha1.RecordStages) *int64 { return s.Stored })
+	// The row's duplicates are exact when every repeat counted them by identity.
+	total.DuplicatesExact = true
 	for _, r := range ok {
 		total.Duplicates += r.Records.Stages.Duplicates
+		total.DuplicatesExact = total.DuplicatesExact && r.Records.Stages.DuplicatesExact
 		total.Unverified += r.Records.Stages.Unverified
 		total.UnverifiedAt = cmp.Or(total.UnverifiedAt, r.Records.Stages.UnverifiedAt)
 	}

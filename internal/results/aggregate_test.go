@@ -550,3 +550,25 @@ func assertFloat(t *testing.T, what string, got, want float64) {
 		t.Errorf("%s = %v, want %v", what, got, want)
 	}
 }
+
+// TestRowDuplicatesExactOnlyWhenEveryRepeatCounted: a row's duplicates are counted by
+// identity when each of its repeats' were; one lower bound makes the row's a lower bound.
+func TestRowDuplicatesExactOnlyWhenEveryRepeatCounted(t *testing.T) {
+	repeat := func(exactDuplicates bool) v1alpha1.RepeatResult {
+		r := withStages(exact(100, 1000, 1000), 1000, 1000, 1000, new(int64(1000)))
+		r.Records.Stages.DuplicatesExact = exactDuplicates
+		return r
+	}
+	for _, tc := range []struct {
+		repeats []bool
+		want    bool
+	}{{[]bool{true, true}, true}, {[]bool{true, false}, false}, {[]bool{false}, false}} {
+		var ok []v1alpha1.RepeatResult
+		for _, exactDuplicates := range tc.repeats {
+			ok = append(ok, repeat(exactDuplicates))
+		}
+		if got := sumStages(ok, nil).DuplicatesExact; got != tc.want {
+			t.Errorf("repeats counted by identity %v: row's %t, want %t", tc.repeats, got, tc.want)
+		}
+	}
+}
