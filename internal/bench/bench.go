@@ -392,11 +392,15 @@ func Drain(ctx context.Context, dest Destination, want records.Expectation, wait
 			marks = marks[1:] // a slow count may pass several marks
 		}
 		// A pipeline that stores a retried push twice reaches the expected count with
-		// records still on their way: complete, like quiet, waits for them.
+		// records still on their way: complete, like quiet, waits for them. The pipeline
+		// is asked once, and only when the drain could end.
+		complete := !want.Estimate && count >= want.Records
+		quiet := started.Sub(drained.LastArrival) >= wait.Quiet
+		held := (complete || quiet) && inFlight(ctx, dest)
 		switch {
-		case !want.Estimate && count >= want.Records && !inFlight(ctx, dest):
+		case complete && !held:
 			drained.End = v1alpha1.DrainComplete
-		case started.Sub(drained.LastArrival) >= wait.Quiet && !inFlight(ctx, dest):
+		case quiet && !held:
 			drained.End = v1alpha1.DrainQuiet
 		case !returned.Before(wait.Deadline):
 			drained.End = v1alpha1.DrainTimeout
