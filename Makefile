@@ -26,7 +26,7 @@ IMG ?= $(IMAGE_REPOSITORY):$(VERSION)
 # CONTAINER_TOOL defines the container tool used to build the image (docker, podman, ...).
 CONTAINER_TOOL ?= docker
 
-# FUZZTIME is how many inputs `make test` fuzzes each Fuzz target with (Nx), or for how long.
+# FUZZTIME is how many inputs `make fuzz` (and so `make test`) fuzzes each Fuzz target with (Nx), or for how long.
 FUZZTIME ?= 50000x
 
 # Recipes fail on the first failing command, including inside pipes.
@@ -82,16 +82,24 @@ vet: ## Run go vet against code, the e2e, shipping and dist suites' build tags i
 # The ground-truth tests measure PostgreSQL 18 beside the local server: postgresql18
 # installs it, and the tests find it through LOGBENCH_POSTGRESQL18_BIN.
 .PHONY: test
-# make dist (goreleaser's build included) runs beside the unit tests, off their critical
+# make dist (goreleaser's build included) runs beside the Go tests, off their critical
 # path; test/dist then checks what it built.
-test: manifests helm-sync generate fmt vet envtest helm postgresql18 ## Run the unit, envtest, chart and release-artifact (make dist) suites, then fuzz every Fuzz target for FUZZTIME.
+test: ## Run the Go tests (make test-go), the release-artifact tests (make test-dist) and the fuzzing pass (make fuzz).
 	@$(MAKE) --no-print-directory dist >$(LOCALBIN)/dist.log 2>&1 & dist=$$!; \
-	KUBEBUILDER_ASSETS="$(ENVTEST_DIR)" LOGBENCH_POSTGRESQL18_BIN="$$(hack/install-postgresql.sh)" go test ./... -coverprofile cover.out; \
+	$(MAKE) --no-print-directory test-go; \
 	tested=$$?; \
 	wait $$dist || { cat $(LOCALBIN)/dist.log; echo "make test: make dist failed (log above)" >&2; exit 1; }; \
 	exit $$tested
 	go test -tags dist ./test/dist/ -count=1
+	$(MAKE) --no-print-directory fuzz
+
+.PHONY: test-go
+test-go: manifests helm-sync generate fmt vet envtest helm postgresql18 ## Run the unit, envtest, ground-truth, chart and docs tests and the PromQL tests of the dashboards.
+	KUBEBUILDER_ASSETS="$(ENVTEST_DIR)" LOGBENCH_POSTGRESQL18_BIN="$$(hack/install-postgresql.sh)" go test ./... -coverprofile cover.out
 	cd test/promql && go vet ./... && go test ./...
+
+.PHONY: fuzz
+fuzz: ## Fuzz every Fuzz target for FUZZTIME, beyond the seed corpora that go test runs.
 	FUZZTIME=$(FUZZTIME) hack/fuzz-brief.sh
 
 # The API reference is rendered from the Go types of api/, with their doc comments and
@@ -168,12 +176,12 @@ dist: goreleaser helm ## Build the CLI archives, checksums, krew manifest and ch
 	GORELEASER_CURRENT_TAG=v$(VERSION) $(GORELEASER) release --snapshot --clean
 	$(HELM) package $(CHART) --version $(VERSION) --app-version $(VERSION) --destination dist
 
-# The tests of test/dist check what make dist built, for the VERSION and COMMIT it
-# stamped.
 # print-NAME prints a variable of this Makefile, for scripts that need its pins.
 print-%:
 	@echo '$($*)'
 
+# The tests of test/dist check what make dist built, for the VERSION and COMMIT it
+# stamped.
 .PHONY: test-dist
 test-dist: dist ## Build the release artifacts with make dist and test them (test/dist).
 	go test -tags dist ./test/dist/ -count=1 -v
