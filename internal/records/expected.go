@@ -275,8 +275,9 @@ func Duplicates(stored int64, retried bool, earlier ...int64) int64 {
 // Recount adds what a final count of the destination found after the drain ended to
 // records reconciled at its end: those records arrived late, not never, and are no
 // longer unverified. A recount below the drain's count adds nothing. The stages stay as
-// counted when the drain ended; once nothing is missing, no stage lost records and no
-// drop needs a reason.
+// counted when the drain ended, but for two things: duplicates counted by identity then
+// are no longer exact, since the recount is a count and the late records may repeat
+// others; and once nothing is missing, no stage lost records and no drop needs a reason.
 func Recount(r v1alpha1.Records, e Expectation, recounted int64) v1alpha1.Records {
 	late := recounted - r.Delivered
 	if late <= 0 {
@@ -287,14 +288,17 @@ func Recount(r v1alpha1.Records, e Expectation, recounted int64) v1alpha1.Record
 		Delivered: r.Delivered, Late: late, Duplicates: r.Duplicates,
 		Unverified: min(r.Unverified, max(missing, 0)), UnverifiedReason: r.UnverifiedReason,
 	})
-	reconciled.Stages = r.Stages
 	reconciled.Sampler = r.Sampler
 	if reconciled.KnownDropped() > 0 {
 		reconciled.DropReason = r.DropReason
-	} else if r.Stages != nil {
-		delayed := *r.Stages
-		delayed.LostAt = ""
-		reconciled.Stages = &delayed
+	}
+	if r.Stages != nil {
+		stages := *r.Stages
+		stages.DuplicatesExact = false
+		if reconciled.KnownDropped() == 0 {
+			stages.LostAt = ""
+		}
+		reconciled.Stages = &stages
 	}
 	return reconciled
 }

@@ -234,6 +234,30 @@ func TestRecountTurnsDropsIntoLateArrivals(t *testing.T) {
 	}
 }
 
+// A recount is a count: duplicates the drain counted by identity are a lower bound once
+// late records arrived, which may repeat others, and the drop with them.
+func TestRecountMakesDuplicatesCountedByIdentityALowerBound(t *testing.T) {
+	want := Expectation{Records: 100}
+	atDrainEnd := Reconcile(want, Count{Delivered: 75, Duplicates: 5, DuplicatesExact: true})
+	atDrainEnd.Stages = &v1alpha1.RecordStages{Sent: new(int64(70)), Stored: new(int64(75)), Duplicates: 5, DuplicatesExact: true}
+	if atDrainEnd.Dropped == nil || *atDrainEnd.Dropped != 30 {
+		t.Fatalf("at the drain's end: %+v, want 30 dropped exactly", atDrainEnd)
+	}
+	got := Recount(atDrainEnd, want, 90)
+	if got.Dropped != nil || got.DroppedAtLeast == nil || *got.DroppedAtLeast != 15 || got.ArrivedLate != 15 {
+		t.Errorf("Recount = %+v, want 15 late and at least 15 dropped", got)
+	}
+	if got.Stages == nil || got.Stages.DuplicatesExact || got.Stages.Duplicates != 5 {
+		t.Errorf("Stages = %+v, want 5 duplicates, no longer exact", got.Stages)
+	}
+	if !atDrainEnd.Stages.DuplicatesExact {
+		t.Errorf("Recount changed the stages it was given: %+v", atDrainEnd.Stages)
+	}
+	if unchanged := Recount(atDrainEnd, want, 75); !unchanged.Stages.DuplicatesExact {
+		t.Errorf("a recount that found nothing late made the duplicates inexact: %+v", unchanged.Stages)
+	}
+}
+
 func equalCount(got, want *int64) bool {
 	return (got == nil) == (want == nil) && (got == nil || *got == *want)
 }
