@@ -84,10 +84,9 @@ vet: ## Run go vet against code, the e2e, shipping and dist suites' build tags i
 .PHONY: test
 # make dist (goreleaser's build included) runs beside the Go tests, off their critical
 # path; test/dist then checks what it built.
-test: ## Run the Go tests (make test-go), the release-artifact tests (make test-dist) and the fuzzing pass (make fuzz).
+test: $(LOCALBIN) ## Run the Go tests (make test-go), the release-artifact tests (make test-dist) and the fuzzing pass (make fuzz).
 	@$(MAKE) --no-print-directory dist >$(LOCALBIN)/dist.log 2>&1 & dist=$$!; \
-	$(MAKE) --no-print-directory test-go; \
-	tested=$$?; \
+	tested=0; $(MAKE) --no-print-directory test-go || tested=$$?; \
 	wait $$dist || { cat $(LOCALBIN)/dist.log; echo "make test: make dist failed (log above)" >&2; exit 1; }; \
 	exit $$tested
 	go test -tags dist ./test/dist/ -count=1
