@@ -82,15 +82,19 @@ vet: ## Run go vet against code, the e2e, shipping and dist suites' build tags i
 # The ground-truth tests measure PostgreSQL 18 beside the local server: postgresql18
 # installs it, and the tests find it through LOGBENCH_POSTGRESQL18_BIN.
 .PHONY: test
-# make dist (goreleaser's build included) runs beside the Go tests, off their critical
-# path; test/dist then checks what it built.
+# make dist (goreleaser's build included) runs beside the Go tests, and the fuzzing pass
+# after them. Both only build and check, so they run at the lowest CPU priority: on a
+# busy machine (CI runs the e2e suite once the Go tests passed, which
+# $(LOCALBIN)/test-go.passed says) they take the CPU left idle.
 test: $(LOCALBIN) ## Run the Go tests (make test-go), the release-artifact tests (make test-dist) and the fuzzing pass (make fuzz).
-	@$(MAKE) --no-print-directory dist >$(LOCALBIN)/dist.log 2>&1 & dist=$$!; \
+	@rm -f $(LOCALBIN)/test-go.passed
+	@nice -n 19 $(MAKE) --no-print-directory dist >$(LOCALBIN)/dist.log 2>&1 & dist=$$!; \
 	tested=0; $(MAKE) --no-print-directory test-go || tested=$$?; \
+	[ $$tested -ne 0 ] || touch $(LOCALBIN)/test-go.passed; \
 	wait $$dist || { cat $(LOCALBIN)/dist.log; echo "make test: make dist failed (log above)" >&2; exit 1; }; \
 	exit $$tested
-	go test -tags dist ./test/dist/ -count=1
-	$(MAKE) --no-print-directory fuzz
+	nice -n 19 go test -tags dist ./test/dist/ -count=1
+	nice -n 19 $(MAKE) --no-print-directory fuzz
 
 .PHONY: test-go
 test-go: manifests helm-sync generate fmt vet envtest helm postgresql18 ## Run the unit, envtest, ground-truth, chart and docs tests and the PromQL tests of the dashboards.
