@@ -301,6 +301,8 @@ var _ = Describe("shipping", Ordered, func() {
 	})
 
 	// Last of the shipping specs: the restarted Loki holds nothing of the earlier ones.
+	// Whether the restart loses records depends on what the shipper was retrying when it
+	// came: any loss must name the restart, and the accounts close either way.
 	It("reports the records a Loki restart loses with the restart as their reason, and runs the next run clean",
 		func(ctx SpecContext) {
 			const destination = "loki-restart"
@@ -341,10 +343,18 @@ var _ = Describe("shipping", Ordered, func() {
 				Expect(repeat.Error).To(BeEmpty(), "repeat %d was measured", repeat.Repeat)
 				Expect(records.AccountingError).To(BeEmpty(), "repeat %d", repeat.Repeat)
 				Expect(repeat.DrainSeconds).To(BeNumerically("<=", restart.Spec.DrainTimeout.Seconds()))
-				if repeat.Repeat == 1 {
-					Expect(records.Dropped).To(HaveValue(BeNumerically(">", 0)), "the restart lost what Loki held")
+				switch {
+				case repeat.Repeat == 1 && records.KnownDropped() > 0:
 					Expect(records.DropReason).To(HavePrefix("loki restarted during the run"))
-				} else {
+				case repeat.Repeat == 1:
+					// Seen once (cold .ci/run, 2026-11-26, Loki deleted 5 s into the run): the
+					// restarted Loki held every record of the run, which the shipper had sent or
+					// retried after the restart: nothing lost, so nothing to blame.
+					_, _ = fmt.Fprintf(GinkgoWriter, "the restart lost no record of repeat 1: the restarted Loki "+
+						"holds all %d\n", records.Delivered+records.ArrivedLate)
+					Expect(records.Delivered+records.ArrivedLate).To(Equal(records.Expected), "nothing lost, nothing missing")
+					Expect(records.DropReason).To(BeEmpty())
+				default:
 					Expect(records.Delivered+records.ArrivedLate).To(Equal(records.Expected), "the next run lost nothing")
 					Expect(records.DropReason).To(BeEmpty())
 				}
