@@ -66,9 +66,11 @@ func kubeletContainers(ctx context.Context, g Gomega, namespace string) map[stri
 // expectPlausibleCost checks the server's and the shipper's cost of every row of a
 // finished benchmark whose clusters still run, against the kubelet's figures for their
 // containers: what the meter measured over a run fits in the CPU the container used
-// since it started, and the meter's memory peak (proportional set size) is of the order
-// of the container's working set. The kubelet's stats lag by up to its housekeeping
-// interval, hence Eventually.
+// since it started, and the meter's memory peak (proportional set size) is at least a
+// tenth of the container's working set and at most the node's memory. The working set is
+// read after the runs, when the backends that made the peak are gone: no upper bound for
+// a peak (seen: a 169 MiB peak against a 62 MiB working set read afterwards, 2026-11-26).
+// The kubelet's stats lag by up to its housekeeping interval, hence Eventually.
 func expectPlausibleCost(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark) {
 	clusters := map[string]string{}
 	for _, destination := range benchmark.Status.Destinations {
@@ -89,13 +91,16 @@ func expectPlausibleCost(ctx context.Context, benchmark *benchv1alpha1.LoggingBe
 			g.Expect(pods.Items).To(HaveLen(1), "%s: the cluster's instance pod", what)
 			containers := stats[pods.Items[0].Name]
 			g.Expect(containers).To(HaveKey(meter.ContainerName), "%s: the instance pod has the meter", what)
+			node, err := clientset.CoreV1().Nodes().Get(ctx, pods.Items[0].Spec.NodeName, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			nodeMemory := node.Status.Capacity.Memory().Value()
 
 			g.Expect(row.ServerCPUCores).To(HaveValue(BeNumerically(">", 0.01)), "%s: server CPU", what)
 			g.Expect(*row.ServerCPUCores).To(BeNumerically("<=", float64(runtime.NumCPU())*1.2), "%s: server CPU", what)
 			g.Expect(row.ServerPeakMemoryBytes).To(HaveValue(BeNumerically(">", 16<<20)), "%s: server memory", what)
 			expectWithinContainer(g, what+": server", row.Repeats, func(r benchv1alpha1.RepeatResult) *benchv1alpha1.ProcessUsage {
 				return r.Server
-			}, containers["postgres"])
+			}, containers["postgres"], nodeMemory)
 
 			if !ships[row.Destination] {
 				g.Expect(row.ShipperCPUCores).To(BeNil(), "%s: no shipper, no shipper cost", what)
@@ -106,7 +111,7 @@ func expectPlausibleCost(ctx context.Context, benchmark *benchv1alpha1.LoggingBe
 			g.Expect(row.ShipperPeakMemoryBytes).To(HaveValue(BeNumerically(">", 1<<20)), "%s: shipper memory", what)
 			expectWithinContainer(g, what+": shipper", row.Repeats, func(r benchv1alpha1.RepeatResult) *benchv1alpha1.ProcessUsage {
 				return r.Shipper
-			}, containers[shippingpkg.ContainerName])
+			}, containers[shippingpkg.ContainerName], nodeMemory)
 		}
 	}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(5 * time.Second).Should(Succeed())
 }
@@ -114,7 +119,7 @@ func expectPlausibleCost(ctx context.Context, benchmark *benchv1alpha1.LoggingBe
 // expectWithinContainer compares what the meter measured of a container's processes in
 // each repeat with the kubelet's figures of the container.
 func expectWithinContainer(g Gomega, what string, repeats []benchv1alpha1.RepeatResult,
-	usage func(benchv1alpha1.RepeatResult) *benchv1alpha1.ProcessUsage, container kubeletContainer,
+	usage func(benchv1alpha1.RepeatResult) *benchv1alpha1.ProcessUsage, container kubeletContainer, nodeMemory int64,
 ) {
 	g.Expect(container.Name).NotTo(BeEmpty(), "%s: the kubelet has no figures for the container", what)
 	cpuSinceStart := float64(container.CPU.UsageCoreNanoSeconds) / 1e9
@@ -132,7 +137,8 @@ func expectWithinContainer(g Gomega, what string, repeats []benchv1alpha1.Repeat
 		// The proportional set size leaves out the page cache the working set counts, and
 		// counts the image's files that another container was charged for.
 		g.Expect(*measured.PeakMemoryBytes).To(And(
-			BeNumerically(">=", workingSet/10), BeNumerically("<=", 2*workingSet+32<<20)),
-			"%s: repeat %d peak %d B against a working set of %d B", what, repeat.Repeat, *measured.PeakMemoryBytes, workingSet)
+			BeNumerically(">=", workingSet/10), BeNumerically("<=", nodeMemory)),
+			"%s: repeat %d peak %d B against a working set of %d B and a node of %d B", what, repeat.Repeat,
+			*measured.PeakMemoryBytes, workingSet, nodeMemory)
 	}
 }
