@@ -289,13 +289,14 @@ func Recount(r v1alpha1.Records, e Expectation, recounted int64) v1alpha1.Record
 		Unverified: min(r.Unverified, max(missing, 0)), UnverifiedReason: r.UnverifiedReason,
 	})
 	reconciled.Sampler = r.Sampler
-	if reconciled.KnownDropped() > 0 {
+	dropped := reconciled.KnownDropped()
+	if dropped > 0 {
 		reconciled.DropReason = r.DropReason
 	}
 	if r.Stages != nil {
 		stages := *r.Stages
 		stages.DuplicatesExact = false
-		if reconciled.KnownDropped() == 0 {
+		if dropped == 0 {
 			stages.LostAt = ""
 		}
 		reconciled.Stages = &stages
