@@ -77,6 +77,11 @@ var (
 		Help: "Statement log records of a result row stored more than once beyond the first copy, at least; " +
 			"they never offset dropped records.",
 	}, resultLabels)
+	resultRecordsDuplicatesExact = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_records_duplicates_exact",
+		Help: "1 when a result row's duplicates were counted by each stored record's identity, 0 when they are " +
+			"a lower bound; absent for rows whose pipeline logbench does not count by stage.",
+	}, resultLabels)
 	resultRecordsArrivedLate = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "logbench_result_records_arrived_late",
 		Help: "Statement log records of a result row that reached the destination after its drain ended.",
@@ -164,7 +169,7 @@ var (
 		resultTPS, resultLatency, resultOverhead, resultOverheadLow, resultOverheadHigh, resultOverheadSignificant,
 		resultRecordsExpected,
 		resultRecordsDelivered, resultRecordsDropped, resultRecordsDroppedAtLeast, resultRecordsUnverified,
-		resultRecordsDuplicates,
+		resultRecordsDuplicates, resultRecordsDuplicatesExact,
 		resultRecordsArrivedLate, resultDrain, resultLogBytesPerRecord, resultLogGigabytesPerHour,
 		resultAccountingError, resultServerCPUCores, resultServerCPUPerTransactions, resultServerPeakMemory,
 		resultShipperCPUCores, resultShipperCPUPerRecords, resultShipperPeakMemory, resultRecordsAtStage,
@@ -222,6 +227,14 @@ func exportBenchmarkMetrics(benchmark *v1alpha1.LoggingBenchmark) {
 		resultRecordsArrivedLate.With(labels).Set(float64(row.Records.ArrivedLate))
 		resultRecordsUnverified.With(labels).Set(float64(row.Records.Unverified))
 		resultRecordsDuplicates.With(labels).Set(float64(row.Records.Duplicates))
+		var duplicatesExact *float64
+		if stages := row.Records.Stages; stages != nil {
+			duplicatesExact = new(0.0)
+			if stages.DuplicatesExact {
+				*duplicatesExact = 1
+			}
+		}
+		setOptional(resultRecordsDuplicatesExact, labels, duplicatesExact)
 		resultDrain.With(labels).Set(row.DrainSeconds)
 		accountingError := 0.0
 		if row.Records.AccountingError != "" {

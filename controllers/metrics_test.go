@@ -1,8 +1,12 @@
 package controllers
 
 import (
+	"os"
+	"regexp"
+	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -67,6 +71,56 @@ func TestUnverifiedAndDuplicatesAreExportedApartFromDrops(t *testing.T) {
 	if dropped != 0 || unverified != 17327 || duplicates != 3 {
 		t.Errorf("dropped %v, unverified %v, duplicates %v; want 0, 17327 and 3", dropped, unverified, duplicates)
 	}
+	if got := testutil.CollectAndCount(resultRecordsDuplicatesExact); got != 0 {
+		t.Errorf("%d duplicates-exact series for a row not counted by stage, want none", got)
+	}
+
+	// Counted by stage: whether the duplicates are exact is exported beside them.
+	for _, exact := range []bool{true, false} {
+		benchmark.Status.Results[0].Records.Stages = &v1alpha1.RecordStages{Duplicates: 3, DuplicatesExact: exact}
+		exportBenchmarkMetrics(benchmark)
+		want := map[bool]float64{true: 1, false: 0}[exact]
+		if got := testutil.ToFloat64(resultRecordsDuplicatesExact.WithLabelValues(labels...)); got != want {
+			t.Errorf("duplicates exact %v exported as %v, want %v", exact, got, want)
+		}
+	}
+}
+
+// TestEveryMetricIsDocumented: each metric the operator registers is in
+// docs/prometheus.md, by its name or, in a row naming several, by its suffix ("..._x").
+func TestEveryMetricIsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/prometheus.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	collectors := []prometheus.Collector{runsTotal, benchmarkPhase, kneeClients, destinationInfo, buildInfo}
+	for _, gauge := range resultGauges {
+		collectors = append(collectors, gauge)
+	}
+	fqName := regexp.MustCompile(`fqName: "([^"]+)"`)
+	for _, collector := range collectors {
+		descriptions := make(chan *prometheus.Desc, 1)
+		go func() { collector.Describe(descriptions); close(descriptions) }()
+		for description := range descriptions {
+			name := fqName.FindStringSubmatch(description.String())[1]
+			documented := strings.Contains(string(doc), "`"+name+"`")
+			for i := strings.Index(name, "_"); !documented && i >= 0; i = nextUnderscore(name, i) {
+				documented = strings.Contains(string(doc), "`..."+name[i:]+"`")
+			}
+			if !documented {
+				t.Errorf("metric %s is not in docs/prometheus.md", name)
+			}
+		}
+	}
+}
+
+// nextUnderscore is the index of the first underscore in name after i, or -1.
+func nextUnderscore(name string, i int) int {
+	next := strings.Index(name[i+1:], "_")
+	if next < 0 {
+		return -1
+	}
+	return i + 1 + next
 }
 
 // TestDestinationInfoNamesEffectiveSettings: every destination, the baseline included,

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"sync"
@@ -28,6 +29,11 @@ const (
 	// cluster at a time, and a window left open by an agent that died expires.
 	maxWindows   = 4
 	windowExpiry = time.Hour
+
+	// dialRetry bounds how long a client tries to connect to a meter that refuses or
+	// drops its connections, dialRetryPause how often.
+	dialRetry      = 20 * time.Second
+	dialRetryPause = 250 * time.Millisecond
 )
 
 // PodSample reads the usage of an instance pod's containers from the proc folder of a
@@ -202,16 +208,32 @@ func (m *podMeasurement) End() {
 }
 
 // do sends a request and returns the header and the body of an answer with status want.
+// A connection the network refuses or drops is tried again for dialRetry: a CNI admits a
+// new pod through the instance pod's NetworkPolicy only once it has programmed the pod's
+// address, which can come after the pod starts. A request that was sent is never sent
+// twice (opening a window is not idempotent).
 func (c Client) do(method, path string, want int) (http.Header, []byte, error) {
+	client := c.HTTP
+	if client == nil {
+		client = http.DefaultClient
+	}
+	deadline := time.Now().Add(dialRetry)
+	for {
+		header, body, err := c.send(client, method, path, want)
+		var dial *net.OpError
+		if err == nil || !errors.As(err, &dial) || dial.Op != "dial" || time.Now().After(deadline) {
+			return header, body, err
+		}
+		time.Sleep(dialRetryPause)
+	}
+}
+
+func (c Client) send(client *http.Client, method, path string, want int) (http.Header, []byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	request, err := http.NewRequestWithContext(ctx, method, c.URL+path, nil)
 	if err != nil {
 		return nil, nil, err
-	}
-	client := c.HTTP
-	if client == nil {
-		client = http.DefaultClient
 	}
 	response, err := client.Do(request)
 	if err != nil {

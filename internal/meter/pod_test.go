@@ -1,11 +1,13 @@
 package meter
 
 import (
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -188,5 +190,64 @@ func TestUnknownCPUStaysUnknown(t *testing.T) {
 				t.Errorf("CPU seconds %v, want known %v", usage[Server].CPUSeconds, known)
 			}
 		})
+	}
+}
+
+// TestClientWaitsForTheNetworkToAdmitIt: a meter whose port refuses connections at first,
+// as an instance pod's NetworkPolicy does until the CNI has programmed a new Job pod's
+// address, is connected to once it accepts; a request the meter answered is never sent
+// again.
+func TestClientWaitsForTheNetworkToAdmitIt(t *testing.T) {
+	proc := procfstest.New(t)
+	instancePod(proc, "100", "40", 8000)
+	// A port nothing listens on refuses connections until the meter listens there.
+	reserved, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	address := reserved.Addr().String()
+	if err := reserved.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var requests atomic.Int32
+	meter := NewService(PodSample(proc.Root, meterPID)).Handler()
+	server := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		meter.ServeHTTP(w, r)
+	}))
+	t.Cleanup(server.Close)
+	go func() {
+		time.Sleep(4 * dialRetryPause)
+		listener, err := net.Listen("tcp", address)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		server.Listener = listener
+		server.Start()
+	}()
+
+	client := Client{URL: "http://" + address}
+	measurement, err := client.Start()
+	if err != nil {
+		t.Fatalf("a meter that accepts after %s: %v", 4*dialRetryPause, err)
+	}
+	measurement.End()
+	if got := requests.Load(); got != 2 {
+		t.Errorf("the meter received %d requests, want 2: an opening and an end, each once", got)
+	}
+
+	// An answer, even a refusal, ends the request: opening a window is not idempotent.
+	requests.Store(0)
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		requests.Add(1)
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(refusing.Close)
+	if _, err := (Client{URL: refusing.URL}).Start(); err == nil || !strings.Contains(err.Error(), "503") {
+		t.Errorf("a meter answering 503: %v, want its status", err)
+	}
+	if got := requests.Load(); got != 1 {
+		t.Errorf("a meter answering 503 received %d requests, want 1", got)
 	}
 }

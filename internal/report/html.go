@@ -181,7 +181,7 @@ func newTableRow(row v1alpha1.Result, colour string) tableRow {
 	if row.Records.KnownDropped() > 0 {
 		t.DroppedClass = droppedClass
 	}
-	t.Unverified, t.Duplicates = groupedInt(row.Records.Unverified), groupedInt(row.Records.Duplicates)
+	t.Unverified, t.Duplicates = groupedInt(row.Records.Unverified), results.DuplicatesCell(row.Records, groupedInt)
 	t.Drain = fmt.Sprintf("%.1f", row.DrainSeconds)
 	t.LogPerRecord = cmp.Or(results.LogBytesPerRecordCell(row), "–")
 	t.LogPerHour = cmp.Or(results.LogGigabytesPerHourCell(row), "–")

@@ -101,7 +101,7 @@ func humanCells(row v1alpha1.Result) []string {
 		fmt.Sprintf("%.1f", row.TPS),
 		fmt.Sprintf("±%.1f (%.1f%%)", row.TPSStdDev, row.TPSCoefficientOfVariation),
 		fmt.Sprintf("%.3f ±%.3f", row.LatencyAvgMs, row.LatencyStdDevMs),
-		overhead, expected, delivered, dropped, formatInt(row.Records.Unverified), formatInt(row.Records.Duplicates),
+		overhead, expected, delivered, dropped, formatInt(row.Records.Unverified), DuplicatesCell(row.Records, formatInt),
 		fmt.Sprintf("%.1f", row.DrainSeconds),
 		cmp.Or(LogBytesPerRecordCell(row), missing), cmp.Or(LogGigabytesPerHourCell(row), missing),
 		cmp.Or(CoresCell(row.ServerCPUCores), missing), cmp.Or(CPUPer1kCell(row.ServerCPUMsPer1kTransactions), missing),
@@ -150,6 +150,15 @@ func DroppedCell(r v1alpha1.Records, format func(int64) string) (string, bool) {
 		return lowerBoundMarker + format(*r.DroppedAtLeast), true
 	}
 	return "", false
+}
+
+// DuplicatesCell shows a row's duplicates with format, marked ≥ when they are a lower
+// bound: found by count rather than by each stored record's identity.
+func DuplicatesCell(r v1alpha1.Records, format func(int64) string) string {
+	if r.Duplicates > 0 && (r.Stages == nil || !r.Stages.DuplicatesExact) {
+		return lowerBoundMarker + format(r.Duplicates)
+	}
+	return format(r.Duplicates)
 }
 
 // footnotes explain the markers, say why records were dropped and list failed repeats,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -189,6 +190,21 @@ func TestDuplicatesAreALowerBoundUnlessCountedByIdentity(t *testing.T) {
 	} {
 		if got := duplicateCount(10, tc.stages); got != tc.want {
 			t.Errorf("duplicates of stages %+v: %q, want %q", tc.stages, got, tc.want)
+		}
+	}
+	// The tables' cell says the same: marked ≥ unless counted by identity.
+	format := func(n int64) string { return strconv.FormatInt(n, 10) }
+	for _, tc := range []struct {
+		records v1alpha1.Records
+		want    string
+	}{
+		{v1alpha1.Records{}, "0"},
+		{v1alpha1.Records{Duplicates: 10}, "≥10"},
+		{v1alpha1.Records{Duplicates: 10, Stages: &v1alpha1.RecordStages{Duplicates: 10}}, "≥10"},
+		{v1alpha1.Records{Duplicates: 10, Stages: &v1alpha1.RecordStages{Duplicates: 10, DuplicatesExact: true}}, "10"},
+	} {
+		if got := DuplicatesCell(tc.records, format); got != tc.want {
+			t.Errorf("duplicates cell of %+v: %q, want %q", tc.records, got, tc.want)
 		}
 	}
 }
