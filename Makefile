@@ -125,8 +125,9 @@ verify-generated: manifests helm-sync generate docs ## Fail when the generated c
 	fi
 
 .PHONY: lint
-lint: golangci-lint actionlint ## Run golangci-lint (.golangci.yml; the e2e, shipping and dist build tags included) and actionlint.
+lint: golangci-lint actionlint ## Run golangci-lint (.golangci.yml; the e2e, shipping and dist build tags included; the local cluster's netpol module too) and actionlint.
 	$(GOLANGCI_LINT) run
+	cd hack/local-cluster/netpol && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml
 	$(ACTIONLINT)
 
 .PHONY: lint-fix
@@ -405,15 +406,15 @@ loki: | $(LOCALBIN) ## Build Loki's single binary into bin/ unless it is there.
 # go-install-tool installs package $(2) at version $(3) as $(1)-$(3), unless that file is
 # already there, and points the symlink $(1) at it: a version bump installs the new
 # version, and an installed one is never rebuilt. The tool targets are phony so that this
-# check, which is cheap, runs every time.
+# check, which is cheap, runs every time. Two makes may want a tool at once (.ci/run's
+# cluster bring-up and make test both need helm): a lock makes the second wait for the
+# first's install, which goes through a folder of its own and lands by a rename.
 define go-install-tool
-@[ -s "$(1)-$(3)" ] || { \
-set -e; \
-package=$(2)@$(3) ;\
-echo "Downloading $${package}" ;\
-rm -f $(1) ;\
-GOBIN=$(LOCALBIN) go install $${package} ;\
-mv $(1) $(1)-$(3) ;\
-} ;\
+@[ -s "$(1)-$(3)" ] || flock "$(1).lock" sh -ec '[ -s "$(1)-$(3)" ] && exit; \
+echo "Downloading $(2)@$(3)"; \
+tmp=$$(mktemp -d "$(LOCALBIN)/.install-XXXXXX"); \
+GOBIN=$$tmp go install $(2)@$(3); \
+mv "$$tmp/$$(basename $(1))" "$(1)-$(3)"; \
+rmdir "$$tmp"'; \
 ln -sf $$(basename $(1)-$(3)) $(1)
 endef

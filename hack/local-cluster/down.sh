@@ -68,8 +68,9 @@ stop_components() {
   done
 }
 
-# Removes the chains kube-proxy, the kubelet and the CNI plugins made, and every rule
-# jumping to them, in both address families.
+# Removes the chains kube-proxy, the kubelet, the CNI plugins and kube-router's network
+# policy controller made, and every rule jumping to them, in both address families, then
+# the controller's ipsets, which no rule names any more.
 clean_iptables() {
   [ -x "${KUBE_BIN}/kube-proxy" ] && "${KUBE_BIN}/kube-proxy" --cleanup >/dev/null 2>&1 || true
   local family table rule chain
@@ -86,6 +87,11 @@ clean_iptables() {
         "$family" -t "$table" -X "$chain" 2>/dev/null || true
       done
     done
+  done
+  command -v ipset >/dev/null || return 0
+  local set
+  for set in $(ipset list -n 2>/dev/null | grep -E '^(inet6:)?KUBE-(SRC|DST)-' || true); do
+    ipset destroy "$set" 2>/dev/null || true
   done
 }
 

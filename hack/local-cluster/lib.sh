@@ -54,8 +54,12 @@ FLUENT_BIT_VERSION=5.0.3
 FLUENT_BIT_IMAGE=${IMAGE_REGISTRY}/fluent-bit:${FLUENT_BIT_VERSION}
 FLUENT_BIT_BINARY=${LOGBENCH_FLUENT_BIT:-${REPO_ROOT}/../shared/tools/fluent-bit-${FLUENT_BIT_VERSION}/fluent-bit}
 
+# The bridge CNI enforces no NetworkPolicy: kube-router's network policy controller does,
+# alone, built from hack/local-cluster/netpol at the kube-router version its go.mod pins.
+NETPOL_BINARY=${LOCAL_BIN}/netpol
+
 # Processes in start order; down.sh stops them in reverse.
-COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy)
+COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy netpol)
 
 log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 

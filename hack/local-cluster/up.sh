@@ -17,6 +17,7 @@ install_packages() {
   command -v debootstrap >/dev/null || missing+=(debootstrap)
   command -v iptables >/dev/null || missing+=(iptables)
   command -v conntrack >/dev/null || missing+=(conntrack)
+  command -v ipset >/dev/null || missing+=(ipset)
   command -v openssl >/dev/null || missing+=(openssl)
   command -v etcd >/dev/null || missing+=(etcd-server)
   command -v kubectl >/dev/null || missing+=(kubernetes-client)
@@ -260,6 +261,13 @@ EOF
   start kube-proxy "${KUBE_BIN}/kube-proxy" --config "${CLUSTER_DIR}/kube-proxy.yaml"
   wait_for "node ${NODE_NAME} to be Ready" 120 \
     kubectl_local wait --for=condition=Ready "node/${NODE_NAME}" --timeout=1s
+  # Only the firewall: no routing, no service proxy, no health or metrics port. It reads
+  # the node's address from the Node, so it starts once the kubelet registered it.
+  start netpol "$NETPOL_BINARY" --kubeconfig "$KUBECONFIG_FILE" --hostname-override "$NODE_NAME" \
+    --run-firewall --run-router=false --run-service-proxy=false --run-loadbalancer=false \
+    --service-cluster-ip-range "$SERVICE_CIDR" --health-port 0 --metrics-port 0
+  wait_for "the network policy controller's chains (${CLUSTER_DIR}/logs/netpol.log)" 60 \
+    iptables -S KUBE-ROUTER-FORWARD
 }
 
 # import_images loads every cached archive that containerd does not hold yet.
@@ -358,12 +366,17 @@ postgres_build=$!
 # busy (each link runs on one), and cold, these three builds are most of the bring-up.
 "${REPO_ROOT}/hack/local-cluster/images.sh" coredns cnpg >"${IMAGE_CACHE}/operators-build.log" 2>&1 &
 operators_build=$!
+# Go's build cache makes this a few seconds once built.
+(cd "${REPO_ROOT}/hack/local-cluster/netpol" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$NETPOL_BINARY" .) \
+  >"${IMAGE_CACHE}/netpol-build.log" 2>&1 &
+netpol_build=$!
 KUBE_VERSION=$KUBE_VERSION "${REPO_ROOT}/hack/build-kube.sh" "$KUBE_BIN" \
   kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy
 [ -x /usr/bin/etcd ] && ln -sf /usr/bin/etcd "${KUBE_BIN}/etcd"
 (cd "$REPO_ROOT" && make --no-print-directory helm >/dev/null)
 "${REPO_ROOT}/hack/local-cluster/images.sh" pause loki otelcol prometheus
 wait "$postgres_build" || die "building the PostgreSQL or Fluent Bit image failed: see ${IMAGE_CACHE}/postgres-build.log"
+wait "$netpol_build" || die "building the network policy controller failed: see ${IMAGE_CACHE}/netpol-build.log"
 wait "$operators_build" || die "building the CoreDNS or CloudNativePG image failed: see ${IMAGE_CACHE}/operators-build.log"
 LOGBENCH_IMAGE=$("${REPO_ROOT}/hack/local-cluster/images.sh" logbench)
 make_certificates
