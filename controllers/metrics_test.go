@@ -93,7 +93,8 @@ func TestEveryMetricIsDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	collectors := []prometheus.Collector{runsTotal, benchmarkPhase, kneeClients, destinationInfo, buildInfo}
+	collectors := make([]prometheus.Collector, 0, 5+len(resultGauges))
+	collectors = append(collectors, runsTotal, benchmarkPhase, kneeClients, destinationInfo, buildInfo)
 	for _, gauge := range resultGauges {
 		collectors = append(collectors, gauge)
 	}

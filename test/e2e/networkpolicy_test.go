@@ -126,7 +126,8 @@ done`
 // each target (host:port, with its attempts) and returns "open" or "closed" for each.
 func probeConnections(ctx context.Context, name string, podLabels map[string]string,
 	targets map[string]int) map[string]string {
-	args := []string{"-c", probeScript, "probe"}
+	args := make([]string, 0, 3+len(targets))
+	args = append(args, "-c", probeScript, "probe")
 	for target, attempts := range targets {
 		args = append(args, fmt.Sprintf("%s=%d", target, attempts))
 	}

@@ -76,7 +76,9 @@ func (s shippingSetup) destinations() []benchv1alpha1.Destination {
 		return &benchv1alpha1.ShipperSpec{Kind: benchv1alpha1.ShipperFluentBit, Image: s.fluentBitImage, Output: output}
 	}
 	collector := &benchv1alpha1.ShipperSpec{Kind: benchv1alpha1.ShipperOpenTelemetryCollector, Image: s.collectorImage}
-	smallBuffer := resource.MustParse("1Mi")
+	// Small enough that a second of records fills it even on a loaded node: at 1Mi, a run
+	// of 735 TPS (a cold .ci/run, 2026-11-27) never paused the input.
+	smallBuffer := resource.MustParse("64Ki")
 	paused := fluentBit(benchv1alpha1.OutputLoki)
 	paused.MemBufLimit = &smallBuffer
 	const sidecar = benchv1alpha1.DestinationFluentBitSidecar
