@@ -186,12 +186,19 @@ const (
 )
 
 func init() {
-	metrics.Registry.MustRegister(runsTotal, benchmarkPhase, kneeClients, destinationInfo, buildInfo)
+	metrics.Registry.MustRegister(operatorCollectors()...)
 	build := version.Get()
 	buildInfo.WithLabelValues(build.Version, build.Commit).Set(1)
+}
+
+// operatorCollectors are every metric the operator serves.
+func operatorCollectors() []prometheus.Collector {
+	collectors := make([]prometheus.Collector, 0, 5+len(resultGauges))
+	collectors = append(collectors, runsTotal, benchmarkPhase, kneeClients, destinationInfo, buildInfo)
 	for _, gauge := range resultGauges {
-		metrics.Registry.MustRegister(gauge)
+		collectors = append(collectors, gauge)
 	}
+	return collectors
 }
 
 // exportBenchmarkMetrics sets the phase and result series of a benchmark. Rows never
@@ -229,18 +236,11 @@ func exportBenchmarkMetrics(benchmark *v1alpha1.LoggingBenchmark) {
 		resultRecordsDuplicates.With(labels).Set(float64(row.Records.Duplicates))
 		var duplicatesExact *float64
 		if stages := row.Records.Stages; stages != nil {
-			duplicatesExact = new(0.0)
-			if stages.DuplicatesExact {
-				*duplicatesExact = 1
-			}
+			duplicatesExact = new(gaugeFlag(stages.DuplicatesExact))
 		}
 		setOptional(resultRecordsDuplicatesExact, labels, duplicatesExact)
 		resultDrain.With(labels).Set(row.DrainSeconds)
-		accountingError := 0.0
-		if row.Records.AccountingError != "" {
-			accountingError = 1
-		}
-		resultAccountingError.With(labels).Set(accountingError)
+		resultAccountingError.With(labels).Set(gaugeFlag(row.Records.AccountingError != ""))
 		setOptional(resultOverhead, labels, row.OverheadPercent)
 		setOptional(resultLogBytesPerRecord, labels, row.LogBytesPerRecord)
 		setOptional(resultLogGigabytesPerHour, labels, row.LogGigabytesPerHour)
@@ -253,10 +253,7 @@ func exportBenchmarkMetrics(benchmark *v1alpha1.LoggingBenchmark) {
 		var low, high, significant *float64
 		if interval := row.OverheadInterval; interval != nil {
 			low, high = &interval.LowPercent, &interval.HighPercent
-			significant = new(0.0)
-			if row.OverheadVerdict == v1alpha1.OverheadSignificant {
-				significant = new(1.0)
-			}
+			significant = new(gaugeFlag(row.OverheadVerdict == v1alpha1.OverheadSignificant))
 		}
 		setOptional(resultOverheadLow, labels, low)
 		setOptional(resultOverheadHigh, labels, high)
@@ -278,6 +275,14 @@ func exportStages(row prometheus.Labels, stages *v1alpha1.RecordStages) {
 		labels[metricLabelStage] = stage.Name
 		setOptional(resultRecordsAtStage, labels, asFloat(stage.Count))
 	}
+}
+
+// gaugeFlag is a yes-or-no gauge's value: 1 or 0.
+func gaugeFlag(set bool) float64 {
+	if set {
+		return 1
+	}
+	return 0
 }
 
 func asFloat(count *int64) *float64 {

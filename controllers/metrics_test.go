@@ -93,35 +93,21 @@ func TestEveryMetricIsDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	collectors := make([]prometheus.Collector, 0, 5+len(resultGauges))
-	collectors = append(collectors, runsTotal, benchmarkPhase, kneeClients, destinationInfo, buildInfo)
-	for _, gauge := range resultGauges {
-		collectors = append(collectors, gauge)
-	}
 	fqName := regexp.MustCompile(`fqName: "([^"]+)"`)
-	for _, collector := range collectors {
+	for _, collector := range operatorCollectors() {
 		descriptions := make(chan *prometheus.Desc, 1)
 		go func() { collector.Describe(descriptions); close(descriptions) }()
 		for description := range descriptions {
 			name := fqName.FindStringSubmatch(description.String())[1]
 			documented := strings.Contains(string(doc), "`"+name+"`")
-			for i := strings.Index(name, "_"); !documented && i >= 0; i = nextUnderscore(name, i) {
-				documented = strings.Contains(string(doc), "`..."+name[i:]+"`")
+			for i, char := range name {
+				documented = documented || char == '_' && strings.Contains(string(doc), "`..."+name[i:]+"`")
 			}
 			if !documented {
 				t.Errorf("metric %s is not in docs/prometheus.md", name)
 			}
 		}
 	}
-}
-
-// nextUnderscore is the index of the first underscore in name after i, or -1.
-func nextUnderscore(name string, i int) int {
-	next := strings.Index(name[i+1:], "_")
-	if next < 0 {
-		return -1
-	}
-	return i + 1 + next
 }
 
 // TestDestinationInfoNamesEffectiveSettings: every destination, the baseline included,

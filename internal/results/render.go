@@ -155,7 +155,7 @@ func DroppedCell(r v1alpha1.Records, format func(int64) string) (string, bool) {
 // DuplicatesCell shows a row's duplicates with format, marked ≥ when they are a lower
 // bound: found by count rather than by each stored record's identity.
 func DuplicatesCell(r v1alpha1.Records, format func(int64) string) string {
-	if r.Duplicates > 0 && (r.Stages == nil || !r.Stages.DuplicatesExact) {
+	if r.Duplicates > 0 && !duplicatesCountedByIdentity(r.Stages) {
 		return lowerBoundMarker + format(r.Duplicates)
 	}
 	return format(r.Duplicates)
@@ -511,10 +511,14 @@ func optional[T any](v *T, format func(T) string) string {
 	return format(*v)
 }
 
+func duplicatesCountedByIdentity(stages *v1alpha1.RecordStages) bool {
+	return stages != nil && stages.DuplicatesExact
+}
+
 // duplicateCount says how many duplicates a row holds: a lower bound unless its stages
 // counted them by the records' identity.
 func duplicateCount(duplicates int64, stages *v1alpha1.RecordStages) string {
-	if stages != nil && stages.DuplicatesExact {
+	if duplicatesCountedByIdentity(stages) {
 		return fmt.Sprintf("%d (counted by identity)", duplicates)
 	}
 	return fmt.Sprintf("at least %d", duplicates)

@@ -114,9 +114,10 @@ func expectClosedPorts(ctx context.Context, benchmark *benchv1alpha1.LoggingBenc
 // ATTEMPTS times a second apart, and prints "HOST:PORT open" or "HOST:PORT closed".
 const probeScript = `
 for argument in "$@"; do
-  target=${argument%=*} result=closed
-  for attempt in $(seq "${argument##*=}"); do
-    if timeout 1 bash -c "exec 3<>/dev/tcp/${target%:*}/${target##*:}" 2>/dev/null; then result=open; break; fi
+  target=${argument%=*} attempts=${argument##*=} result=closed
+  until timeout 1 bash -c "exec 3<>/dev/tcp/${target%:*}/${target##*:}" 2>/dev/null && result=open; do
+    attempts=$((attempts - 1))
+    [ "$attempts" -gt 0 ] || break
     sleep 1
   done
   echo "$target $result"
