@@ -10,10 +10,14 @@ KUBE_VERSION=${KUBE_VERSION:-1.34.4}
 out=$1; shift
 [ $# -gt 0 ] || { echo "usage: $0 OUT_DIR COMPONENT..." >&2; exit 2; }
 
-missing=()
-for component in "$@"; do
-  [ -x "$out/$component" ] || missing+=("$component")
-done
+# missing lists the components not in OUT_DIR yet.
+missing() {
+  missing=()
+  for component in "$@"; do
+    [ -x "$out/$component" ] || missing+=("$component")
+  done
+}
+missing "$@"
 [ ${#missing[@]} -gt 0 ] || exit 0
 
 mkdir -p "$out"
@@ -22,9 +26,12 @@ work=${HOME}/.cache/logbench/kube-build-v${KUBE_VERSION}
 mkdir -p "$work"
 cd "$work"
 # envtest's apiserver and the local cluster's binaries may build at once (.ci/run brings
-# the cluster up beside make test): one build module, one writer at a time.
+# the cluster up beside make test): one build module, one writer at a time. Envtest's
+# kube-apiserver is the cluster's (both in bin/k8s): the second may find it built.
 exec 9>"$work/.lock"
 flock 9
+missing "$@"
+[ ${#missing[@]} -gt 0 ] || exit 0
 
 # The build module imports every component it can build, so that go.sum holds their
 # dependencies; a module made before a component joined the list is made again.

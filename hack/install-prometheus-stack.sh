@@ -8,16 +8,29 @@
 # shorter than the chart's 30s, so that the suite waits less.
 # Usage: hack/install-prometheus-stack.sh OPERATOR_IMAGE RELOADER_IMAGE PROMETHEUS_IMAGE
 #          [--kubeconfig FILE | --kube-context NAME]
+#        hack/install-prometheus-stack.sh --crds-only OPERATOR_VERSION [--kubeconfig FILE | --kube-context NAME]
+# --crds-only installs the namespace and the operator release's CRDs alone, which charts
+# with a ServiceMonitor or PrometheusRule (logbench's) need before the stack runs.
 # The images' tags are the releases: the operator's (0.88.0 or v0.88.0) names the module
 # whose manifests are applied, Prometheus's (3.16.0 or v3.16.0) the Prometheus version.
 set -euo pipefail
 
-[ $# -ge 3 ] || {
+usage() {
   echo "usage: $0 OPERATOR_IMAGE RELOADER_IMAGE PROMETHEUS_IMAGE [--kubeconfig FILE | --kube-context NAME]" >&2
+  echo "       $0 --crds-only OPERATOR_VERSION [--kubeconfig FILE | --kube-context NAME]" >&2
   exit 2
 }
-operator_image=$1 reloader_image=$2 prometheus_image=$3
-shift 3
+crds_only=false
+if [ "${1:-}" = --crds-only ]; then
+  [ $# -ge 2 ] || usage
+  crds_only=true operator_version=$2
+  shift 2
+else
+  [ $# -ge 3 ] || usage
+  operator_image=$1 reloader_image=$2 prometheus_image=$3
+  operator_version=${operator_image##*:}
+  shift 3
+fi
 kubectl_flags=()
 while (($#)); do
   case $1 in
@@ -31,10 +44,7 @@ kubectl_stack() { kubectl "${kubectl_flags[@]}" "$@"; }
 
 RELEASE=kube-prometheus-stack
 NAMESPACE=monitoring
-operator_version=${operator_image##*:}
 operator_version=v${operator_version#v}
-prometheus_version=${prometheus_image##*:}
-prometheus_version=v${prometheus_version#v}
 module=github.com/prometheus-operator/prometheus-operator
 examples=$(go mod download -json "${module}@${operator_version}" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')/example
 [ -d "$examples" ] || { echo "$0: no example manifests in ${module}@${operator_version}" >&2; exit 1; }
@@ -62,6 +72,9 @@ wait_condition() {
 for crd in servicemonitors prometheusrules prometheuses; do
   wait_condition "crd/${crd}.monitoring.coreos.com" Established 60
 done
+$crds_only && exit 0
+prometheus_version=${prometheus_image##*:}
+prometheus_version=v${prometheus_version#v}
 
 # The example manifests install into namespace default and pull the upstream images.
 for file in service-account cluster-role cluster-role-binding deployment service; do

@@ -3,10 +3,21 @@
 # Docker engine and no image registry (see docs in hack/local-cluster/README.md).
 # Idempotent: running components are left alone, cached binaries and images are reused,
 # and leftovers of a run killed half way are cleaned first.
+# Usage: up.sh [--without-stack | --stack]
+#   --without-stack  leaves out the images of Loki, the OpenTelemetry Collector and the
+#                    Prometheus Operator stack, and the stack but for its CRDs (which
+#                    logbench's chart needs): none is built. CI brings the cluster up so
+#                    and runs the specs that need none of them while those build.
+#   --stack          builds those images into the running cluster and installs the stack.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 [ "$(id -u)" = 0 ] || die "run as root: the cluster needs containerd, mounts and iptables"
+mode=${1:-all}
+case $mode in
+  all | --without-stack | --stack) ;;
+  *) die "unknown argument ${mode}: use --without-stack or --stack, or none" ;;
+esac
 
 install_packages() {
   local missing=()
@@ -290,15 +301,25 @@ install_addons() {
     "${REPO_ROOT}/hack/local-cluster/coredns.yaml" | kubectl_local apply --server-side -f - >/dev/null
   install_storage
   cnpg_manifest | kubectl_local apply --server-side --force-conflicts -f - >/dev/null
-  log "installing the Prometheus Operator stack"
-  "${REPO_ROOT}/hack/install-prometheus-stack.sh" "$(stack_image prometheus-operator)" \
-    "$(stack_image prometheus-config-reloader)" "$(stack_image prometheus)" --kubeconfig "$KUBECONFIG_FILE"
+  if [ "$mode" = --without-stack ]; then
+    log "installing the Prometheus Operator's CRDs (the stack comes with up.sh --stack)"
+    "${REPO_ROOT}/hack/install-prometheus-stack.sh" --crds-only \
+      "v$(make -C "$REPO_ROOT" --no-print-directory -s print-PROMETHEUS_OPERATOR_VERSION)" --kubeconfig "$KUBECONFIG_FILE"
+  else
+    install_stack
+  fi
   # logbench is installed as users install it, with its Helm chart, scraped as
   # kube-prometheus-stack users have it scraped; only the image differs.
   "${REPO_ROOT}/hack/install-logbench.sh" "$LOGBENCH_IMAGE" --kubeconfig "$KUBECONFIG_FILE" \
     --prometheus-release kube-prometheus-stack
   kubectl_local -n kube-system rollout status deployment/coredns --timeout=180s >/dev/null
   kubectl_local -n cnpg-system rollout status deployment/cnpg-controller-manager --timeout=300s >/dev/null
+}
+
+install_stack() {
+  log "installing the Prometheus Operator stack"
+  "${REPO_ROOT}/hack/install-prometheus-stack.sh" "$(stack_image prometheus-operator)" \
+    "$(stack_image prometheus-config-reloader)" "$(stack_image prometheus)" --kubeconfig "$KUBECONFIG_FILE"
 }
 
 # Volumes are pre-made host folders owned by the postgres uid (hostPath ignores fsGroup);
@@ -353,6 +374,17 @@ EOF
 }
 
 started=$SECONDS
+# The stack's images are what the Makefile's loki, otelcol and prometheus-stack targets
+# build; they join a cluster that runs.
+stack_images=(loki otelcol prometheus)
+if [ "$mode" = --stack ]; then
+  running kube-apiserver && running containerd || die "the cluster is not running: run up.sh without --stack first"
+  "${REPO_ROOT}/hack/local-cluster/images.sh" "${stack_images[@]}"
+  import_images
+  install_stack
+  log "Loki, collector and Prometheus stack images imported and the stack installed in $((SECONDS - started))s"
+  exit 0
+fi
 install_packages
 mkdir -p "${CLUSTER_DIR}/run" "${CLUSTER_DIR}/logs"
 # A run killed half way may have left shims, mounts or chains without their processes.
@@ -374,7 +406,8 @@ KUBE_VERSION=$KUBE_VERSION "${REPO_ROOT}/hack/build-kube.sh" "$KUBE_BIN" \
   kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy
 [ -x /usr/bin/etcd ] && ln -sf /usr/bin/etcd "${KUBE_BIN}/etcd"
 (cd "$REPO_ROOT" && make --no-print-directory helm >/dev/null)
-"${REPO_ROOT}/hack/local-cluster/images.sh" pause loki otelcol prometheus
+if [ "$mode" = --without-stack ]; then stack_images=(); fi
+"${REPO_ROOT}/hack/local-cluster/images.sh" pause "${stack_images[@]}"
 wait "$postgres_build" || die "building the PostgreSQL or Fluent Bit image failed: see ${IMAGE_CACHE}/postgres-build.log"
 wait "$netpol_build" || die "building the network policy controller failed: see ${IMAGE_CACHE}/netpol-build.log"
 wait "$operators_build" || die "building the CoreDNS or CloudNativePG image failed: see ${IMAGE_CACHE}/operators-build.log"

@@ -32,9 +32,45 @@ import (
 	"github.com/logbench/logbench/internal/testenv"
 )
 
-// platforms are those a release ships the CLI for.
-var platforms = []struct{ os, arch string }{
-	{"linux", "amd64"}, {"linux", "arm64"}, {"darwin", "amd64"}, {"darwin", "arm64"},
+// platform is one a release ships the CLI for.
+type platform struct{ os, arch string }
+
+func (p platform) String() string { return p.os + "/" + p.arch }
+
+// releasePlatforms reads the platforms a release ships the CLI for from .goreleaser.yaml
+// (its build's goos × goarch) and checks that the Makefile's RELEASE_PLATFORMS, those
+// make crosscheck type-checks, are the same.
+func releasePlatforms(t *testing.T, root string) []platform {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, ".goreleaser.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var config struct {
+		Builds []struct {
+			Goos   []string `json:"goos"`
+			Goarch []string `json:"goarch"`
+		} `json:"builds"`
+	}
+	if err := yaml.Unmarshal(data, &config); err != nil {
+		t.Fatal(err)
+	}
+	if len(config.Builds) != 1 {
+		t.Fatalf(".goreleaser.yaml has %d builds, want the CLI's one", len(config.Builds))
+	}
+	build := config.Builds[0]
+	platforms := make([]platform, 0, len(build.Goos)*len(build.Goarch))
+	names := make([]string, 0, cap(platforms))
+	for _, goos := range build.Goos {
+		for _, arch := range build.Goarch {
+			platforms = append(platforms, platform{goos, arch})
+			names = append(names, platforms[len(platforms)-1].String())
+		}
+	}
+	if made := strings.Fields(os.Getenv("RELEASE_PLATFORMS")); !slices.Equal(slices.Sorted(slices.Values(made)), slices.Sorted(slices.Values(names))) {
+		t.Errorf("the Makefile's RELEASE_PLATFORMS are %q, .goreleaser.yaml's %q", made, names)
+	}
+	return platforms
 }
 
 // archiveFiles are the files of every CLI archive.
@@ -43,6 +79,9 @@ var archiveFiles = []string{"CHANGELOG.md", "LICENSE", "README.md", "logbench"}
 // release is what make dist was asked to build.
 type release struct {
 	version, commit, dist string
+	// platforms are those of the archives: the release's, or those DIST_PLATFORMS
+	// narrowed them to (make test builds this machine's only).
+	platforms []platform
 }
 
 func stamped(t *testing.T) release {
@@ -55,7 +94,19 @@ func stamped(t *testing.T) release {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return release{version: version, commit: commit, dist: filepath.Join(root, "dist")}
+	all := releasePlatforms(t, root)
+	r := release{version: version, commit: commit, dist: filepath.Join(root, "dist"), platforms: all}
+	if narrowed := strings.Fields(os.Getenv("DIST_PLATFORMS")); len(narrowed) > 0 {
+		r.platforms = nil
+		for _, name := range narrowed {
+			goos, arch, _ := strings.Cut(name, "/")
+			if !slices.Contains(all, platform{goos, arch}) {
+				t.Fatalf("DIST_PLATFORMS names %q, not one of the release's %v", name, all)
+			}
+			r.platforms = append(r.platforms, platform{goos, arch})
+		}
+	}
+	return r
 }
 
 func (r release) archive(goos, arch string) string {
@@ -92,14 +143,14 @@ func (r release) checksums(t *testing.T) map[string]string {
 func TestArchives(t *testing.T) {
 	r := stamped(t)
 	sums := r.checksums(t)
-	want := make([]string, 0, len(platforms))
-	for _, platform := range platforms {
+	want := make([]string, 0, len(r.platforms))
+	for _, platform := range r.platforms {
 		want = append(want, r.archive(platform.os, platform.arch))
 	}
 	if got := slices.Sorted(maps.Keys(sums)); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
 		t.Errorf("checksums.txt lists %q, want %q", got, want)
 	}
-	for _, platform := range platforms {
+	for _, platform := range r.platforms {
 		name := r.archive(platform.os, platform.arch)
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(r.dist, name)
@@ -196,12 +247,12 @@ func TestKrewManifest(t *testing.T) {
 			manifest.Spec.ShortDescription, r.version)
 	}
 	sums := r.checksums(t)
-	got, want := make([]string, 0, len(manifest.Spec.Platforms)), make([]string, 0, len(platforms))
+	got, want := make([]string, 0, len(manifest.Spec.Platforms)), make([]string, 0, len(r.platforms))
 	for _, platform := range manifest.Spec.Platforms {
 		got = append(got, fmt.Sprintf("%s/%s %s %s %s", platform.Selector.MatchLabels["os"],
 			platform.Selector.MatchLabels["arch"], platform.URI, platform.Sha256, platform.Bin))
 	}
-	for _, platform := range platforms {
+	for _, platform := range r.platforms {
 		name := r.archive(platform.os, platform.arch)
 		want = append(want, fmt.Sprintf("%s/%s https://github.com/logbench/logbench/releases/download/v%s/%s %s logbench",
 			platform.os, platform.arch, r.version, name, sums[name]))

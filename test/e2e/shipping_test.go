@@ -94,7 +94,12 @@ func (s shippingSetup) destinations() []benchv1alpha1.Destination {
 	}
 }
 
-var _ = Describe("shipping", Ordered, func() {
+// stackLabel marks the specs that need the images of Loki, the OpenTelemetry Collector
+// and the Prometheus Operator stack: on the local cluster, CI runs the others while those
+// build (make e2e-local E2E_LABEL_FILTER='!stack').
+const stackLabel = "stack"
+
+var _ = Describe("shipping", Ordered, Label(stackLabel), func() {
 	var benchmark *benchv1alpha1.LoggingBenchmark
 	var planted canaries
 
