@@ -13,18 +13,16 @@ fuzztime=${FUZZTIME:-50000x}
 cd "$(dirname "$0")/.."
 [ $# -gt 0 ] || set -- ./...
 
-# Only packages whose test files mention a fuzz target are asked to list their tests:
-# listing compiles the test binary.
-packages=$(go list -f '{{$dir := .Dir}}{{range .TestGoFiles}}{{$dir}}/{{.}} {{end}}{{range .XTestGoFiles}}{{$dir}}/{{.}} {{end}}' "$@" \
-  | xargs -r grep -l '^func Fuzz' \
-  | xargs -r -n1 dirname | sort -u)
-
+# The fuzz targets are read from the test files go list gives each package (those its
+# build constraints keep): listing them with go test -list would compile and link one
+# more test binary per package.
 count=0
-for dir in $packages; do
-  for target in $(go test -list '^Fuzz' "$dir" | grep '^Fuzz' || true); do
+while read -r dir files; do
+  [ -n "$files" ] || continue
+  for target in $(grep -ho '^func Fuzz[A-Za-z0-9_]*(' $files | sed 's/^func //; s/($//' | sort -u); do
     echo "fuzz ${dir#"$PWD"/} ${target} for ${fuzztime}"
-    go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$dir"
+    go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$dir" </dev/null
     count=$((count + 1))
   done
-done
+done < <(go list -f '{{$dir := .Dir}}{{$dir}}{{range .TestGoFiles}} {{$dir}}/{{.}}{{end}}{{range .XTestGoFiles}} {{$dir}}/{{.}}{{end}}' "$@")
 echo "fuzzed ${count} targets"

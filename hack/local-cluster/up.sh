@@ -6,8 +6,8 @@
 # Usage: up.sh [--without-stack | --stack]
 #   --without-stack  leaves out the images of Loki, the OpenTelemetry Collector and the
 #                    Prometheus Operator stack, and the stack but for its CRDs (which
-#                    logbench's chart needs): none is built. CI brings the cluster up so
-#                    and runs the specs that need none of them while those build.
+#                    logbench's chart needs): none is built, for work on the e2e specs
+#                    that need none of them (make e2e-local E2E_LABEL_FILTER='!stack').
 #   --stack          builds those images into the running cluster and installs the stack.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"

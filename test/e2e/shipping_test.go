@@ -95,8 +95,8 @@ func (s shippingSetup) destinations() []benchv1alpha1.Destination {
 }
 
 // stackLabel marks the specs that need the images of Loki, the OpenTelemetry Collector
-// and the Prometheus Operator stack: on the local cluster, CI runs the others while those
-// build (make e2e-local E2E_LABEL_FILTER='!stack').
+// and the Prometheus Operator stack: make e2e-local E2E_LABEL_FILTER='!stack' runs the
+// others on a local cluster brought up without them (up.sh --without-stack).
 const stackLabel = "stack"
 
 var _ = Describe("shipping", Ordered, Label(stackLabel), func() {
