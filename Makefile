@@ -115,10 +115,11 @@ test-go: manifests helm-sync generate fmt vet envtest helm postgresql18 ## Run t
 
 # The PromQL tests are a module of their own (test/promql): Prometheus's promql packages,
 # which logbench does not link, stay out of its go.mod. They measure nothing, so make test
-# runs them after the Go tests, at the lowest priority.
+# runs them after the Go tests, at the lowest priority. Built in the flavour of make
+# prometheus-stack (GO_BUILD_ENV), they find Prometheus's packages compiled by it.
 .PHONY: test-promql
 test-promql: ## Run the PromQL tests of the dashboards and alerts (test/promql).
-	cd test/promql && go vet ./... && go test ./...
+	cd test/promql && $(GO_BUILD_ENV) go vet ./... && $(GO_BUILD_ENV) go test ./...
 
 .PHONY: fuzz
 fuzz: ## Fuzz every Fuzz target for FUZZTIME, beyond the seed corpora that go test runs.
@@ -145,13 +146,15 @@ verify-generated: manifests helm-sync generate docs ## Fail when the generated c
 
 .PHONY: lint
 lint: golangci-lint actionlint ## Run golangci-lint (.golangci.yml; the e2e, shipping and dist build tags included; the local cluster's netpol module too) and actionlint.
-	$(GOLANGCI_LINT) run
-	cd hack/local-cluster/netpol && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml
+	@# golangci-lint reads the dependencies' types from their compiled export data: in the
+	@# flavour of the tests, it finds them built.
+	$(GO_BUILD_ENV) $(GOLANGCI_LINT) run
+	cd hack/local-cluster/netpol && $(GO_BUILD_ENV) $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml
 	$(ACTIONLINT)
 
 .PHONY: lint-fix
 lint-fix: golangci-lint ## Run golangci-lint and apply the fixes it can.
-	$(GOLANGCI_LINT) run --fix
+	$(GO_BUILD_ENV) $(GOLANGCI_LINT) run --fix
 
 ##@ Build
 
@@ -303,6 +306,27 @@ E2E_LABEL_FILTER ?=
 
 .PHONY: test-e2e-local
 test-e2e-local: local-cluster-up e2e-local ## Run the e2e suite on the local cluster, bringing it up first.
+
+# One lane of the e2e suite keeps about one core of two busy (pods start, clusters
+# initialise, Jobs come and go between the runs): e2e-local-lanes runs the shipping tests
+# and the specs labelled stack in one go test process, the other specs in another, side
+# by side on the running local cluster. The lanes create benchmarks of their own names
+# in one namespace and share the operator; a spec that lists the namespace tolerates
+# the other lane's pods (the leak search skips a pod gone since it was listed). Each
+# lane logs to bin/e2e-<lane>.log, printed when both have ended.
+.PHONY: e2e-local-lanes
+e2e-local-lanes: loki otelcol ## Run the shipping tests and the specs labelled stack beside the other e2e specs, on the running local cluster.
+	@rm -f $(LOCALBIN)/e2e-stack.log $(LOCALBIN)/e2e-others.log
+	@start=$$(date +%s); \
+	{ $(MAKE) --no-print-directory test-shipping && $(MAKE) --no-print-directory e2e-local E2E_LABEL_FILTER=stack; } \
+		>$(LOCALBIN)/e2e-stack.log 2>&1 & stack=$$!; \
+	$(MAKE) --no-print-directory e2e-local E2E_LABEL_FILTER='!stack' >$(LOCALBIN)/e2e-others.log 2>&1 & others=$$!; \
+	stack_rc=0; wait $$stack || stack_rc=$$?; echo "e2e-local-lanes: shipping tests and stack specs ended (exit $$stack_rc) after $$(( $$(date +%s) - start ))s"; \
+	others_rc=0; wait $$others || others_rc=$$?; echo "e2e-local-lanes: the other specs ended (exit $$others_rc) after $$(( $$(date +%s) - start ))s"; \
+	cat $(LOCALBIN)/e2e-stack.log $(LOCALBIN)/e2e-others.log; \
+	[ $$stack_rc -eq 0 ] || echo "e2e-local-lanes: the shipping tests or the stack specs failed (bin/e2e-stack.log, above)" >&2; \
+	[ $$others_rc -eq 0 ] || echo "e2e-local-lanes: the specs without the stack failed (bin/e2e-others.log, above)" >&2; \
+	[ $$stack_rc -eq 0 ] && [ $$others_rc -eq 0 ]
 
 .PHONY: e2e-local
 e2e-local: ## Run the e2e suite's specs E2E_LABEL_FILTER selects on the running local cluster.
@@ -465,12 +489,13 @@ loki: | $(LOCALBIN) ## Build Loki's single binary into bin/ unless it is there.
 # version, and an installed one is never rebuilt. The tool targets are phony so that this
 # check, which is cheap, runs every time. Two makes may want a tool at once (.ci/run's
 # cluster bring-up and make test both need helm): a lock makes the second wait for the
-# first's install, which goes through a folder of its own and lands by a rename.
+# first's install, which goes through a folder of its own and lands by a rename. Tools
+# build in GO_BUILD_ENV's flavour too, sharing what they have in common with the rest.
 define go-install-tool
 @[ -s "$(1)-$(3)" ] || flock "$(1).lock" sh -ec '[ -s "$(1)-$(3)" ] && exit; \
 echo "Downloading $(2)@$(3)"; \
 tmp=$$(mktemp -d "$(LOCALBIN)/.install-XXXXXX"); \
-GOBIN=$$tmp go install $(2)@$(3); \
+GOBIN=$$tmp $(GO_BUILD_ENV) go install $(2)@$(3); \
 mv "$$tmp/$$(basename $(1))" "$(1)-$(3)"; \
 rmdir "$$tmp"'; \
 ln -sf $$(basename $(1)-$(3)) $(1)

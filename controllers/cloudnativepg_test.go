@@ -24,6 +24,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/testenv"
+	"github.com/logbench/logbench/internal/testenv/controlplane"
 )
 
 // A control plane of its own: the suite's serves CloudNativePG's CRDs.
@@ -42,7 +43,7 @@ var _ = Describe("An operator on a cluster without CloudNativePG", Ordered, func
 	)
 
 	BeforeAll(func() {
-		env, err := testenv.NewEnvironmentWithoutCloudNativePG()
+		env, err := controlplane.NewWithoutCloudNativePG()
 		Expect(err).NotTo(HaveOccurred())
 		apiServer, err = env.Start()
 		Expect(err).NotTo(HaveOccurred())

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -16,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/logbench/logbench/api/v1alpha1"
-	"github.com/logbench/logbench/internal/agent"
 	"github.com/logbench/logbench/internal/results"
+	"github.com/logbench/logbench/internal/runresult"
 	"github.com/logbench/logbench/internal/status"
 )
 
@@ -238,7 +237,7 @@ func (r *LoggingBenchmarkReconciler) observeRuns(
 			continue
 		}
 		message, clientNode := terminationMessage(pod)
-		result := resultFromTermination(message, failure)
+		result := runresult.FromTermination(message, failure)
 		result.Repeat, result.ClientNode = key.Repeat, clientNode
 		if result.ServerNode, err = r.primaryNode(ctx, benchmark.Namespace,
 			clusterName(benchmark.Name, key.Destination)); err != nil {
@@ -252,7 +251,7 @@ func (r *LoggingBenchmarkReconciler) observeRuns(
 
 // savedResult reads the result a finished Job's annotation holds.
 func savedResult(job *batchv1.Job, key results.RunKey, saved string) v1alpha1.RepeatResult {
-	result, err := agent.DecodeResult(saved)
+	result, err := runresult.Decode(saved)
 	if err != nil {
 		result = v1alpha1.RepeatResult{
 			Error: fmt.Sprintf("annotation %s of Job %s is unreadable: %v", AnnotationResult, job.Name, err),
@@ -360,27 +359,6 @@ func (r *LoggingBenchmarkReconciler) primaryNode(ctx context.Context, namespace,
 		}
 	}
 	return "", nil
-}
-
-// resultFromTermination turns the termination message of a finished Job's agent into the
-// run's result. failure is empty when the Job completed, else why it failed.
-func resultFromTermination(message, failure string) v1alpha1.RepeatResult {
-	result, decodeErr := agent.DecodeResult(message)
-	switch {
-	case failure == "" && decodeErr == nil:
-		return result
-	case failure == "" && strings.TrimSpace(message) == "":
-		return v1alpha1.RepeatResult{Error: "the agent completed but its pod, holding the result, is gone"}
-	case failure == "":
-		return v1alpha1.RepeatResult{Error: status.Truncate("the agent completed with an unreadable result: " + message)}
-	case decodeErr == nil && result.Error != "":
-		return v1alpha1.RepeatResult{Error: status.Truncate(result.Error)}
-	case decodeErr != nil && strings.TrimSpace(message) != "":
-		// Not the agent's JSON: a crash or the runtime's own message says more than the Job.
-		return v1alpha1.RepeatResult{Error: status.Truncate(strings.TrimSpace(message))}
-	default:
-		return v1alpha1.RepeatResult{Error: status.Truncate(failure)}
-	}
 }
 
 // clusterReadiness is what the reconciler needs from a Cluster's status.

@@ -20,7 +20,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/logbench/logbench/api/v1alpha1"
-	"github.com/logbench/logbench/internal/testenv"
+	"github.com/logbench/logbench/internal/testenv/controlplane"
 )
 
 const testAgentImage = "ghcr.io/logbench/logbench:test"
@@ -46,7 +46,7 @@ var _ = BeforeSuite(func() {
 	Expect(v1alpha1.AddToScheme(scheme)).To(Succeed())
 
 	var err error
-	testEnv, err = testenv.NewEnvironment()
+	testEnv, err = controlplane.New()
 	Expect(err).NotTo(HaveOccurred())
 	cfg, err = testEnv.Start()
 	Expect(err).NotTo(HaveOccurred())

@@ -59,4 +59,6 @@ minor=${KUBE_VERSION#1.}; minor=${minor%%.*}
 ldflags="-s -w -X k8s.io/component-base/version.gitVersion=v${KUBE_VERSION} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${minor}"
 echo "building ${missing[*]} v${KUBE_VERSION} (first time takes several minutes)" >&2
 # One go build for all of them: their links (one core each) overlap each other's compiles.
-go build -trimpath -ldflags "$ldflags" -o "$out/" "${missing[@]/#/k8s.io/kubernetes/cmd/}"
+# CGO off and -trimpath, as every other Go build here: they share the compiled packages
+# they have in common (client-go with the network policy controller and logbench).
+CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out/" "${missing[@]/#/k8s.io/kubernetes/cmd/}"

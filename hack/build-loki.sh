@@ -51,10 +51,13 @@ if [ ! -x "$binary" ]; then
   fi
 
   echo "building loki v${LOKI_VERSION} (first time takes many minutes)" >&2
-  # netgo and CGO off give a static binary that runs in an image without a libc; the
-  # version variables are what `loki -version` and /loki/api/v1/status/buildinfo report.
+  # CGO off gives a static binary, with Go's own resolver, that runs in an image without
+  # a libc; no netgo tag, which would change the net package and so every package above
+  # it: the other builds (CGO off, -trimpath, no tags) then share their compiled
+  # dependencies with this one. The version variables are what `loki -version` and
+  # /loki/api/v1/status/buildinfo report.
   build=${module}/pkg/util/build
-  CGO_ENABLED=0 go build -trimpath -tags netgo -o "${binary}.tmp" -ldflags "-s -w \
+  CGO_ENABLED=0 go build -trimpath -o "${binary}.tmp" -ldflags "-s -w \
     -X ${build}.Version=${LOKI_VERSION} -X ${build}.Revision=${revision} \
     -X ${build}.Branch=v${LOKI_VERSION}" "${module}/cmd/loki"
   mv "${binary}.tmp" "$binary"

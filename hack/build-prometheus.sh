@@ -42,7 +42,7 @@ build_in_module() {
       fi
       for target in "${missing[@]}"; do
         echo "building ${target#*=} ${version} (first time takes several minutes)" >&2
-        CGO_ENABLED=0 go build -trimpath -tags "netgo${tags:+,$tags}" -o "${out}/${target%%=*}-v${version}.tmp" \
+        CGO_ENABLED=0 go build -trimpath ${tags:+-tags "$tags"} -o "${out}/${target%%=*}-v${version}.tmp" \
           -ldflags "-s -w -X github.com/prometheus/common/version.Version=${version}" "${target#*=}"
         mv "${out}/${target%%=*}-v${version}.tmp" "${out}/${target%%=*}-v${version}"
       done

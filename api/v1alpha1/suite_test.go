@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/logbench/logbench/api/v1alpha1"
-	"github.com/logbench/logbench/internal/testenv"
+	"github.com/logbench/logbench/internal/testenv/controlplane"
 )
 
 // The suite runs the API server's admission of LoggingBenchmarks (schema, defaults, CEL
@@ -29,7 +29,7 @@ func TestAdmission(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	var err error
-	testEnv, err = testenv.NewEnvironment()
+	testEnv, err = controlplane.New()
 	Expect(err).NotTo(HaveOccurred())
 	cfg, err := testEnv.Start()
 	Expect(err).NotTo(HaveOccurred())

@@ -14,6 +14,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/agent"
+	"github.com/logbench/logbench/internal/runresult"
 )
 
 func init() {
@@ -50,7 +51,7 @@ func newAgentCommand() *cobra.Command {
 			if runErr != nil {
 				return runErr
 			}
-			return agent.WriteResult(cmd.OutOrStdout(), result, nil)
+			return runresult.Write(cmd.OutOrStdout(), result, nil)
 		},
 	}
 	cmd.Flags().StringVar(&resultPath, "result-file", resultPath,
@@ -63,7 +64,7 @@ func writeResult(path string, result v1alpha1.RepeatResult, runErr error) error 
 	if err != nil {
 		return fmt.Errorf("writing result: %w", err)
 	}
-	return errors.Join(agent.WriteResult(f, result, runErr), f.Close())
+	return errors.Join(runresult.Write(f, result, runErr), f.Close())
 }
 
 func inClusterClient() (kubernetes.Interface, error) {

@@ -2,9 +2,7 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 
@@ -15,7 +13,6 @@ import (
 	"github.com/logbench/logbench/internal/bench"
 	"github.com/logbench/logbench/internal/destination"
 	"github.com/logbench/logbench/internal/pgbench"
-	"github.com/logbench/logbench/internal/text"
 	"github.com/logbench/logbench/internal/workload"
 )
 
@@ -181,15 +178,4 @@ func ensurePgbenchTables(
 		return fmt.Errorf("pgbench -i: %w\n%s", err, output)
 	}
 	return nil
-}
-
-// maxErrorLength keeps a failure's result inside the 4 KiB termination message.
-const maxErrorLength = 3000
-
-// WriteResult writes the result, or the error as a failed result, as JSON.
-func WriteResult(w io.Writer, result v1alpha1.RepeatResult, runErr error) error {
-	if runErr != nil {
-		result = v1alpha1.RepeatResult{Repeat: result.Repeat, Error: text.Truncate(runErr.Error(), maxErrorLength)}
-	}
-	return json.NewEncoder(w).Encode(result)
 }

@@ -88,25 +88,6 @@ func TestRunCountsEveryFileDestination(t *testing.T) {
 	})
 }
 
-func TestWriteResultKeepsFailuresInsideTheTerminationMessage(t *testing.T) {
-	var out strings.Builder
-	if err := WriteResult(&out, v1alpha1.RepeatResult{Repeat: 2}, errString(strings.Repeat("x", 10000))); err != nil {
-		t.Fatal(err)
-	}
-	result, err := DecodeResult(out.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The kubelet keeps at most 4096 bytes of a termination message.
-	if out.Len() > 4096 || result.Error == "" || result.Repeat != 2 {
-		t.Errorf("%d bytes, result %+v: want a failed result for repeat 2 within 4096 bytes", out.Len(), result)
-	}
-}
-
-type errString string
-
-func (e errString) Error() string { return string(e) }
-
 // midRecordDirectory lists the csvlog file, the first time, as ending just after the
 // first line of a record with a quoted newline: where the logging collector, writing
 // line by line, may leave it when the destination looks.

@@ -60,12 +60,3 @@ func DecodeRequest(s string) (Request, error) {
 	}
 	return r, nil
 }
-
-// DecodeResult parses an agent's termination message.
-func DecodeResult(message string) (v1alpha1.RepeatResult, error) {
-	var r v1alpha1.RepeatResult
-	if err := json.Unmarshal([]byte(message), &r); err != nil {
-		return r, fmt.Errorf("decoding agent result: %w", err)
-	}
-	return r, nil
-}

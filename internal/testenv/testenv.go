@@ -1,6 +1,8 @@
-// Package testenv starts envtest control planes (a real etcd and kube-apiserver) with the
-// LoggingBenchmark CRD and CloudNativePG's CRDs installed, for the project's API and
-// controller test suites.
+// Package testenv finds what the project's tests need: the repository, the envtest
+// binaries and CRDs (the control planes themselves are package controlplane's), the
+// Fluent Bit and Loki binaries, and free ports and processes to run them. It links
+// nothing of client-go or controller-runtime: the fuzzing pass instruments every package
+// a test binary holds, and the packages that parse foreign text use this one.
 package testenv
 
 import (
@@ -15,7 +17,6 @@ import (
 	"path/filepath"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 )
 
@@ -66,26 +67,6 @@ func CRDPaths() ([]string, error) {
 	return []string{filepath.Join(root, "config", "crd", "bases"), cnpgDir}, nil
 }
 
-// NewEnvironment returns an envtest environment, not yet started, that installs the CRDs
-// of CRDPaths and fails to start when one of them is missing.
-func NewEnvironment() (*envtest.Environment, error) {
-	crdPaths, err := CRDPaths()
-	if err != nil {
-		return nil, err
-	}
-	return newEnvironment(crdPaths)
-}
-
-// NewEnvironmentWithoutCloudNativePG returns an envtest environment, not yet started,
-// that installs the LoggingBenchmark CRD alone, as a cluster without CloudNativePG.
-func NewEnvironmentWithoutCloudNativePG() (*envtest.Environment, error) {
-	root, err := RepoRoot()
-	if err != nil {
-		return nil, err
-	}
-	return newEnvironment([]string{filepath.Join(root, "config", "crd", "bases")})
-}
-
 // CloudNativePGCRDs returns the file holding CloudNativePG's CRDs, extracted from the
 // release manifest of CloudNativePGVersion.
 func CloudNativePGCRDs() (string, error) {
@@ -98,18 +79,6 @@ func CloudNativePGCRDs() (string, error) {
 		return "", err
 	}
 	return filepath.Join(dir, cloudNativePGCRDFile), nil
-}
-
-func newEnvironment(crdPaths []string) (*envtest.Environment, error) {
-	assets, err := AssetsDir()
-	if err != nil {
-		return nil, err
-	}
-	return &envtest.Environment{
-		BinaryAssetsDirectory: assets,
-		CRDDirectoryPaths:     crdPaths,
-		ErrorIfCRDPathMissing: true,
-	}, nil
 }
 
 // RepoRoot returns the folder holding go.mod, found by walking up from the working

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/logbench/logbench/internal/testenv"
+	"github.com/logbench/logbench/internal/testenv/controlplane"
 )
 
 // The ServiceMonitor and PrometheusRule CRDs come from the Prometheus Operator release
@@ -148,7 +149,7 @@ func operatorMay(
 // a client and a kubeconfig file for helm, both of a cluster administrator.
 func startAPIServer(t *testing.T) (client.Client, string) {
 	t.Helper()
-	environment, err := testenv.NewEnvironment()
+	environment, err := controlplane.New()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -109,11 +110,19 @@ func expectNoLeak(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark
 				}
 				logs, err := clientset.CoreV1().Pods(namespace).
 					GetLogs(pod.Name, &corev1.PodLogOptions{Container: container.Name}).DoRaw(ctx)
+				if err != nil && podGone(ctx, pod) {
+					continue
+				}
 				Expect(err).NotTo(HaveOccurred(), "logs of %s/%s", pod.Name, container.Name)
 				places[fmt.Sprintf("the log of %s/%s", pod.Name, container.Name)] = logs
 			}
 			if pod.Labels[cnpgClusterLabel] != "" && pod.Status.Phase == corev1.PodRunning {
-				places["the log files of "+pod.Name] = instanceLogFiles(ctx, pod)
+				files, err := instanceLogFiles(ctx, pod)
+				if err != nil && podGone(ctx, pod) {
+					continue
+				}
+				Expect(err).NotTo(HaveOccurred())
+				places["the log files of "+pod.Name] = files
 			}
 		}
 	}
@@ -161,17 +170,32 @@ func writtenByLogbench(namespace string, pod corev1.Pod, container string) bool 
 	}
 }
 
+// podGone tells whether pod was deleted, or is being deleted, since it was listed: the
+// specs of the other lane (make e2e-local-lanes) remove their benchmarks' pods while
+// this one searches, and a pod gone has no log left to leak.
+func podGone(ctx context.Context, pod corev1.Pod) bool {
+	current := &corev1.Pod{}
+	err := k8sClient.Get(ctx, client.ObjectKeyFromObject(&pod), current)
+	if apierrors.IsNotFound(err) || err == nil && (current.UID != pod.UID || current.DeletionTimestamp != nil) {
+		_, _ = fmt.Fprintf(GinkgoWriter, "pod %s/%s went away while it was searched\n", pod.Namespace, pod.Name)
+		return true
+	}
+	return false
+}
+
 // instanceLogFiles returns the log files PostgreSQL wrote for logbench's file
 // destinations in an instance pod, read in its postgres container; nothing when it wrote
 // none (the baseline and Stdout destinations).
-func instanceLogFiles(ctx context.Context, pod corev1.Pod) []byte {
+func instanceLogFiles(ctx context.Context, pod corev1.Pod) ([]byte, error) {
 	args := append(append([]string{}, kubectlArgs...), "-n", pod.Namespace, "exec", pod.Name, "-c", "postgres", "--",
 		"sh", "-c", "cat "+shippingpkg.LogDirectory+"/* 2>/dev/null || true")
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, "kubectl", args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	Expect(cmd.Run()).To(Succeed(), "reading the log files of %s: %s", pod.Name, &stderr)
-	return stdout.Bytes()
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("reading the log files of %s: %w: %s", pod.Name, err, &stderr)
+	}
+	return stdout.Bytes(), nil
 }
 
 func mustJSON(v any) []byte {

@@ -1,0 +1,44 @@
+// Package controlplane starts envtest control planes (a real etcd and kube-apiserver)
+// with the LoggingBenchmark CRD and CloudNativePG's CRDs installed, for the project's
+// API, controller and chart test suites.
+package controlplane
+
+import (
+	"path/filepath"
+
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/logbench/logbench/internal/testenv"
+)
+
+// New returns an envtest environment, not yet started, that installs the CRDs of
+// testenv.CRDPaths and fails to start when one of them is missing.
+func New() (*envtest.Environment, error) {
+	crdPaths, err := testenv.CRDPaths()
+	if err != nil {
+		return nil, err
+	}
+	return newEnvironment(crdPaths)
+}
+
+// NewWithoutCloudNativePG returns an envtest environment, not yet started, that installs
+// the LoggingBenchmark CRD alone, as a cluster without CloudNativePG.
+func NewWithoutCloudNativePG() (*envtest.Environment, error) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	return newEnvironment([]string{filepath.Join(root, "config", "crd", "bases")})
+}
+
+func newEnvironment(crdPaths []string) (*envtest.Environment, error) {
+	assets, err := testenv.AssetsDir()
+	if err != nil {
+		return nil, err
+	}
+	return &envtest.Environment{
+		BinaryAssetsDirectory: assets,
+		CRDDirectoryPaths:     crdPaths,
+		ErrorIfCRDPathMissing: true,
+	}, nil
+}
