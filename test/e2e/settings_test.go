@@ -14,7 +14,11 @@ import (
 	"github.com/logbench/logbench/internal/results"
 )
 
-var _ = Describe("settings matrix", func() {
+// settingsLabel marks the settings matrix: make e2e-local-lanes runs it in the lane of the
+// specs labelled stack, which it evens with the other lane.
+const settingsLabel = "settings"
+
+var _ = Describe("settings matrix", Label(settingsLabel), func() {
 	It("runs destinations with their own logging against one baseline, in the same rounds, each counted exactly",
 		func(ctx SpecContext) {
 			on, none := true, benchv1alpha1.StatementNone
