@@ -365,6 +365,8 @@ var _ = Describe("logbench", Ordered, func() {
 	It("loses and repeats no run when the operator pod and a run's pod are deleted mid-benchmark", func(ctx SpecContext) {
 		faulty := newBenchmark("faults")
 		faulty.Spec.Destinations = []benchv1alpha1.Destination{{Name: "csvlog", Type: benchv1alpha1.DestinationCSVLog}}
+		// Runs long enough to catch one in progress, polling every second.
+		faulty.Spec.Workload.Duration = metav1.Duration{Duration: 5 * time.Second}
 		faulty.Spec.Cleanup = benchv1alpha1.CleanupAlways
 		benchmark = faulty
 		Expect(k8sClient.Create(ctx, faulty)).To(Succeed())

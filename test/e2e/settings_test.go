@@ -15,7 +15,7 @@ import (
 )
 
 // settingsLabel marks the settings matrix: make e2e-local-lanes runs it in the lane of the
-// specs labelled stack, which it evens with the other lane.
+// specs labelled stack, evening the two lanes.
 const settingsLabel = "settings"
 
 var _ = Describe("settings matrix", Label(settingsLabel), func() {
