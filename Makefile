@@ -312,10 +312,10 @@ test-e2e-local: local-cluster-up e2e-local ## Run the e2e suite on the local clu
 # and the specs labelled stack in one go test process, the other specs in another, side
 # by side on the running local cluster. The settings matrix (label settings) joins the
 # stack's lane, which makes the lanes about as long (15m16s and 14m on 2 cores in a cold
-# .ci/run, 2026-11-27). The lanes create benchmarks of their own names
-# in one namespace and share the operator; a spec that lists the namespace tolerates
-# the other lane's pods (the leak search skips a pod gone since it was listed). Each
-# lane logs to bin/e2e-<lane>.log, printed when both have ended.
+# .ci/run, 2026-11-27). The lanes create benchmarks of their own names in one namespace
+# and share the operator; a spec that lists the namespace tolerates the other lane's pods
+# (the leak search skips a pod gone since it was listed). Each lane logs to
+# bin/e2e-<lane>.log, printed when both have ended.
 .PHONY: e2e-local-lanes
 e2e-local-lanes: loki otelcol ## Run the shipping tests and the specs labelled stack beside the other e2e specs, on the running local cluster.
 	@rm -f $(LOCALBIN)/e2e-stack.log $(LOCALBIN)/e2e-others.log

@@ -3,23 +3,20 @@
 # Docker engine and no image registry (see docs in hack/local-cluster/README.md).
 # Idempotent: running components are left alone, cached binaries and images are reused,
 # and leftovers of a run killed half way are cleaned first.
-# Usage: up.sh [--without-stack | --stack | --images]
+# Usage: up.sh [--without-stack | --stack]
 #   --without-stack  leaves out the images of Loki, the OpenTelemetry Collector and the
 #                    Prometheus Operator stack, and the stack but for its CRDs (which
 #                    logbench's chart needs): none is built, for work on the e2e specs
 #                    that need none of them (make e2e-local E2E_LABEL_FILTER='!stack').
 #   --stack          builds those images into the running cluster and installs the stack.
-#   --images         installs the packages the cluster needs and builds the PostgreSQL and
-#                    Fluent Bit images (Debian's packages, PostgreSQL 18's from Maven and
-#                    PyPI: waits on the network mostly), then exits: CI starts it first.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 [ "$(id -u)" = 0 ] || die "run as root: the cluster needs containerd, mounts and iptables"
 mode=${1:-all}
 case $mode in
-  all | --without-stack | --stack | --images) ;;
-  *) die "unknown argument ${mode}: use --without-stack, --stack or --images, or none" ;;
+  all | --without-stack | --stack) ;;
+  *) die "unknown argument ${mode}: use --without-stack or --stack, or none" ;;
 esac
 
 install_packages() {
@@ -389,12 +386,6 @@ if [ "$mode" = --stack ]; then
   exit 0
 fi
 install_packages
-if [ "$mode" = --images ]; then
-  mkdir -p "$IMAGE_CACHE"
-  "${REPO_ROOT}/hack/local-cluster/images.sh" postgres fluentbit
-  log "PostgreSQL and Fluent Bit images built in $((SECONDS - started))s"
-  exit 0
-fi
 mkdir -p "${CLUSTER_DIR}/run" "${CLUSTER_DIR}/logs"
 # A run killed half way may have left shims, mounts or chains without their processes.
 if ! running kube-apiserver; then "${REPO_ROOT}/hack/local-cluster/down.sh" --keep-state; fi
@@ -403,17 +394,10 @@ mkdir -p "${CLUSTER_DIR}/run" "${CLUSTER_DIR}/logs"
 mkdir -p "$IMAGE_CACHE"
 "${REPO_ROOT}/hack/local-cluster/images.sh" postgres fluentbit >"${IMAGE_CACHE}/postgres-build.log" 2>&1 &
 postgres_build=$!
-# CoreDNS and CloudNativePG build beside Kubernetes, and beside each other: one go build
-# seldom keeps two cores busy (each link runs on one), and cold, these three builds are
-# most of the bring-up (one after the other, CloudNativePG finished last, 2026-11-27).
-"${REPO_ROOT}/hack/local-cluster/images.sh" coredns >"${IMAGE_CACHE}/coredns-build.log" 2>&1 &
-coredns_build=$!
-"${REPO_ROOT}/hack/local-cluster/images.sh" cnpg >"${IMAGE_CACHE}/cnpg-build.log" 2>&1 &
-cnpg_build=$!
-# logbench's image is its binary: Go's build cache holds every package it links once the
-# tests have run (make test, before the cluster in CI), so it is a link, beside the rest.
-"${REPO_ROOT}/hack/local-cluster/images.sh" logbench >"${IMAGE_CACHE}/logbench-image.txt" 2>"${IMAGE_CACHE}/logbench-build.log" &
-logbench_build=$!
+# CoreDNS and CloudNativePG build beside Kubernetes: one go build seldom keeps two cores
+# busy (each link runs on one), and cold, these three builds are most of the bring-up.
+"${REPO_ROOT}/hack/local-cluster/images.sh" coredns cnpg >"${IMAGE_CACHE}/operators-build.log" 2>&1 &
+operators_build=$!
 KUBE_VERSION=$KUBE_VERSION "${REPO_ROOT}/hack/build-kube.sh" "$KUBE_BIN" \
   kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy
 # After Kubernetes, not beside it: the network policy controller (kube-router) shares a
@@ -428,10 +412,8 @@ if [ "$mode" = --without-stack ]; then stack_images=(); fi
 "${REPO_ROOT}/hack/local-cluster/images.sh" pause "${stack_images[@]}"
 wait "$postgres_build" || die "building the PostgreSQL or Fluent Bit image failed: see ${IMAGE_CACHE}/postgres-build.log"
 wait "$netpol_build" || die "building the network policy controller failed: see ${IMAGE_CACHE}/netpol-build.log"
-wait "$coredns_build" || die "building the CoreDNS image failed: see ${IMAGE_CACHE}/coredns-build.log"
-wait "$cnpg_build" || die "building the CloudNativePG image failed: see ${IMAGE_CACHE}/cnpg-build.log"
-wait "$logbench_build" || die "building the logbench image failed: see ${IMAGE_CACHE}/logbench-build.log"
-LOGBENCH_IMAGE=$(cat "${IMAGE_CACHE}/logbench-image.txt")
+wait "$operators_build" || die "building the CoreDNS or CloudNativePG image failed: see ${IMAGE_CACHE}/operators-build.log"
+LOGBENCH_IMAGE=$("${REPO_ROOT}/hack/local-cluster/images.sh" logbench)
 make_certificates
 make_network
 start_control_plane
