@@ -307,6 +307,10 @@ E2E_LABEL_FILTER ?=
 .PHONY: test-e2e-local
 test-e2e-local: local-cluster-up e2e-local ## Run the e2e suite on the local cluster, bringing it up first.
 
+# E2E_FAILURES repeats a failed lane's failure messages after both logs, where a CI
+# report that keeps a log's head and tail shows them.
+E2E_FAILURES = grep -F -A 10 -e '[FAILED]' -e '--- FAIL:'
+
 # One lane of the e2e suite keeps about one core of two busy (pods start, clusters
 # initialise, Jobs come and go between the runs): e2e-local-lanes runs the shipping tests
 # and the specs labelled stack in one go test process, the other specs in another, side
@@ -326,8 +330,10 @@ e2e-local-lanes: loki otelcol ## Run the shipping tests and the specs labelled s
 	stack_rc=0; wait $$stack || stack_rc=$$?; echo "e2e-local-lanes: the shipping tests and the stack and settings specs ended (exit $$stack_rc) after $$(( $$(date +%s) - start ))s"; \
 	others_rc=0; wait $$others || others_rc=$$?; echo "e2e-local-lanes: the other specs ended (exit $$others_rc), both lanes after $$(( $$(date +%s) - start ))s"; \
 	cat $(LOCALBIN)/e2e-stack.log $(LOCALBIN)/e2e-others.log; \
-	[ $$stack_rc -eq 0 ] || echo "e2e-local-lanes: the shipping tests or the stack or settings specs failed (bin/e2e-stack.log, above)" >&2; \
-	[ $$others_rc -eq 0 ] || echo "e2e-local-lanes: the other specs failed (bin/e2e-others.log, above)" >&2; \
+	[ $$stack_rc -eq 0 ] || { echo "e2e-local-lanes: the shipping tests or the stack or settings specs failed (bin/e2e-stack.log, above):" >&2; \
+		$(E2E_FAILURES) $(LOCALBIN)/e2e-stack.log >&2 || true; }; \
+	[ $$others_rc -eq 0 ] || { echo "e2e-local-lanes: the other specs failed (bin/e2e-others.log, above):" >&2; \
+		$(E2E_FAILURES) $(LOCALBIN)/e2e-others.log >&2 || true; }; \
 	[ $$stack_rc -eq 0 ] && [ $$others_rc -eq 0 ]
 
 .PHONY: e2e-local
@@ -335,7 +341,7 @@ e2e-local: ## Run the e2e suite's specs E2E_LABEL_FILTER selects on the running 
 	E2E_PROVIDER=local KUBECONFIG=$(LOCAL_CLUSTER_KUBECONFIG) \
 	E2E_LOKI_IMAGE=logbench.local/loki:$(LOKI_VERSION) E2E_COLLECTOR_IMAGE=logbench.local/otelcol:$(OTELCOL_BUILDER_VERSION:v%=%) \
 	E2E_FLUENT_BIT_IMAGE=logbench.local/fluent-bit:$(FLUENT_BIT_VERSION) \
-	$(GO_BUILD_ENV) go test -tags e2e ./test/e2e/ -v -ginkgo.v -ginkgo.label-filter='$(E2E_LABEL_FILTER)' -timeout $(E2E_TIMEOUT)
+	$(GO_BUILD_ENV) go test -tags e2e ./test/e2e/ -v -ginkgo.v -ginkgo.no-color -ginkgo.label-filter='$(E2E_LABEL_FILTER)' -timeout $(E2E_TIMEOUT)
 
 # KIND_IMAGES=upstream pulls kind's node image and the upstream images, as users do;
 # KIND_IMAGES=offline builds them here (hack/kind/node-image.sh), for machines that reach
