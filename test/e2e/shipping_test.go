@@ -42,8 +42,8 @@ type shippingSetup struct {
 
 // The Loki of testdata/loki.yaml, in the benchmark namespace, and its tenants.
 const (
-	lokiURL           = "http://loki." + benchmarkNamespace + ".svc:3100"
-	lokiTenantOpen    = "open"
+	lokiURL              = "http://loki." + benchmarkNamespace + ".svc:3100"
+	lokiTenantOpen       = "open"
 	lokiTenantLimited    = "limited"
 	lokiTenantSmallBurst = "small-burst"
 	lokiTenantTight      = "tight"
