@@ -315,7 +315,7 @@ E2E_FAILURES = grep -F -A 10 -e '[FAILED]' -e '--- FAIL:'
 # initialise, Jobs come and go between the runs): e2e-local-lanes runs the shipping tests
 # and the specs labelled stack in one go test process, the other specs in another, side
 # by side on the running local cluster. The settings matrix (label settings) joins the
-# stack's lane, which makes the lanes about as long (15m16s and 14m on 2 cores in a cold
+# stack's lane, which makes the lanes about as long (14m06s and 13m on 2 cores in a cold
 # .ci/run, 2026-11-27). The lanes create benchmarks of their own names in one namespace
 # and share the operator; a spec that lists the namespace tolerates the other lane's pods
 # (the leak search skips a pod gone since it was listed). Each lane logs to
