@@ -328,7 +328,7 @@ var _ = Describe("logbench", Ordered, func() {
 			unready.Spec.Workload.Duration = metav1.Duration{Duration: 5 * time.Second}
 			unready.Spec.ClusterReadyTimeout = &metav1.Duration{Duration: benchmarkTimeout}
 			unready.Spec.Cleanup = benchv1alpha1.CleanupAlways
-			Expect(k8sClient.Create(ctx, unready)).To(Succeed())
+			createForThisSpec(ctx, unready)
 
 			By("shortening the ready timeout, as a user may, once the healthy cluster is ready")
 			Eventually(func(g Gomega) {
@@ -369,7 +369,7 @@ var _ = Describe("logbench", Ordered, func() {
 		faulty.Spec.Workload.Duration = metav1.Duration{Duration: 5 * time.Second}
 		faulty.Spec.Cleanup = benchv1alpha1.CleanupAlways
 		benchmark = faulty
-		Expect(k8sClient.Create(ctx, faulty)).To(Succeed())
+		createForThisSpec(ctx, faulty)
 		selector := client.MatchingLabels{controllers.LabelBenchmark: faulty.Name}
 
 		By("deleting the operator pod once a run has finished")
