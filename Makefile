@@ -318,7 +318,8 @@ E2E_FAILURES = grep -F -A 10 -e '[FAILED]' -e '--- FAIL:'
 # stack's lane, which makes the lanes about as long (14m06s and 13m on 2 cores in a cold
 # .ci/run, 2026-11-27). The lanes create benchmarks of their own names in one namespace
 # and share the operator; a spec that lists the namespace tolerates the other lane's pods
-# (the leak search skips a pod gone since it was listed). Each lane logs to
+# (the leak search skips a pod gone since it was listed and a container not started
+# yet). Each lane logs to
 # bin/e2e-<lane>.log, printed when both have ended.
 .PHONY: e2e-local-lanes
 e2e-local-lanes: loki otelcol ## Run the shipping tests and the specs labelled stack beside the other e2e specs, on the running local cluster.
