@@ -2,7 +2,16 @@
 # The builder stage runs on the build machine's platform and cross-compiles for the
 # target's (BuildKit sets both), so that a multi-arch build (make docker-buildx) runs no
 # emulated compiler.
-FROM --platform=$BUILDPLATFORM golang:1.26 AS builder
+#
+# Both base images are pinned by the digest of their multi-platform index, the tag kept
+# for the reader, so that a release builds from the images its commit names and not from
+# whatever a tag points at on the day. The golang tag is go.mod's Go release: the image
+# sets GOTOOLCHAIN=local. GOLANG_IMAGE and BASE_IMAGE are build arguments only so that
+# hack/kind/offline-base-images.sh can build on its stand-ins, which carry no digest.
+ARG GOLANG_IMAGE=golang:1.26.8-bookworm@sha256:f4191582e1522dfc5980a6bdc0309a756f9697f3e7d0f199c7e26fc82ab324fd
+ARG BASE_IMAGE=gcr.io/distroless/static:nonroot@sha256:e2e927ec666bae08560abb3c55d0659eceabb657f56b6782ab500a9fc7f555e3
+
+FROM --platform=$BUILDPLATFORM ${GOLANG_IMAGE} AS builder
 ARG TARGETOS
 ARG TARGETARCH
 # The release the binary reports (logbench version, logbench_build_info): the Makefile
@@ -33,7 +42,7 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
     -o logbench ./cmd/logbench
 
 # distroless/static holds no shell nor package manager: only the static binary runs.
-FROM gcr.io/distroless/static:nonroot
+FROM ${BASE_IMAGE}
 ARG VERSION
 ARG COMMIT
 LABEL org.opencontainers.image.source="https://github.com/logbench/logbench" \

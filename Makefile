@@ -145,12 +145,16 @@ verify-generated: manifests helm-sync generate docs ## Fail when the generated c
 	fi
 
 .PHONY: lint
-lint: golangci-lint actionlint ## Run golangci-lint (.golangci.yml; the e2e, shipping and dist build tags included; the local cluster's netpol module too) and actionlint.
+lint: golangci-lint actionlint zizmor ## Run golangci-lint (.golangci.yml; the e2e, shipping and dist build tags included; the local cluster's netpol module too), then actionlint and zizmor on the workflows.
 	@# golangci-lint reads the dependencies' types from their compiled export data: in the
 	@# flavour of the tests, it finds them built.
 	$(GO_BUILD_ENV) $(GOLANGCI_LINT) run
 	cd hack/local-cluster/netpol && $(GO_BUILD_ENV) $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml
 	$(ACTIONLINT)
+	@# zizmor audits the workflows' security (pinning, permissions, credentials, injection)
+	@# offline: its online audits would ask GitHub's API about every action. The pedantic
+	@# persona reports code smells too; a finding fails make lint.
+	$(ZIZMOR) --offline --pedantic --no-progress .github
 
 .PHONY: lint-fix
 lint-fix: golangci-lint ## Run golangci-lint and apply the fixes it can.
@@ -167,10 +171,13 @@ run: manifests generate fmt vet ## Run the operator from your host against the c
 	go run ./cmd/logbench operator --agent-image=$(IMG)
 
 DOCKER_BUILD_ARGS = --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) --build-arg DATE=$(DATE)
+# DOCKER_BUILD_FLAGS adds flags to docker-build, such as the base images hack/kind builds
+# on offline (GOLANG_IMAGE and BASE_IMAGE, the Dockerfile's build arguments).
+DOCKER_BUILD_FLAGS ?=
 
 .PHONY: docker-build
 docker-build: ## Build the container image IMG for this machine's platform.
-	$(CONTAINER_TOOL) build $(DOCKER_BUILD_ARGS) -t $(IMG) .
+	$(CONTAINER_TOOL) build $(DOCKER_BUILD_ARGS) $(DOCKER_BUILD_FLAGS) -t $(IMG) .
 
 .PHONY: docker-push
 docker-push: ## Push the container image IMG.
@@ -178,16 +185,19 @@ docker-push: ## Push the container image IMG.
 
 # PLATFORMS are the platforms docker-buildx builds the image for, in one multi-platform
 # image it pushes to IMG: the Dockerfile's builder stage runs on this machine's platform
-# and cross-compiles, so no compiler runs emulated. BUILDX_FLAGS adds flags, such as
-# --metadata-file, from which the release workflow reads the digest it signs. As
-# kubebuilder's scaffold, in a builder of its own, removed afterwards.
+# and cross-compiles, so no compiler runs emulated. BUILDX_OUTPUT says where the image
+# goes: --push to IMG, or --output type=oci,dest=FILE, an OCI layout tarball, which the
+# release workflow's build job (it may push nothing) writes for its publish job to push.
+# BUILDX_FLAGS adds flags. As kubebuilder's scaffold, in a builder of its own, removed
+# afterwards.
 PLATFORMS ?= linux/amd64,linux/arm64
+BUILDX_OUTPUT ?= --push
 BUILDX_FLAGS ?=
 .PHONY: docker-buildx
-docker-buildx: ## Build the image IMG for PLATFORMS and push it.
+docker-buildx: ## Build the image IMG for PLATFORMS and push it (or write it where BUILDX_OUTPUT says).
 	- $(CONTAINER_TOOL) buildx create --name logbench-builder
 	$(CONTAINER_TOOL) buildx use logbench-builder
-	$(CONTAINER_TOOL) buildx build --push --platform=$(PLATFORMS) $(DOCKER_BUILD_ARGS) $(BUILDX_FLAGS) --tag $(IMG) . ; \
+	$(CONTAINER_TOOL) buildx build $(BUILDX_OUTPUT) --platform=$(PLATFORMS) $(DOCKER_BUILD_ARGS) $(BUILDX_FLAGS) --tag $(IMG) . ; \
 		status=$$?; $(CONTAINER_TOOL) buildx rm logbench-builder; exit $$status
 
 ##@ Release
@@ -206,9 +216,15 @@ docker-buildx: ## Build the image IMG for PLATFORMS and push it.
 export RELEASE_PLATFORMS = linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 HOST_PLATFORM := $(shell go env GOOS)/$(shell go env GOARCH)
 export DIST_PLATFORMS ?=
+# DIST_SBOMS=true adds an SPDX SBOM of each archive, <archive>.sbom.json, which syft
+# (bin/syft, pinned below) writes from the archived binary's Go build information, and
+# which checksums.txt then covers; exported, it tells test/dist to expect them. The
+# release workflow sets it; make test leaves it off, since syft takes minutes to build.
+export DIST_SBOMS ?=
+DIST_SBOM_TOOLS = $(if $(filter true,$(DIST_SBOMS)),syft)
 
 .PHONY: dist
-dist: goreleaser helm ## Build the CLI archives (of DIST_PLATFORMS if set), checksums, krew manifest and chart of VERSION into dist/, publishing nothing.
+dist: goreleaser helm $(DIST_SBOM_TOOLS) ## Build the CLI archives (of DIST_PLATFORMS if set), their SBOMs (if DIST_SBOMS=true), checksums, krew manifest and chart of VERSION into dist/, publishing nothing.
 	@config=.goreleaser.yaml; \
 	if [ -n "$(DIST_PLATFORMS)" ]; then \
 		config=$(LOCALBIN)/goreleaser-platforms.yaml; \
@@ -216,8 +232,9 @@ dist: goreleaser helm ## Build the CLI archives (of DIST_PLATFORMS if set), chec
 		sed -e '/^    goos:/d' -e "s#^    goarch: .*#    targets: [$$targets]#" .goreleaser.yaml >$$config; \
 		grep -q "targets: \[$$targets\]" $$config || { echo "make dist: no goarch line to narrow in .goreleaser.yaml" >&2; exit 1; }; \
 	fi; \
-	echo "GORELEASER_CURRENT_TAG=v$(VERSION) $(GORELEASER) release --snapshot --clean --config $$config"; \
-	GORELEASER_CURRENT_TAG=v$(VERSION) $(GORELEASER) release --snapshot --clean --config $$config
+	skip=$(if $(DIST_SBOM_TOOLS),,--skip=sbom); \
+	echo "GORELEASER_CURRENT_TAG=v$(VERSION) $(GORELEASER) release --snapshot --clean $$skip --config $$config"; \
+	$(if $(DIST_SBOM_TOOLS),PATH="$(LOCALBIN):$$PATH") GORELEASER_CURRENT_TAG=v$(VERSION) $(GORELEASER) release --snapshot --clean $$skip --config $$config
 	$(HELM) package $(CHART) --version $(VERSION) --app-version $(VERSION) --destination dist
 
 .PHONY: crosscheck
@@ -393,6 +410,9 @@ KIND ?= $(LOCALBIN)/kind
 OTELCOL_BUILDER ?= $(LOCALBIN)/builder
 GORELEASER ?= $(LOCALBIN)/goreleaser
 ACTIONLINT ?= $(LOCALBIN)/actionlint
+ZIZMOR ?= $(LOCALBIN)/zizmor
+SYFT ?= $(LOCALBIN)/syft
+CRANE ?= $(LOCALBIN)/crane
 
 ## Tool versions
 KUSTOMIZE_VERSION ?= v5.7.1
@@ -403,6 +423,12 @@ HELM_VERSION ?= v3.22.0
 KIND_VERSION ?= v0.33.0
 GORELEASER_VERSION ?= v2.15.1
 ACTIONLINT_VERSION ?= v1.7.12
+# zizmor comes from PyPI, with the sha256 of its wheels in hack/zizmor-requirements.txt.
+ZIZMOR_VERSION ?= 1.32.0
+# syft writes the release archives' SBOMs (make dist DIST_SBOMS=true); crane pushes the
+# image the release workflow's build job wrote as an OCI layout.
+SYFT_VERSION ?= v1.57.1
+CRANE_VERSION ?= v0.22.1
 # The collector builder's version must be the core and contrib version of the components
 # in hack/otelcol/builder-config.yaml; the builder checks it.
 OTELCOL_BUILDER_VERSION ?= v0.145.0
@@ -465,6 +491,31 @@ goreleaser: | $(LOCALBIN) ## Install goreleaser into bin/ unless it is there.
 .PHONY: actionlint
 actionlint: | $(LOCALBIN) ## Install actionlint into bin/ unless it is there.
 	$(call go-install-tool,$(ACTIONLINT),github.com/rhysd/actionlint/cmd/actionlint,$(ACTIONLINT_VERSION))
+
+# zizmor is a Rust program that PyPI ships as wheels holding its binary: pip installs it,
+# hash-checked, into a virtual environment of its own (python3 -m venv, Debian's
+# python3-venv), and bin/zizmor-<version> points at it, as go-install-tool's tools do.
+.PHONY: zizmor
+zizmor: | $(LOCALBIN) ## Install zizmor into bin/ unless it is there.
+	@[ -x "$(ZIZMOR)-$(ZIZMOR_VERSION)" ] || flock "$(ZIZMOR).lock" sh -ec '[ -x "$(ZIZMOR)-$(ZIZMOR_VERSION)" ] && exit; \
+	grep -q "^zizmor==$(ZIZMOR_VERSION) " hack/zizmor-requirements.txt || \
+		{ echo "hack/zizmor-requirements.txt does not pin zizmor $(ZIZMOR_VERSION), the Makefile'"'"'s ZIZMOR_VERSION" >&2; exit 1; }; \
+	echo "Downloading zizmor==$(ZIZMOR_VERSION)"; \
+	venv="$(LOCALBIN)/zizmor-venv-$(ZIZMOR_VERSION)"; \
+	rm -rf "$$venv"; \
+	python3 -m venv "$$venv"; \
+	"$$venv/bin/pip" install --quiet --disable-pip-version-check --only-binary=:all: --require-hashes \
+		-r hack/zizmor-requirements.txt; \
+	ln -sf "$$(basename "$$venv")/bin/zizmor" "$(ZIZMOR)-$(ZIZMOR_VERSION)"'; \
+	ln -sf $$(basename $(ZIZMOR)-$(ZIZMOR_VERSION)) $(ZIZMOR)
+
+.PHONY: syft
+syft: | $(LOCALBIN) ## Install syft into bin/ unless it is there.
+	$(call go-install-tool,$(SYFT),github.com/anchore/syft/cmd/syft,$(SYFT_VERSION))
+
+.PHONY: crane
+crane: | $(LOCALBIN) ## Install crane into bin/ unless it is there.
+	$(call go-install-tool,$(CRANE),github.com/google/go-containerregistry/cmd/crane,$(CRANE_VERSION))
 
 .PHONY: helm
 helm: | $(LOCALBIN) ## Install helm into bin/ unless it is there.

@@ -2,23 +2,32 @@
 # Prepares this machine's Docker engine so that `make docker-build` builds the repository's
 # own Dockerfile although no image registry is reachable: it builds stand-ins for the
 # Dockerfile's two base images offline and tags them with the names the Dockerfile uses,
-#   golang:1.26                       Debian bookworm (debootstrap) + the Go toolchain that
+# without the digests it pins them by (a digest names upstream's content, which a
+# stand-in does not have),
+#   golang:<go.mod's Go>-bookworm     Debian bookworm (debootstrap) + the Go toolchain that
 #                                     go.mod needs, from the Go module proxy
 #   gcr.io/distroless/static:nonroot  passwd/group, CA certificates, zoneinfo, uid 65532
 # and installs the buildx CLI plugin, built from the Go module proxy, when the docker CLI
 # has none: the Dockerfile's RUN --mount needs BuildKit, and a docker CLI without buildx
 # falls back to the legacy builder.
-# golang:1.26 also gets this machine's extra CA certificates, which its TLS-intercepting
+# The golang image also gets this machine's extra CA certificates, which its TLS-intercepting
 # egress needs (see add_extra_cas).
 # Images this script did not make are left alone, and its own are remade only when
 # go.mod's Go release or those certificates change; the root filesystems are kept as
 # tarballs in IMAGE_CACHE, so that only the first run bootstraps Debian.
 # Usage: hack/kind/offline-base-images.sh   (as root: debootstrap and file ownership)
+#        hack/kind/offline-base-images.sh --build-args   prints the build arguments with
+#          which make docker-build (DOCKER_BUILD_FLAGS) builds on the stand-ins
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../local-cluster/lib.sh"
 
-GOLANG_IMAGE=golang:1.26
-DISTROLESS_IMAGE=gcr.io/distroless/static:nonroot
+# dockerfile_image ARG prints the default of the Dockerfile's build argument ARG, a base
+# image pinned by digest, without its digest.
+dockerfile_image() {
+  sed -n "s/^ARG $1=\(.*\)@sha256:[0-9a-f]\{64\}\$/\1/p" "${REPO_ROOT}/Dockerfile"
+}
+GOLANG_IMAGE=$(dockerfile_image GOLANG_IMAGE)
+DISTROLESS_IMAGE=$(dockerfile_image BASE_IMAGE)
 # Marks the images this script made, which it may remake; others it leaves alone.
 LABEL_MADE_BY=io.logbench.made-by
 MADE_BY=hack/kind/offline-base-images.sh
@@ -36,10 +45,17 @@ GOLANG_PATH=/go/bin:/usr/local/go/bin:${BASE_PATH}
 
 # The stand-ins are useless if the Dockerfile names other images: fail rather than build
 # images nothing uses.
-for image in "$GOLANG_IMAGE" "$DISTROLESS_IMAGE"; do
-  grep -Eq "^FROM (--platform=[^ ]+ )?${image//./\\.}( |$)" "${REPO_ROOT}/Dockerfile" ||
-    die "the Dockerfile no longer builds FROM ${image}: update ${BASH_SOURCE[0]}"
-done
+# shellcheck disable=SC2016 # the Dockerfile's lines, which name build arguments
+if ! [[ "$GOLANG_IMAGE" =~ ^golang:[0-9.]+-bookworm$ ]] || [ "$DISTROLESS_IMAGE" != gcr.io/distroless/static:nonroot ] ||
+  ! grep -q '^FROM --platform=$BUILDPLATFORM ${GOLANG_IMAGE} ' "${REPO_ROOT}/Dockerfile" ||
+  ! grep -qx 'FROM ${BASE_IMAGE}' "${REPO_ROOT}/Dockerfile"; then
+  die "the Dockerfile no longer builds FROM golang:<version>-bookworm and gcr.io/distroless/static:nonroot, pinned by digest in ARG GOLANG_IMAGE and BASE_IMAGE: update ${BASH_SOURCE[0]}"
+fi
+
+if [ "${1:-}" = --build-args ]; then
+  echo "--build-arg GOLANG_IMAGE=${GOLANG_IMAGE} --build-arg BASE_IMAGE=${DISTROLESS_IMAGE}"
+  exit 0
+fi
 
 # go_version prints the Go release go.mod needs: its toolchain line, else its go line.
 # GO_VERSION overrides it.
@@ -121,7 +137,8 @@ pack() {
 build_golang() {
   local version
   version=$(go_version)
-  [ "${version%.*}" = "${GOLANG_IMAGE#golang:}" ] ||
+  local tagged=${GOLANG_IMAGE#golang:}
+  [ "$version" = "${tagged%-bookworm}" ] ||
     die "go.mod needs Go ${version}, which ${GOLANG_IMAGE} does not hold: update the Dockerfile and ${BASH_SOURCE[0]}"
   local cas stale=
   cas=$(extra_cas_digest)

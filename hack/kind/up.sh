@@ -35,9 +35,13 @@ esac
 started=$SECONDS
 "${REPO_ROOT}/hack/kind/dockerd.sh" up
 node_image=()
+# Offline, the image builds on the stand-ins of the Dockerfile's base images, which carry
+# no digest for the Dockerfile's pinned references to match.
+docker_build_flags=
 if [ "$KIND_IMAGES" = offline ]; then
   node_image=(--image "$("${REPO_ROOT}/hack/kind/node-image.sh")")
   "${REPO_ROOT}/hack/kind/offline-base-images.sh"
+  docker_build_flags=$("${REPO_ROOT}/hack/kind/offline-base-images.sh" --build-args)
 fi
 
 if ! "$KIND" get clusters 2>/dev/null | grep -qxF "$KIND_CLUSTER"; then
@@ -56,7 +60,8 @@ fi
 "${KUBECTL[@]}" -n cnpg-system rollout status deployment/cnpg-controller-manager --timeout=300s
 
 log "building and loading ${IMG}"
-(cd "$REPO_ROOT" && make --no-print-directory docker-build IMG="$IMG" CONTAINER_TOOL="$CONTAINER_TOOL")
+(cd "$REPO_ROOT" && make --no-print-directory docker-build IMG="$IMG" CONTAINER_TOOL="$CONTAINER_TOOL" \
+  DOCKER_BUILD_FLAGS="$docker_build_flags")
 "$KIND" load docker-image "$IMG" --name "$KIND_CLUSTER"
 
 log "installing the Prometheus Operator stack"

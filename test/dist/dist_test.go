@@ -2,8 +2,9 @@
 
 // Package dist_test checks the release artifacts `make dist` builds into dist/, for the
 // VERSION and COMMIT the Makefile stamped them with (`make test-dist` runs both): the CLI
-// archives and their checksums, the binaries' platforms and stamped versions, the krew
-// manifest, and the packaged chart's image references and pull secrets.
+// archives, their SBOMs and their checksums, the binaries' platforms and stamped
+// versions, the krew manifest, and the packaged chart's image references and pull
+// secrets.
 package dist_test
 
 import (
@@ -14,6 +15,7 @@ import (
 	"crypto/sha256"
 	"debug/buildinfo"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -82,6 +84,9 @@ type release struct {
 	// platforms are those of the archives: the release's, or those DIST_PLATFORMS
 	// narrowed them to (make test builds this machine's only).
 	platforms []platform
+	// sboms says whether make dist wrote the archives' SBOMs (DIST_SBOMS=true, as the
+	// release workflow asks).
+	sboms bool
 }
 
 func stamped(t *testing.T) release {
@@ -95,7 +100,8 @@ func stamped(t *testing.T) release {
 		t.Fatal(err)
 	}
 	all := releasePlatforms(t, root)
-	r := release{version: version, commit: commit, dist: filepath.Join(root, "dist"), platforms: all}
+	r := release{version: version, commit: commit, dist: filepath.Join(root, "dist"), platforms: all,
+		sboms: os.Getenv("DIST_SBOMS") == "true"}
 	if narrowed := strings.Fields(os.Getenv("DIST_PLATFORMS")); len(narrowed) > 0 {
 		r.platforms = nil
 		for _, name := range narrowed {
@@ -112,6 +118,9 @@ func stamped(t *testing.T) release {
 func (r release) archive(goos, arch string) string {
 	return fmt.Sprintf("logbench_%s_%s_%s.tar.gz", r.version, goos, arch)
 }
+
+// sbom is the name of an archive's SBOM.
+func sbom(archive string) string { return archive + ".sbom.json" }
 
 // checksums reads dist/checksums.txt: sha256 by file name.
 func (r release) checksums(t *testing.T) map[string]string {
@@ -136,16 +145,20 @@ func (r release) checksums(t *testing.T) map[string]string {
 	return sums
 }
 
-// TestArchives checks that checksums.txt lists every archive, and nothing else, with its
-// sha256, and that each archive holds the license, the docs and a logbench binary built
-// for its platform. (-trimpath leaves -ldflags out of the binaries' build information:
-// TestArchivedBinaryPrintsItsVersion checks the stamp by running one.)
+// TestArchives checks that checksums.txt lists every archive, and its SBOM when make dist
+// wrote them, and nothing else, with its sha256, and that each archive holds the
+// license, the docs and a logbench binary built for its platform. (-trimpath leaves
+// -ldflags out of the binaries' build information: TestArchivedBinaryPrintsItsVersion
+// checks the stamp by running one.)
 func TestArchives(t *testing.T) {
 	r := stamped(t)
 	sums := r.checksums(t)
-	want := make([]string, 0, len(r.platforms))
+	want := make([]string, 0, 2*len(r.platforms))
 	for _, platform := range r.platforms {
 		want = append(want, r.archive(platform.os, platform.arch))
+		if r.sboms {
+			want = append(want, sbom(r.archive(platform.os, platform.arch)))
+		}
 	}
 	if got := slices.Sorted(maps.Keys(sums)); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
 		t.Errorf("checksums.txt lists %q, want %q", got, want)
@@ -179,6 +192,65 @@ func TestArchives(t *testing.T) {
 			}
 			if settings["GOOS"] != platform.os || settings["GOARCH"] != platform.arch {
 				t.Errorf("the binary is built for %s/%s", settings["GOOS"], settings["GOARCH"])
+			}
+		})
+	}
+}
+
+// spdxDocument is the part of an SPDX 2 JSON document that TestSBOMs reads.
+type spdxDocument struct {
+	SPDXVersion string `json:"spdxVersion"`
+	Packages    []struct {
+		Name        string `json:"name"`
+		VersionInfo string `json:"versionInfo"`
+	} `json:"packages"`
+}
+
+// TestSBOMs checks, when make dist wrote them (DIST_SBOMS=true), that each archive's SBOM
+// is an SPDX document that lists every module the archived binary was built with, at the
+// version its build information records, and that checksums.txt gives its sha256.
+func TestSBOMs(t *testing.T) {
+	r := stamped(t)
+	if !r.sboms {
+		t.Skip("make dist wrote no SBOMs: DIST_SBOMS=true asks for them")
+	}
+	sums := r.checksums(t)
+	for _, platform := range r.platforms {
+		archive := r.archive(platform.os, platform.arch)
+		t.Run(sbom(archive), func(t *testing.T) {
+			path := filepath.Join(r.dist, sbom(archive))
+			if got := sha256File(t, path); got != sums[sbom(archive)] {
+				t.Errorf("sha256 %s, checksums.txt says %s", got, sums[sbom(archive)])
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var document spdxDocument
+			if err := json.Unmarshal(data, &document); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(document.SPDXVersion, "SPDX-2.") {
+				t.Errorf("the SBOM is %q, want an SPDX 2 document", document.SPDXVersion)
+			}
+			listed := map[string]bool{}
+			for _, pkg := range document.Packages {
+				listed[pkg.Name+"@"+pkg.VersionInfo] = true
+			}
+			info, err := buildinfo.ReadFile(filepath.Join(unpack(t, filepath.Join(r.dist, archive)), "logbench"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(info.Deps) == 0 {
+				t.Fatal("the binary records no modules")
+			}
+			for _, module := range info.Deps {
+				if module.Replace != nil {
+					module = module.Replace
+				}
+				if !listed[module.Path+"@"+module.Version] {
+					t.Errorf("the SBOM does not list %s@%s, which the binary was built with", module.Path, module.Version)
+				}
 			}
 		})
 	}

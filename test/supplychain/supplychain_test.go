@@ -1,0 +1,384 @@
+// Package supplychain_test keeps the release's supply chain as docs/releases.md describes
+// it: the workflows run actions pinned by commit and images pinned by digest, keep no
+// credentials in their checkouts, and build the release in a job that cannot publish;
+// the release signs checksums.txt and attests its provenance; goreleaser writes the
+// archives' SBOMs; the Dockerfile's base images are pinned by digest; and make lint
+// runs zizmor offline.
+package supplychain_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/logbench/logbench/internal/testenv"
+)
+
+// workflow is the part of a GitHub Actions workflow these tests read.
+type workflow struct {
+	Permissions any            `json:"permissions"`
+	Jobs        map[string]job `json:"jobs"`
+}
+
+type job struct {
+	Permissions any            `json:"permissions"`
+	Needs       any            `json:"needs"`
+	Uses        string         `json:"uses"`
+	Container   any            `json:"container"`
+	Services    map[string]any `json:"services"`
+	Steps       []step         `json:"steps"`
+}
+
+type step struct {
+	Name string         `json:"name"`
+	ID   string         `json:"id"`
+	Uses string         `json:"uses"`
+	Run  string         `json:"run"`
+	With map[string]any `json:"with"`
+	Env  map[string]any `json:"env"`
+}
+
+func root(t *testing.T) string {
+	t.Helper()
+	dir, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// workflows reads every workflow of .github/workflows, by file name, with its text.
+func workflows(t *testing.T) (map[string]workflow, map[string]string) {
+	t.Helper()
+	dir := filepath.Join(root(t), ".github", "workflows")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, texts := map[string]workflow{}, map[string]string{}
+	for _, entry := range entries {
+		if ext := filepath.Ext(entry.Name()); ext != ".yaml" && ext != ".yml" {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, entry.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w workflow
+		if err := yaml.Unmarshal(data, &w); err != nil {
+			t.Fatalf("%s: %v", entry.Name(), err)
+		}
+		if len(w.Jobs) == 0 {
+			t.Fatalf("%s has no jobs", entry.Name())
+		}
+		parsed[entry.Name()], texts[entry.Name()] = w, string(data)
+	}
+	if len(parsed) == 0 {
+		t.Fatalf("no workflow in %s", dir)
+	}
+	return parsed, texts
+}
+
+var (
+	// pinnedAction is a remote action or reusable workflow at a full commit, the release
+	// it is as a comment: "owner/repo[/path]@<40 hex> # v1.2.3".
+	pinnedAction = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+(/[^@\s]+)?@[0-9a-f]{40} # v[0-9][0-9A-Za-z.+-]*$`)
+	// pinnedImage is an image reference with a sha256 digest.
+	pinnedImage = regexp.MustCompile(`^[^\s@]+@sha256:[0-9a-f]{64}$`)
+	usesLine    = regexp.MustCompile(`^\s*(?:-\s+)?uses:\s*(.*?)\s*$`)
+)
+
+// TestActionsArePinnedByCommit checks that every action and reusable workflow the
+// workflows use is pinned to a commit, with the release it is as a comment: a tag or
+// a branch can be moved to other code, a commit cannot.
+func TestActionsArePinnedByCommit(t *testing.T) {
+	parsed, texts := workflows(t)
+	for name, text := range texts {
+		found := 0
+		for number, line := range strings.Split(text, "\n") {
+			match := usesLine.FindStringSubmatch(line)
+			if match == nil {
+				continue
+			}
+			found++
+			reference := strings.Trim(match[1], `"'`)
+			if strings.HasPrefix(reference, "./") {
+				continue
+			}
+			if strings.HasPrefix(reference, "docker://") {
+				if !pinnedImage.MatchString(strings.TrimPrefix(reference, "docker://")) {
+					t.Errorf("%s:%d: %s is not pinned by digest", name, number+1, reference)
+				}
+				continue
+			}
+			if !pinnedAction.MatchString(match[1]) {
+				t.Errorf("%s:%d: %q is not owner/repo@<commit> # <release>", name, number+1, match[1])
+			}
+		}
+		// Every uses the YAML holds is on a line of its own that the loop read.
+		uses := 0
+		for _, j := range parsed[name].Jobs {
+			if j.Uses != "" {
+				uses++
+			}
+			for _, s := range j.Steps {
+				if s.Uses != "" {
+					uses++
+				}
+			}
+		}
+		if uses != found {
+			t.Errorf("%s: %d uses in its jobs, %d uses: lines read", name, uses, found)
+		}
+	}
+}
+
+// TestCheckoutsKeepNoCredentials checks that every checkout sets persist-credentials:
+// false: otherwise the job's token stays in .git/config for every later step, and for
+// any artifact that uploads the work tree.
+func TestCheckoutsKeepNoCredentials(t *testing.T) {
+	parsed, _ := workflows(t)
+	checkouts := 0
+	for name, w := range parsed {
+		for jobName, j := range w.Jobs {
+			for i, s := range j.Steps {
+				if !strings.HasPrefix(s.Uses, "actions/checkout@") {
+					continue
+				}
+				checkouts++
+				if value := fmt.Sprint(s.With["persist-credentials"]); value != "false" {
+					t.Errorf("%s: job %s, step %d: checkout with persist-credentials %s, want false", name, jobName, i+1, value)
+				}
+			}
+		}
+	}
+	if checkouts == 0 {
+		t.Error("no workflow checks out the repository")
+	}
+}
+
+// TestImagesArePinnedByDigest checks that every job container and service image is
+// pinned by digest.
+func TestImagesArePinnedByDigest(t *testing.T) {
+	parsed, _ := workflows(t)
+	for name, w := range parsed {
+		for jobName, j := range w.Jobs {
+			images := map[string]any{"container": j.Container}
+			for service, spec := range j.Services {
+				images["service "+service] = spec
+			}
+			for what, spec := range images {
+				image := spec
+				if fields, ok := spec.(map[string]any); ok {
+					image = fields["image"]
+				}
+				if image == nil {
+					continue
+				}
+				if !pinnedImage.MatchString(fmt.Sprint(image)) {
+					t.Errorf("%s: job %s: %s %v is not pinned by digest", name, jobName, what, image)
+				}
+			}
+		}
+	}
+}
+
+// permissions reads a permissions value: a map of scope to access, or one of read-all,
+// write-all; nil when unset.
+func permissions(value any) map[string]string {
+	switch v := value.(type) {
+	case nil:
+		return nil
+	case string:
+		return map[string]string{"*": strings.TrimSuffix(v, "-all")}
+	case map[string]any:
+		scopes := map[string]string{}
+		for scope, access := range v {
+			scopes[scope] = fmt.Sprint(access)
+		}
+		return scopes
+	}
+	return map[string]string{"?": fmt.Sprint(value)}
+}
+
+func writes(scopes map[string]string) []string {
+	var written []string
+	for scope, access := range scopes {
+		if access == "write" {
+			written = append(written, scope)
+		}
+	}
+	slices.Sort(written)
+	return written
+}
+
+// TestPermissionsAreExplicit checks that every workflow sets its token's permissions,
+// none writes at the workflow level, and only the release's publish job writes.
+func TestPermissionsAreExplicit(t *testing.T) {
+	parsed, _ := workflows(t)
+	for name, w := range parsed {
+		if w.Permissions == nil {
+			t.Errorf("%s sets no permissions: the token would get the repository's defaults", name)
+		}
+		if written := writes(permissions(w.Permissions)); len(written) > 0 {
+			t.Errorf("%s writes %v for every job", name, written)
+		}
+		for jobName, j := range w.Jobs {
+			written := writes(permissions(j.Permissions))
+			if len(written) > 0 && (name != "release.yaml" || jobName != "publish") {
+				t.Errorf("%s: job %s writes %v", name, jobName, written)
+			}
+		}
+	}
+}
+
+// runs joins the run scripts of a job's steps.
+func runs(j job) string {
+	var scripts []string
+	for _, s := range j.Steps {
+		scripts = append(scripts, s.Run)
+	}
+	return strings.Join(scripts, "\n")
+}
+
+func uses(j job, action string) bool {
+	return slices.ContainsFunc(j.Steps, func(s step) bool { return strings.HasPrefix(s.Uses, action+"@") })
+}
+
+// TestReleaseBuildsWithoutWriteAccess checks the release workflow's split: the build job,
+// which runs the project's code and builds what a release ships, reads the repository
+// and nothing more; the publish job, which holds the write permissions, builds none of
+// it, only downloads the build job's artifact and publishes, signs and attests it.
+func TestReleaseBuildsWithoutWriteAccess(t *testing.T) {
+	parsed, _ := workflows(t)
+	release, ok := parsed["release.yaml"]
+	if !ok {
+		t.Fatal("no release.yaml")
+	}
+	build, publish := release.Jobs["build"], release.Jobs["publish"]
+	if got := permissions(build.Permissions); fmt.Sprint(got) != "map[contents:read]" {
+		t.Errorf("the build job's permissions are %v, want contents: read only", got)
+	}
+	for _, target := range []string{"make test-dist ", "make docker-buildx "} {
+		if !strings.Contains(runs(build), target) {
+			t.Errorf("the build job does not run %s", strings.TrimSpace(target))
+		}
+		if strings.Contains(runs(publish), target) {
+			t.Errorf("the publish job runs %s", strings.TrimSpace(target))
+		}
+	}
+	if !strings.Contains(runs(build), "DIST_SBOMS=true") {
+		t.Error("the build job does not ask make dist for the archives' SBOMs (DIST_SBOMS=true)")
+	}
+	if !uses(build, "actions/upload-artifact") || !uses(publish, "actions/download-artifact") {
+		t.Error("the build job does not hand its artifacts to the publish job through a workflow artifact")
+	}
+	if fmt.Sprint(publish.Needs) != "build" {
+		t.Errorf("the publish job needs %v, want build", publish.Needs)
+	}
+	want := []string{"attestations", "contents", "id-token", "packages"}
+	if got := writes(permissions(publish.Permissions)); !slices.Equal(got, want) {
+		t.Errorf("the publish job writes %v, want %v", got, want)
+	}
+	script := runs(publish)
+	for _, command := range []string{"cosign sign --yes", "cosign sign-blob --yes", "checksums.txt.sigstore.json", ".sbom.json", "gh release create"} {
+		if !strings.Contains(script, command) {
+			t.Errorf("the publish job does not run %q", command)
+		}
+	}
+	if !uses(publish, "actions/attest") && !uses(publish, "actions/attest-build-provenance") {
+		t.Error("the publish job attests no build provenance")
+	}
+	for jobName, j := range release.Jobs {
+		for _, s := range j.Steps {
+			if strings.HasPrefix(s.Uses, "actions/setup-go@") && fmt.Sprint(s.With["cache"]) != "false" {
+				t.Errorf("job %s restores setup-go's cache, which another run could have filled", jobName)
+			}
+			if strings.HasPrefix(s.Uses, "actions/cache@") {
+				t.Errorf("job %s restores a cache, which another run could have filled", jobName)
+			}
+		}
+	}
+}
+
+// sbomConfig is the part of a goreleaser sboms entry TestGoreleaserWritesSBOMs reads.
+type sbomConfig struct {
+	Artifacts string `json:"artifacts"`
+	Cmd       string `json:"cmd"`
+}
+
+// TestGoreleaserWritesSBOMs checks that goreleaser catalogs every archive with syft.
+func TestGoreleaserWritesSBOMs(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(root(t), ".goreleaser.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var config struct {
+		SBOMs []sbomConfig `json:"sboms"`
+	}
+	if err := yaml.Unmarshal(data, &config); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(config.SBOMs, func(s sbomConfig) bool { return s.Artifacts == "archive" && s.Cmd == "syft" }) {
+		t.Errorf(".goreleaser.yaml's sboms are %+v, want syft on every archive", config.SBOMs)
+	}
+}
+
+// TestDockerfileBaseImagesArePinned checks that every stage of the Dockerfile starts from
+// an image pinned by digest (a build argument's default counts), or from an earlier stage.
+func TestDockerfileBaseImagesArePinned(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(root(t), "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	arguments := map[string]string{}
+	stages := map[string]bool{}
+	froms := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 2 {
+			continue
+		}
+		switch strings.ToUpper(fields[0]) {
+		case "ARG":
+			if name, value, ok := strings.Cut(fields[1], "="); ok && froms == 0 {
+				arguments[name] = value
+			}
+		case "FROM":
+			froms++
+			fields = slices.DeleteFunc(fields[1:], func(field string) bool { return strings.HasPrefix(field, "--") })
+			image := os.Expand(fields[0], func(name string) string { return arguments[name] })
+			if !stages[image] && image != "scratch" && !pinnedImage.MatchString(image) {
+				t.Errorf("the Dockerfile builds FROM %s (%s), not pinned by digest", fields[0], image)
+			}
+			if len(fields) == 3 && strings.EqualFold(fields[1], "AS") {
+				stages[fields[2]] = true
+			}
+		}
+	}
+	if froms == 0 {
+		t.Error("the Dockerfile has no FROM")
+	}
+}
+
+// TestLintRunsZizmorOffline checks that make lint audits the workflows with zizmor,
+// offline: its online audits would need a GitHub token and the network.
+func TestLintRunsZizmorOffline(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(root(t), "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recipe := regexp.MustCompile(`(?ms)^lint:[^\n]*\n((?:\t[^\n]*\n)+)`).FindSubmatch(data)
+	if recipe == nil {
+		t.Fatal("the Makefile has no lint target")
+	}
+	if !regexp.MustCompile(`(?m)^\t\$\(ZIZMOR\) (.* )?--offline( |$)`).Match(recipe[1]) {
+		t.Errorf("make lint does not run $(ZIZMOR) --offline:\n%s", recipe[1])
+	}
+}
