@@ -25,16 +25,24 @@ const (
 
 // instancePod lays out a shipping destination's instance pod as its meter sees it:
 // the sandbox, the postgres container (instance manager, postmaster, a backend), the
-// shipper and the meter; serverTicks and shipperTicks set the user CPU time of the
-// postmaster and the shipper, shipperKilobytes the shipper's memory.
+// shipper and the meter, each container as another user than the meter's, whose
+// smaps_rollup the meter may not read; serverTicks and shipperTicks set the user CPU
+// time of the postmaster and the shipper, shipperKilobytes the shipper's anonymous
+// memory. The server holds serverKilobytes.
 func instancePod(proc procfstest.Proc, serverTicks, shipperTicks string, shipperKilobytes int) {
-	proc.Process(1, 0, "pause", "0 0 0 0", nil, sandboxCgroup)
-	proc.Process(7, 0, "manager", "50 10 0 0", procfstest.Pss(3000), postgresCgroup)
-	proc.Process(20, 7, "postgres", serverTicks+" 0 30 20", procfstest.Pss(1000), postgresCgroup)
-	proc.Process(21, 20, "postgres", "7 3 0 0", procfstest.Pss(200), postgresCgroup)
-	proc.Process(30, 0, "fluent-bit", shipperTicks+" 0 0 0", procfstest.Pss(shipperKilobytes), shipperCgroup)
+	proc.Process(1, 0, "pause", "0 0 0 0", procfstest.Holding(50, 40, 10, 0).Denied(), sandboxCgroup)
+	proc.Process(7, 0, "manager", "50 10 0 0", procfstest.Holding(3000, 2000, 1500, 0).Denied(), postgresCgroup)
+	proc.Process(20, 7, "postgres", serverTicks+" 0 30 20", procfstest.Holding(1000, 200, 800, 3000).Denied(), postgresCgroup)
+	proc.Process(21, 20, "postgres", "7 3 0 0", procfstest.Holding(200, 300, 700, 5000).Denied(), postgresCgroup)
+	proc.Process(30, 0, "fluent-bit", shipperTicks+" 0 0 0", procfstest.Holding(shipperKilobytes, shipperKilobytes-500, 500, 0).Denied(),
+		shipperCgroup)
 	proc.Process(meterPID, 0, "logbench", "900 0 0 0", procfstest.Pss(9999), meterCgroup)
 }
+
+// serverKilobytes is what instancePod's server holds: the anonymous memory of its
+// processes, the instance manager's files, and the postgres processes' files and shared
+// memory as much as the largest holds.
+const serverKilobytes = 2000 + 200 + 300 + 1500 + 800 + 5000
 
 func TestPodSample(t *testing.T) {
 	proc := procfstest.New(t)
@@ -44,8 +52,8 @@ func TestPodSample(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]procfs.Usage{
-		Server:  {CPUTicks: 220, CPUKnown: true, PssBytes: 4200 << 10, MemoryKnown: true},
-		Shipper: {CPUTicks: 40, CPUKnown: true, PssBytes: 8000 << 10, MemoryKnown: true},
+		Server:  {CPUTicks: 220, CPUKnown: true, MemoryBytes: serverKilobytes << 10, MemoryKnown: true},
+		Shipper: {CPUTicks: 40, CPUKnown: true, MemoryBytes: 8000 << 10, MemoryKnown: true},
 	}
 	if len(roles) != len(want) || roles[Server] != want[Server] || roles[Shipper] != want[Shipper] {
 		t.Errorf("roles %+v, want %+v", roles, want)
@@ -85,8 +93,9 @@ func TestServiceMeasuresARun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if usage.CPUSeconds == nil || *usage.CPUSeconds != 2 || usage.WallSeconds <= 0 || usage.PeakMemoryBytes == nil || *usage.PeakMemoryBytes != 4200<<10 {
-		t.Errorf("server %+v (peak %v), want 2 CPU seconds and a 4200 KiB peak", usage, usage.PeakMemoryBytes)
+	if usage.CPUSeconds == nil || *usage.CPUSeconds != 2 || usage.WallSeconds <= 0 || usage.PeakMemoryBytes == nil ||
+		*usage.PeakMemoryBytes != serverKilobytes<<10 {
+		t.Errorf("server %+v (peak %v), want 2 CPU seconds and a %d KiB peak", usage, usage.PeakMemoryBytes, serverKilobytes)
 	}
 	shipper, err := measurement.Shipper()
 	if err != nil {

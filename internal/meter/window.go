@@ -82,7 +82,7 @@ func (w *Window) record(usage map[string]procfs.Usage) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for role, u := range usage {
-		w.peak[role] = max(w.peak[role], u.PssBytes)
+		w.peak[role] = max(w.peak[role], u.MemoryBytes)
 		if !u.MemoryKnown {
 			w.unknown[role] = true
 		}

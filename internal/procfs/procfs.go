@@ -1,6 +1,7 @@
-// Package procfs measures what a process tree spends on Linux from /proc: the CPU time
-// of the tree, exited children included, and the memory it holds, shared pages counted
-// once. Local runs measure their PostgreSQL servers with it.
+// Package procfs measures what processes spend on Linux from /proc: the CPU time of a
+// process tree or of a pod's containers, exited children included, and the memory they
+// hold, shared pages counted once. Local runs measure their PostgreSQL servers with it
+// (TreeUsage), the meter sidecar an instance pod's containers (CgroupGroups).
 package procfs
 
 import (
@@ -66,32 +67,125 @@ func ParseStat(content []byte) (Stat, error) {
 
 // ParsePss reads the Pss line of /proc/PID/smaps_rollup, in bytes: the process's
 // resident memory with each shared page divided among the processes that map it, so
-// that a tree's sum counts shared memory (PostgreSQL's shared buffers) once.
+// that a tree's sum counts shared memory (PostgreSQL's shared buffers) once. The kernel
+// opens smaps_rollup only to a reader that may ptrace the process (PTRACE_MODE_READ: the
+// same user, or CAP_SYS_PTRACE).
 func ParsePss(content []byte) (int64, error) {
 	for line := range bytes.SplitSeq(content, []byte("\n")) {
 		fields := bytes.Fields(line)
 		if len(fields) != 3 || string(fields[0]) != "Pss:" || string(fields[2]) != "kB" {
 			continue
 		}
-		kilobytes, err := strconv.ParseInt(string(fields[1]), 10, 64)
-		if err != nil || kilobytes < 0 || kilobytes > 1<<40 {
-			return 0, fmt.Errorf("smaps_rollup: Pss %q", fields[1])
-		}
-		return kilobytes << 10, nil
+		return parseKilobytes("smaps_rollup: Pss", fields[1])
 	}
 	return 0, errors.New("smaps_rollup: no Pss line")
 }
 
-// Usage is what a process tree spent or holds at one moment.
+// Resident is what a process holds in memory, in bytes, as /proc/PID/status tells it:
+// its anonymous pages (RssAnon), the pages of files it maps, its executable and
+// libraries among them (RssFile), and its pages of shared memory (RssShmem, PostgreSQL's
+// shared buffers). Every user may read status: it needs no ptrace access to the process.
+type Resident struct {
+	Anonymous, File, Shared int64
+}
+
+// residentFields are the lines of /proc/PID/status that Resident holds.
+var residentFields = map[string]func(*Resident) *int64{
+	"RssAnon:":  func(r *Resident) *int64 { return &r.Anonymous },
+	"RssFile:":  func(r *Resident) *int64 { return &r.File },
+	"RssShmem:": func(r *Resident) *int64 { return &r.Shared },
+}
+
+// ParseResident reads the content of /proc/PID/status. A process without an address
+// space (a zombie) has no VmRSS line and holds nothing.
+func ParseResident(content []byte) (Resident, error) {
+	var resident Resident
+	read := map[string]bool{}
+	for line := range bytes.SplitSeq(content, []byte("\n")) {
+		fields := bytes.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		name := string(fields[0])
+		if name == "VmRSS:" {
+			read[name] = true
+		}
+		field, found := residentFields[name]
+		if !found {
+			continue
+		}
+		if len(fields) != 3 || string(fields[2]) != "kB" || read[name] {
+			return Resident{}, fmt.Errorf("status: %q", line)
+		}
+		value, err := parseKilobytes("status: "+name, fields[1])
+		if err != nil {
+			return Resident{}, err
+		}
+		*field(&resident) = value
+		read[name] = true
+	}
+	switch len(read) {
+	case 0:
+		return Resident{}, nil
+	case 1 + len(residentFields):
+		return resident, nil
+	}
+	return Resident{}, errors.New("status: want VmRSS, RssAnon, RssFile and RssShmem (Linux 4.5 and later), or none of them")
+}
+
+// parseKilobytes reads a count of kilobytes of /proc, in bytes.
+func parseKilobytes(what string, field []byte) (int64, error) {
+	kilobytes, err := strconv.ParseInt(string(field), 10, 64)
+	if err != nil || kilobytes < 0 || kilobytes > 1<<40 {
+		return 0, fmt.Errorf("%s %q", what, field)
+	}
+	return kilobytes << 10, nil
+}
+
+// Program is a process's command (Stat.Command) and what it holds (ParseResident).
+type Program struct {
+	Command string
+	Resident
+}
+
+// EstimateResident estimates the memory processes hold together, shared pages counted
+// once, from what /proc/PID/status says each holds: the anonymous memory of every
+// process, plus the file-backed and the shared memory of each program (processes of one
+// command) once, as much as its process holding the most. The processes of one program
+// map the same executable, libraries and shared memory, which status counts whole in
+// each of them. Against the proportional set size, which needs ptrace access, it counts
+// the anonymous pages a forked child still shares with its parent (copy on write) in
+// both, and leaves out the file and shared pages that only the program's smaller
+// processes hold.
+func EstimateResident(processes []Program) int64 {
+	var total int64
+	largest := map[string]Resident{}
+	for _, process := range processes {
+		total += process.Anonymous
+		program := largest[process.Command]
+		largest[process.Command] = Resident{
+			File:   max(program.File, process.File),
+			Shared: max(program.Shared, process.Shared),
+		}
+	}
+	for _, program := range largest {
+		total += program.File + program.Shared
+	}
+	return total
+}
+
+// Usage is what processes spent or hold at one moment.
 type Usage struct {
-	// CPUTicks is the CPU time of the tree's processes and of the children they waited
-	// for, in ClockTicks; CPUKnown is false when processes kept being reaped while it was
+	// CPUTicks is the CPU time of the processes and of the children they waited for, in
+	// ClockTicks; CPUKnown is false when processes kept being reaped while it was
 	// read, so that no reading could be shown to count each of them exactly once.
 	CPUTicks uint64
 	CPUKnown bool
-	// PssBytes is the memory the tree holds (ParsePss summed); MemoryKnown is false when
-	// a process's memory could not be read (another user's, without the privilege).
-	PssBytes    int64
+	// MemoryBytes is the memory the processes hold, shared pages counted once: exact for
+	// a tree (the proportional set sizes summed), estimated for a cgroup's processes
+	// (EstimateResident); MemoryKnown is false when a process's memory could not be read
+	// (a tree's process of another user, without the privilege).
+	MemoryBytes int64
 	MemoryKnown bool
 }
 
@@ -100,13 +194,14 @@ func (u Usage) Plus(o Usage) Usage {
 	return Usage{
 		CPUTicks:    u.CPUTicks + o.CPUTicks,
 		CPUKnown:    u.CPUKnown && o.CPUKnown,
-		PssBytes:    u.PssBytes + o.PssBytes,
+		MemoryBytes: u.MemoryBytes + o.MemoryBytes,
 		MemoryKnown: u.MemoryKnown && o.MemoryKnown,
 	}
 }
 
 // TreeUsage reads the usage of root and every process descending from it under the proc
-// folder (normally /proc). Processes that exit while it reads are left out.
+// folder (normally /proc), their memory as proportional set sizes (ParsePss), which needs
+// ptrace access to each. Processes that exit while it reads are left out.
 func TreeUsage(proc string, root int) (Usage, error) {
 	return treeUsage(os.DirFS(proc), root)
 }
@@ -123,12 +218,15 @@ func treeUsage(proc fs.FS, root int) (Usage, error) {
 	if _, found := stats[root]; !found {
 		return Usage{}, fmt.Errorf("process %d is not running", root)
 	}
-	usage := Usage{CPUKnown: settled, MemoryKnown: true}
+	usage := Usage{CPUKnown: settled}
+	var tree []Stat
 	for pid, stat := range stats {
 		if descends(stats, pid, root) {
-			usage.add(proc, stat)
+			usage.CPUTicks += stat.cpuTicks()
+			tree = append(tree, stat)
 		}
 	}
+	usage.MemoryBytes, usage.MemoryKnown = proportionalMemory(proc, tree)
 	return usage, nil
 }
 
@@ -143,8 +241,10 @@ type Group struct {
 	Commands []string
 }
 
-// CgroupGroups reads every process under proc and sums their usage by cgroup. In a pod
-// that shares its process namespace, a group is a container.
+// CgroupGroups reads every process under proc and sums their usage by cgroup, their
+// memory estimated from the files of /proc that every user may read (EstimateResident),
+// so that the reader needs no access to the processes of another user. In a pod that
+// shares its process namespace, a group is a container.
 func CgroupGroups(proc string) ([]Group, error) {
 	return cgroupGroups(os.DirFS(proc))
 }
@@ -155,6 +255,7 @@ func cgroupGroups(proc fs.FS) ([]Group, error) {
 		return nil, err
 	}
 	var groups []Group
+	var members [][]Stat
 	index := map[string]int{}
 	for _, pid := range slices.Sorted(maps.Keys(processes)) {
 		process := processes[pid]
@@ -162,12 +263,17 @@ func cgroupGroups(proc fs.FS) ([]Group, error) {
 		if !found {
 			i = len(groups)
 			index[process.cgroup] = i
-			groups = append(groups, Group{Usage: Usage{CPUKnown: settled, MemoryKnown: true}, Cgroup: process.cgroup})
+			groups = append(groups, Group{Usage: Usage{CPUKnown: settled}, Cgroup: process.cgroup})
+			members = append(members, nil)
 		}
 		group := &groups[i]
-		group.add(proc, process.Stat)
+		group.CPUTicks += process.cpuTicks()
 		group.PIDs = append(group.PIDs, pid)
 		group.Commands = append(group.Commands, process.Command)
+		members[i] = append(members[i], process.Stat)
+	}
+	for i := range groups {
+		groups[i].MemoryBytes, groups[i].MemoryKnown = residentMemory(proc, members[i])
 	}
 	return groups, nil
 }
@@ -259,28 +365,66 @@ func readProcesses(proc fs.FS, withCgroup bool) (map[int]process, error) {
 	return processes, nil
 }
 
-// add counts a process's CPU time and memory in u.
-func (u *Usage) add(proc fs.FS, stat Stat) {
-	u.CPUTicks += stat.UserTicks + stat.SystemTicks + stat.ChildrenUserTicks + stat.ChildrenSystemTicks
-	content, err := fs.ReadFile(proc, path.Join(strconv.Itoa(stat.PID), "smaps_rollup"))
-	switch {
-	case exitedWhileRead(content, err):
-		return
-	case err != nil:
-		u.MemoryKnown = false // another user's, without the privilege
-		return
+// cpuTicks is the process's CPU time and that of the children it waited for.
+func (s Stat) cpuTicks() uint64 {
+	return s.UserTicks + s.SystemTicks + s.ChildrenUserTicks + s.ChildrenSystemTicks
+}
+
+// proportionalMemory sums the processes' proportional set sizes (ParsePss); known is
+// false when one could not be read.
+func proportionalMemory(proc fs.FS, processes []Stat) (total int64, known bool) {
+	for _, stat := range processes {
+		content, exited, err := readMemory(proc, stat.PID, "smaps_rollup")
+		if exited {
+			continue
+		}
+		if err != nil {
+			return 0, false // another user's, without the privilege
+		}
+		pss, err := ParsePss(content)
+		if err != nil {
+			return 0, false
+		}
+		total += pss
 	}
-	pss, err := ParsePss(content)
-	if err != nil {
-		u.MemoryKnown = false
+	return total, true
+}
+
+// residentMemory estimates the memory the processes hold together from their
+// /proc/PID/status (EstimateResident); known is false when one could not be read.
+func residentMemory(proc fs.FS, processes []Stat) (total int64, known bool) {
+	var programs []Program
+	for _, stat := range processes {
+		content, exited, err := readMemory(proc, stat.PID, "status")
+		if exited {
+			continue
+		}
+		if err != nil {
+			return 0, false
+		}
+		resident, err := ParseResident(content)
+		if err != nil {
+			return 0, false
+		}
+		programs = append(programs, Program{Command: stat.Command, Resident: resident})
 	}
-	u.PssBytes += pss
+	return EstimateResident(programs), true
+}
+
+// readMemory reads the file of /proc/PID that tells a process's memory, and whether the
+// process exited meanwhile, holding no memory any more.
+func readMemory(proc fs.FS, pid int, name string) (content []byte, exited bool, err error) {
+	content, err = fs.ReadFile(proc, path.Join(strconv.Itoa(pid), name))
+	if exitedWhileRead(content, err) {
+		return nil, true, nil
+	}
+	return content, false, err
 }
 
 // exitedWhileRead tells a process that left between the listing and the read of its
-// smaps_rollup, holding no memory any more, from one whose memory cannot be read: gone
-// (ENOENT), exiting with its memory already released (ESRCH, as backends do when pgbench
-// disconnects), or a zombie (empty).
+// memory, holding none any more, from one whose memory cannot be read: gone (ENOENT),
+// exiting with its memory already released (ESRCH, as backends do when pgbench
+// disconnects), or a zombie (an empty smaps_rollup).
 func exitedWhileRead(content []byte, err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) || (err == nil && len(content) == 0)
 }
