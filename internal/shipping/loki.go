@@ -126,10 +126,16 @@ func (c *LokiClient) get(ctx context.Context, path string) ([]byte, error) {
 // answers that it cannot serve now (5xx, 429) is unavailable (bench.UnavailableError): it
 // may answer later. Of another answer the error keeps the status line alone: the body is
 // the server's text, which the status must not carry (the URL names any server).
+//
+// Redirects are not followed: the request carries the tenant and the credentials, and a
+// redirect would send them, or at least the query, to whatever host the answer names.
 func fetch(httpClient *http.Client, request *http.Request, what string) ([]byte, error) {
 	if httpClient == nil {
 		httpClient = http.DefaultClient
 	}
+	noRedirects := *httpClient
+	noRedirects.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	httpClient = &noRedirects
 	ctx, cancel := context.WithTimeout(request.Context(), requestTimeout)
 	defer cancel()
 	request = request.WithContext(ctx)
@@ -153,6 +159,10 @@ func fetch(httpClient *http.Client, request *http.Request, what string) ([]byte,
 	}
 	if response.StatusCode != http.StatusOK {
 		err := fmt.Errorf("%s answered %s", what, text.Truncate(response.Status, 64))
+		if response.StatusCode >= http.StatusMultipleChoices && response.StatusCode < http.StatusBadRequest {
+			// Where it points is the server's text too: the error does not repeat it.
+			err = fmt.Errorf("%w, a redirect, which logbench does not follow: use the URL it points to", err)
+		}
 		if response.StatusCode >= http.StatusInternalServerError || response.StatusCode == http.StatusTooManyRequests {
 			return nil, &bench.UnavailableError{Err: err}
 		}

@@ -2,10 +2,12 @@ package shipping
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -182,4 +184,38 @@ func FuzzParseCountResponse(f *testing.F) {
 			t.Fatalf("count %d from %q", n, body)
 		}
 	})
+}
+
+// TestRequestsFollowNoRedirect: a Loki or a shipper that answers with a redirect fails
+// the request, for good and without echoing where it points, and the host it names never
+// receives the request, its tenant or its credentials.
+func TestRequestsFollowNoRedirect(t *testing.T) {
+	var reached atomic.Int32
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		fmt.Fprint(w, countAnswer("1"))
+	}))
+	defer elsewhere.Close()
+	target := elsewhere.URL + "/collect?token=echoed"
+	for _, status := range []int{http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		redirecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, target, status)
+		}))
+		client := &LokiClient{URL: redirecting.URL, TenantID: "bench", Username: "u", Password: "secret-password"}
+		_, countErr := client.CountRecords(context.Background(), `{job="logbench"}`, "lb_x", time.Now(), time.Now())
+		_, metricsErr := client.Metrics(context.Background())
+		_, scrapeErr := ShipperScraper{URL: redirecting.URL + "/api/v1/metrics/prometheus", Kind: v1alpha1.ShipperFluentBit}.
+			Read(context.Background())
+		redirecting.Close()
+		var unavailable *bench.UnavailableError
+		for what, err := range map[string]error{"count": countErr, "Loki's metrics": metricsErr, "scrape": scrapeErr} {
+			if err == nil || !strings.Contains(err.Error(), "a redirect, which logbench does not follow") ||
+				errors.As(err, &unavailable) || strings.Contains(err.Error(), "echoed") {
+				t.Errorf("%s answered %d: error %v, want a refused redirect, final, without its target", what, status, err)
+			}
+		}
+	}
+	if n := reached.Load(); n != 0 {
+		t.Errorf("the host the redirects named received %d requests, want none", n)
+	}
 }
