@@ -148,8 +148,9 @@ func buildCluster(
 
 // meterPatch adds the meter (logbench meter) to an instance pod, and shares the pod's
 // process namespace so that the meter sees the processes of the postgres container and
-// of the shipper. All of them run as the postgres user, which lets the meter read their
-// memory.
+// of the shipper. It runs as a user of its own, which sees of them only what /proc
+// shows every user: their CPU time and resident memory, not their environment nor their
+// files (shipping.SidecarSecurityContext).
 func meterPatch(image string) []shipping.PatchOperation {
 	return []shipping.PatchOperation{
 		shipping.Add("/spec/shareProcessNamespace", true),
@@ -167,7 +168,7 @@ func meterPatch(image string) []shipping.PatchOperation {
 				Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
 			},
 			VolumeMounts:    []corev1.VolumeMount{shipping.NoAPITokenMount},
-			SecurityContext: shipping.SidecarSecurityContext(),
+			SecurityContext: shipping.SidecarSecurityContext(meter.UID, meter.UID),
 		}),
 	}
 }

@@ -334,3 +334,72 @@ func TestBuildClusterPullSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildClusterRunsAddedContainersAsOtherUsers: the instance pod shares its process
+// namespace, so a container running as the postgres user could read PostgreSQL's
+// environment and, through its root folder, the pod's ServiceAccount token. Every
+// container logbench adds runs as another user, each as its own, without privileges;
+// the shipper keeps the postgres group, which reads PostgreSQL's log files.
+func TestBuildClusterRunsAddedContainersAsOtherUsers(t *testing.T) {
+	benchmark := &v1alpha1.LoggingBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: "ns"}}
+	loki := &v1alpha1.LokiSpec{URL: "http://loki:3100"}
+	tests := []struct {
+		destination v1alpha1.Destination
+		// added are the containers logbench adds, with the group each must run as.
+		added map[string]int64
+	}{
+		{destination: v1alpha1.Destination{Name: "baseline", Type: v1alpha1.DestinationNone},
+			added: map[string]int64{meter.ContainerName: meter.UID}},
+		{destination: v1alpha1.Destination{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar, Loki: loki},
+			added: map[string]int64{meter.ContainerName: meter.UID, shipping.ContainerName: shipping.PostgresGID}},
+		{destination: v1alpha1.Destination{Name: "otel", Type: v1alpha1.DestinationLoki, Loki: loki,
+			Shipper: &v1alpha1.ShipperSpec{Kind: v1alpha1.ShipperOpenTelemetryCollector}},
+			added: map[string]int64{meter.ContainerName: meter.UID, shipping.ContainerName: shipping.PostgresGID}},
+		{destination: v1alpha1.Destination{Name: "sys", Type: v1alpha1.DestinationSyslog},
+			added: map[string]int64{meter.ContainerName: meter.UID, shipping.ContainerName: shipping.PostgresGID}},
+	}
+	for _, test := range tests {
+		t.Run(test.destination.Name, func(t *testing.T) {
+			cluster, err := buildCluster(benchmark, test.destination, "logbench:test", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			users := map[int64]string{shipping.PostgresUID: "postgres"}
+			seen := map[string]bool{}
+			for _, operation := range podPatchOf(t, cluster) {
+				if operation.Path != "/spec/containers/-" && operation.Path != "/spec/initContainers/-" {
+					continue
+				}
+				var container corev1.Container
+				if err := json.Unmarshal(operation.Value, &container); err != nil {
+					t.Fatal(err)
+				}
+				seen[container.Name] = true
+				security := container.SecurityContext
+				if security == nil || security.RunAsUser == nil || security.RunAsGroup == nil {
+					t.Errorf("%s: securityContext %+v, want its own user and group", container.Name, security)
+					continue
+				}
+				if other, taken := users[*security.RunAsUser]; taken {
+					t.Errorf("%s runs as user %d, %s's", container.Name, *security.RunAsUser, other)
+				}
+				users[*security.RunAsUser] = container.Name
+				if want := test.added[container.Name]; *security.RunAsGroup != want {
+					t.Errorf("%s runs as group %d, want %d", container.Name, *security.RunAsGroup, want)
+				}
+				if security.RunAsNonRoot == nil || !*security.RunAsNonRoot || *security.RunAsUser == 0 ||
+					security.AllowPrivilegeEscalation == nil || *security.AllowPrivilegeEscalation ||
+					security.Privileged == nil || *security.Privileged || security.Capabilities == nil ||
+					!slices.Equal(security.Capabilities.Drop, []corev1.Capability{"ALL"}) || len(security.Capabilities.Add) > 0 {
+					t.Errorf("%s: securityContext %+v (capabilities %+v), want non-root, unprivileged, every capability dropped",
+						container.Name, security, security.Capabilities)
+				}
+			}
+			for name := range test.added {
+				if !seen[name] {
+					t.Errorf("the pod patch adds no %s", name)
+				}
+			}
+		})
+	}
+}

@@ -24,6 +24,10 @@ const (
 	ContainerName = "logbench-meter"
 	// Port serves the meter's windows.
 	Port = 9190
+	// UID is the meter's user and group in an instance pod, the logbench image's: neither
+	// the postgres user nor the shipper's, so that the meter reads of their processes
+	// only what /proc shows every user (PodSample).
+	UID = 65532
 
 	// maxWindows bounds the measurements open at once: one agent measures one run of a
 	// cluster at a time, and a window left open by an agent that died expires.
@@ -39,7 +43,8 @@ const (
 // PodSample reads the usage of an instance pod's containers from the proc folder of a
 // container that shares the pod's process namespace: the server is the container
 // running postgres, the shipper every other one but the pod's sandbox (PID 1) and the
-// meter itself (self).
+// meter itself (self). It reads only the files of /proc that every user may read
+// (procfs.CgroupGroups), so that the meter runs as a user of its own.
 func PodSample(proc string, self int) Sample {
 	return func() (map[string]procfs.Usage, error) {
 		groups, err := procfs.CgroupGroups(proc)

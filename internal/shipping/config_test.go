@@ -134,6 +134,10 @@ func TestServerSettingsWriteTheFileTheShipperReads(t *testing.T) {
 		if written != target.logFile() {
 			t.Errorf("%s: PostgreSQL writes %s, the shipper reads %s", format, written, target.logFile())
 		}
+		// The shipper runs as another user, in the postgres group.
+		if mode := settings["log_file_mode"]; mode != "0640" {
+			t.Errorf("%s: log_file_mode %q, want 0640: the shipper reads the file as the postgres group", format, mode)
+		}
 	}
 }
 

@@ -74,6 +74,7 @@ func TestFluentBitShipsEveryRecordOfPostgreSQL(t *testing.T) {
 			tag := workload.NewTag(target.Destination.Name, 1, 1, "0123456789ab")
 			before := run.read(t)
 			written := run.writeTaggedRecords(t, tag)
+			run.expectReadableByTheGroup(t)
 
 			var shipped ShipperMetrics
 			testenv.WaitFor(t, "Fluent Bit to send every record", 30*time.Second, func() error {
@@ -217,6 +218,25 @@ func (r fluentBitRun) writeTaggedRecords(t *testing.T, tag string) int64 {
 		t.Fatalf("the log file holds %d records of %s, want %d", counted, tag, want)
 	}
 	return counted
+}
+
+// expectReadableByTheGroup checks that PostgreSQL wrote its files readable by its group,
+// as the shipper of an instance pod, another user in the postgres group, reads them.
+func (r fluentBitRun) expectReadableByTheGroup(t *testing.T) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(r.server.LogDir(), "*"+r.extension))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no %s file in %s: %v", r.extension, r.server.LogDir(), err)
+	}
+	for _, name := range files {
+		info, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mode := info.Mode().Perm(); mode != 0o640 {
+			t.Errorf("%s: mode %04o, want 0640", name, mode)
+		}
+	}
 }
 
 func (r fluentBitRun) countFile(t *testing.T, tag string) int64 {

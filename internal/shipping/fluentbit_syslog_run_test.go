@@ -117,7 +117,7 @@ func startFluentBitWith(t *testing.T, config []byte, replace []string) (ShipperS
 		syslogMountPath, sockets,
 		bufferMountPath, state,
 		fmt.Sprintf("http_port: %d", fluentBitMetricsPort), fmt.Sprintf("http_port: %d", port),
-		// In the pod Fluent Bit and PostgreSQL run as one user; here as root and postgres.
+		// In the pod Fluent Bit runs in PostgreSQL's group; here as root beside postgres.
 		`unix_perm: "0660"`, `unix_perm: "0666"`,
 	}, replace...)...).Replace(string(config))
 	path := filepath.Join(state, "config.yaml")

@@ -66,10 +66,8 @@ func PodPatch(t Target, configMap string) []PatchOperation {
 			{Name: configVolume, MountPath: configMountPath, ReadOnly: true},
 			{Name: bufferVolume, MountPath: bufferMountPath},
 		},
-		Resources: t.Destination.EffectiveShipper().Resources,
-		// The instance pod's securityContext runs every container as the postgres user,
-		// whose 0600 log files the shipper must read.
-		SecurityContext: SidecarSecurityContext(),
+		Resources:       t.Destination.EffectiveShipper().Resources,
+		SecurityContext: SidecarSecurityContext(ShipperUID, PostgresGID),
 	}
 	volumes := []PatchOperation{
 		Add("/spec/volumes/-", corev1.Volume{Name: configVolume, VolumeSource: corev1.VolumeSource{
@@ -109,15 +107,37 @@ func InstancePodPatch() []PatchOperation {
 	}
 }
 
-// SidecarSecurityContext is that of the containers logbench adds to an instance pod: it
-// matches CloudNativePG's restricted postgres container.
-func SidecarSecurityContext() *corev1.SecurityContext {
+// The users of the containers logbench adds to an instance pod, which shares its process
+// namespace (for the meter). The kernel lets a process read another's environment,
+// memory and root folder through /proc only when both run as one user (or with
+// CAP_SYS_PTRACE, which every container drops): PostgreSQL's processes run as the
+// postgres user (PostgresUID), whose root holds the pod's ServiceAccount token and
+// CloudNativePG's /controller, so no added container runs as it, nor as another added
+// container's user: the shipper's environment holds Loki's credentials.
+const (
+	// PostgresUID and PostgresGID are the postgres user and group of CloudNativePG's
+	// images, which run the instance pods (its postgresUID and postgresGID, also the
+	// pod's fsGroup).
+	PostgresUID = 26
+	PostgresGID = 26
+	// ShipperUID is the shipper's user in the instance pods, the nobody user of most
+	// images; its group is the postgres group, which may read PostgreSQL's log files
+	// (log_file_mode, ServerSettings) and write to the syslog receiver's socket.
+	ShipperUID = 65534
+)
+
+// SidecarSecurityContext is that of the containers logbench adds to an instance pod and
+// of the syslog receiver's, running as user and group: otherwise CloudNativePG's
+// restricted postgres container's.
+func SidecarSecurityContext(user, group int64) *corev1.SecurityContext {
 	return &corev1.SecurityContext{
 		AllowPrivilegeEscalation: new(false),
 		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 		Privileged:               new(false),
 		ReadOnlyRootFilesystem:   new(true),
 		RunAsNonRoot:             new(true),
+		RunAsUser:                new(user),
+		RunAsGroup:               new(group),
 		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 	}
 }

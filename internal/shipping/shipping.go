@@ -70,14 +70,23 @@ const (
 )
 
 // ServerSettings returns the settings, applied with ALTER SYSTEM, that make PostgreSQL
-// write the destination's file for its shipper.
+// write the destination's file for its shipper, readable by the postgres group, the
+// shipper's (PostgreSQL's default, 0600, is for its user only). CloudNativePG refuses
+// log_file_mode among a Cluster's parameters, not with ALTER SYSTEM; the logging
+// collector creates the file, with the mode, when it switches to log_directory on the
+// same reload.
 func ServerSettings(d v1alpha1.Destination) map[string]string {
 	return map[string]string{
 		"log_destination": d.EffectiveShipper().Format.LogDestination(),
 		"log_directory":   LogDirectory,
 		"log_filename":    logFileName,
+		"log_file_mode":   logFileMode,
 	}
 }
+
+// logFileMode is log_file_mode as PostgreSQL shows it (current_setting), so that the
+// agent sees the setting applied.
+const logFileMode = "0640"
 
 // Target is the shipping destination of one benchmark.
 type Target struct {

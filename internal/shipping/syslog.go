@@ -33,7 +33,8 @@ const (
 	syslogReadSize = "256K"
 )
 
-// syslogInput is the syslog input plugin of the receiver sidecar.
+// syslogInput is the syslog input plugin of the receiver sidecar. Its socket's group is
+// the sidecar's, the postgres group (SidecarSecurityContext), which unix_perm lets write.
 func syslogInput(storage v1alpha1.StorageType) map[string]any {
 	return map[string]any{
 		"name":              "syslog",
@@ -233,8 +234,8 @@ func SyslogReceiverPodSpec(t Target, configMap string) corev1.PodSpec {
 		SecurityContext: &corev1.PodSecurityContext{
 			// The Fluent Bit image names no user: run as an unprivileged one.
 			RunAsNonRoot: new(true),
-			RunAsUser:    new(int64(syslogReceiverUID)),
-			RunAsGroup:   new(int64(syslogReceiverUID)),
+			RunAsUser:    new(int64(ShipperUID)),
+			RunAsGroup:   new(int64(ShipperUID)),
 		},
 		Containers: []corev1.Container{{
 			Name:      ContainerName,
@@ -250,16 +251,13 @@ func SyslogReceiverPodSpec(t Target, configMap string) corev1.PodSpec {
 				PeriodSeconds: 1,
 			},
 			VolumeMounts:    []corev1.VolumeMount{{Name: configVolume, MountPath: configMountPath, ReadOnly: true}},
-			SecurityContext: SidecarSecurityContext(),
+			SecurityContext: SidecarSecurityContext(ShipperUID, ShipperUID),
 		}},
 		Volumes: []corev1.Volume{{Name: configVolume, VolumeSource: corev1.VolumeSource{
 			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: configMap}},
 		}}},
 	}
 }
-
-// syslogReceiverUID is the nobody user of most images.
-const syslogReceiverUID = 65534
 
 // SyslogReceiverScraper returns the scraper of the target's receiver, through its
 // Service.
