@@ -468,6 +468,20 @@ $(ENVTEST_DIR)/etcd:
 postgresql18: ## Install PostgreSQL 18 (initdb, postgres, pgbench) for the ground-truth tests unless it is there.
 	hack/install-postgresql.sh >/dev/null
 
+# logbench_counter (logbench_counter/README.md), the extension that counts the server's log
+# records at the source, built out of tree as its tests build it: for Debian's PostgreSQL
+# 15 (postgresql-server-dev-15, libkrb5-dev) and for PostgreSQL 18, into
+# bin/logbench_counter/pg<major>. Its tests (go test ./logbench_counter/...) build their own.
+PG_CONFIG_15 ?= /usr/lib/postgresql/15/bin/pg_config
+.PHONY: logbench-counter
+logbench-counter: postgresql18 ## Build the logbench_counter extension for PostgreSQL 15 and 18 into bin/logbench_counter/.
+	@for pg_config in $(PG_CONFIG_15) "$$(hack/install-postgresql.sh)/pg_config"; do \
+		major=$$("$$pg_config" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/') && \
+		mkdir -p $(LOCALBIN)/logbench_counter/pg$$major && \
+		$(MAKE) --no-print-directory -C $(LOCALBIN)/logbench_counter/pg$$major \
+			-f $(CURDIR)/logbench_counter/Makefile VPATH=$(CURDIR)/logbench_counter PG_CONFIG="$$pg_config" || exit 1; \
+	done
+
 .PHONY: kustomize
 kustomize: | $(LOCALBIN) ## Install kustomize into bin/ unless it is there.
 	$(call go-install-tool,$(KUSTOMIZE),sigs.k8s.io/kustomize/kustomize/v5,$(KUSTOMIZE_VERSION))

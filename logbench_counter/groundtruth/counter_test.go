@@ -197,7 +197,7 @@ func testLevels(t *testing.T, server *localpg.Server, reader *pgx.Conn, tally *c
 // records of the checkpoint it asks for.
 func testUntagged(t *testing.T, server *localpg.Server, reader *pgx.Conn, tally *csvTally) {
 	ctx := context.Background()
-	counterBase, fileBase := quiet(t, reader, tally, "")
+	counterBase, fileBase := quietUntagged(t, reader, tally)
 	conn := connect(t, server, map[string]string{"application_name": "", "log_statement": "all"})
 	for _, sql := range []string{"SELECT 1", "DO $$BEGIN RAISE WARNING 'untagged'; END$$", "CHECKPOINT"} {
 		if _, err := conn.Exec(ctx, sql); err != nil {
@@ -220,8 +220,8 @@ func testUntagged(t *testing.T, server *localpg.Server, reader *pgx.Conn, tally 
 func testOverflow(t *testing.T, server *localpg.Server, reader *pgx.Conn, tally *csvTally) {
 	ctx := context.Background()
 	overflowBase := readCounter(t, reader)[overflowName]
-	var names []string
-	for i := range maxApplicationNames + 4 {
+	names := make([]string, 0, maxApplicationNames+4)
+	for i := range cap(names) {
 		name := fmt.Sprintf("lb_counter_overflow_%02d", i)
 		names = append(names, name)
 		conn := connect(t, server, map[string]string{"application_name": name, "log_statement": "all"})
@@ -283,10 +283,19 @@ func TestCounterRefusesWithoutPreload(t *testing.T) {
 }
 
 // builds caches the library built for each pg_config: both tests build the same.
+// TestMain removes the build directories.
 var builds = struct {
 	sync.Mutex
 	libraries map[string]string
 }{libraries: map[string]string{}}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, library := range builds.libraries {
+		os.RemoveAll(filepath.Dir(library))
+	}
+	os.Exit(code)
+}
 
 // buildCounter builds the extension with the installation's pg_config, out of the
 // source tree, and returns the library's path without its suffix, as
@@ -388,9 +397,9 @@ func startServer(t *testing.T, inst localpg.Installation, preload []string) *loc
 			t.Logf("stopping PostgreSQL: %v", err)
 		}
 	})
-	init := exec.Command(inst.Binary("pgbench"), "-i", "-s", "1", "-q", "--unlogged-tables")
-	init.Env = append(os.Environ(), server.UnixSocketEnv()...)
-	if output, err := init.CombinedOutput(); err != nil {
+	initialize := exec.Command(inst.Binary("pgbench"), "-i", "-s", "1", "-q", "--unlogged-tables")
+	initialize.Env = append(os.Environ(), server.UnixSocketEnv()...)
+	if output, err := initialize.CombinedOutput(); err != nil {
 		t.Fatalf("pgbench -i: %v\n%s", err, output)
 	}
 	return server
@@ -443,7 +452,7 @@ func connect(t *testing.T, server *localpg.Server, params map[string]string) *pg
 func runPgbench(t *testing.T, inst localpg.Installation, server *localpg.Server, tag string, options, args []string) {
 	t.Helper()
 	cmd := exec.Command(inst.Binary("pgbench"), args...)
-	var pgOptions []string
+	pgOptions := make([]string, 0, len(options))
 	for _, option := range options {
 		pgOptions = append(pgOptions, "-c "+option)
 	}
@@ -501,14 +510,14 @@ func agree(t *testing.T, reader *pgx.Conn, tally *csvTally, name string, counter
 	return counted
 }
 
-// quiet waits until the counter and the csvlog of name stay unchanged, and returns
-// both.
-func quiet(t *testing.T, reader *pgx.Conn, tally *csvTally, name string) (counted, inFile levels) {
+// quietUntagged waits until the counter's and the csvlog's untagged records stay
+// unchanged, and returns both.
+func quietUntagged(t *testing.T, reader *pgx.Conn, tally *csvTally) (counted, inFile levels) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("quiet records of %q", name), func() (bool, string) {
-		counted = difference(readCounter(t, reader)[name], nil)
+	eventually(t, "quiet untagged records", func() (bool, string) {
+		counted = difference(readCounter(t, reader)[""], nil)
 		err := tally.update()
-		inFile = difference(tally.records(name), nil)
+		inFile = difference(tally.records(""), nil)
 		return err == nil, fmt.Sprintf("counter %v, csvlog %v (csvlog read: %v)", counted, inFile, err)
 	})
 	return counted, inFile
