@@ -47,7 +47,7 @@
 #endif
 
 #ifdef PG_MODULE_MAGIC_EXT
-PG_MODULE_MAGIC_EXT(.name = "logbench_counter",.version = "1.0");
+PG_MODULE_MAGIC_EXT(.name = "logbench_counter", .version = "1.0");
 #else
 PG_MODULE_MAGIC;
 #endif
@@ -186,7 +186,7 @@ _PG_init(void)
 							&max_application_names,
 							1024,
 							16,
-							1000000,
+							100000,
 							PGC_POSTMASTER,
 							0,
 							NULL,
@@ -424,7 +424,13 @@ claim_slot(void)
 		slot_unavailable = true;
 		return;
 	}
+	/*
+	 * Should registering fail (too many exit callbacks: FATAL), the records,
+	 * that FATAL's included, count without a slot rather than try again.
+	 */
+	slot_unavailable = true;
 	before_shmem_exit(release_slot, (Datum) 0);
+	slot_unavailable = false;
 	my_slot = &slots[procno];
 	/* The slot's counts must move to this process's entry first. */
 	my_entry = NO_ENTRY;
