@@ -112,7 +112,7 @@ var (
 	}, resultLabels)
 	resultServerPeakMemory = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "logbench_result_server_peak_memory_bytes",
-		Help: "Most memory the server held while pgbench ran (proportional set size), highest of a " +
+		Help: "Most memory the server held while pgbench ran (shared buffers counted once), highest of a " +
 			"result row's repeats; absent where not measured.",
 	}, resultLabels)
 	resultShipperCPUCores = prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -127,7 +127,7 @@ var (
 	}, resultLabels)
 	resultShipperPeakMemory = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "logbench_result_shipper_peak_memory_bytes",
-		Help: "Most memory the sidecar held (proportional set size), highest of a result row's repeats; " +
+		Help: "Most memory the sidecar held (shared pages counted once), highest of a result row's repeats; " +
 			"absent for other destinations.",
 	}, resultLabels)
 	resultAccountingError = prometheus.NewGaugeVec(prometheus.GaugeOpts{

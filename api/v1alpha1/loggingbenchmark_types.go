@@ -822,8 +822,9 @@ type ProcessUsage struct {
 	CPUSeconds *float64 `json:"cpuSeconds,omitempty"`
 	// WallSeconds is how long the measurement lasted.
 	WallSeconds float64 `json:"wallSeconds"`
-	// PeakMemoryBytes is the most memory they held at once, sampled every 250 ms as the
-	// proportional set size (shared buffers counted once); absent when unreadable.
+	// PeakMemoryBytes is the most memory they held at once, sampled every 250 ms, shared
+	// buffers counted once: locally the proportional set size, in a cluster an estimate from
+	// the resident memory /proc shows every user; absent when unreadable.
 	// +optional
 	PeakMemoryBytes *int64 `json:"peakMemoryBytes,omitempty"`
 }

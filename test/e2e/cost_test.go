@@ -66,10 +66,11 @@ func kubeletContainers(ctx context.Context, g Gomega, namespace string) map[stri
 // expectPlausibleCost checks the server's and the shipper's cost of every row of a
 // finished benchmark whose clusters still run, against the kubelet's figures for their
 // containers: what the meter measured over a run fits in the CPU the container used
-// since it started, and the meter's memory peak (proportional set size) is at least a
-// tenth of the container's working set and at most the node's memory. The working set is
-// read after the runs, when the backends that made the peak are gone: no upper bound for
-// a peak (seen: a 169 MiB peak against a 62 MiB working set read afterwards, 2026-11-26).
+// since it started, and the meter's memory peak (resident memory, shared pages counted
+// once) is at least a tenth of the container's working set and at most the node's
+// memory. The working set is read after the runs, when the backends that made the peak
+// are gone: no upper bound for a peak (seen: a 169 MiB peak against a 62 MiB working set
+// read afterwards, 2026-11-26).
 // The kubelet's stats lag by up to its housekeeping interval, hence Eventually.
 func expectPlausibleCost(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark) {
 	clusters := map[string]string{}
@@ -134,8 +135,8 @@ func expectWithinContainer(g Gomega, what string, repeats []benchv1alpha1.Repeat
 				"%s: repeat %d used more CPU than the container since it started (%.2f s)", what, repeat.Repeat, cpuSinceStart)
 		}
 		g.Expect(measured.PeakMemoryBytes).NotTo(BeNil(), what)
-		// The proportional set size leaves out the page cache the working set counts, and
-		// counts the image's files that another container was charged for.
+		// The meter's estimate leaves out the page cache the working set counts, and counts
+		// the image's files that another container was charged for.
 		g.Expect(*measured.PeakMemoryBytes).To(And(
 			BeNumerically(">=", workingSet/10), BeNumerically("<=", nodeMemory)),
 			"%s: repeat %d peak %d B against a working set of %d B and a node of %d B", what, repeat.Repeat,

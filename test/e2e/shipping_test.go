@@ -250,6 +250,10 @@ var _ = Describe("shipping", Ordered, Label(stackLabel), func() {
 		expectClosedPorts(ctx, benchmark)
 	})
 
+	It("seals the meter and the shippers off the server's environment, token and /controller", func(ctx SpecContext) {
+		expectSealedContainers(ctx, benchmark)
+	})
+
 	It("counts a Stdout destination in the Loki a node agent ships the container log to, "+
 		"beside the container log, and names the stage that lost records", func(ctx SpecContext) {
 		deployLoki(ctx)

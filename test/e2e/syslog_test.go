@@ -91,6 +91,11 @@ var _ = Describe("syslog", Ordered, func() {
 		}
 	})
 
+	It("seals the meter and the receiver sidecar off the server's environment, token and /controller",
+		func(ctx SpecContext) {
+			expectSealedContainers(ctx, benchmark)
+		})
+
 	It("forwards over UDP and TCP to the receiver Service it deploys, counting at both ends", func(ctx SpecContext) {
 		forwarding := func(name string, transport benchv1alpha1.SyslogTransport) benchv1alpha1.Destination {
 			return benchv1alpha1.Destination{Name: name, Type: benchv1alpha1.DestinationSyslog,
