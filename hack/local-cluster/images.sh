@@ -192,8 +192,9 @@ build_postgres() {
 }
 
 # Fluent Bit's image holds the binary where the official image does, on a Debian
-# bookworm rootfs with the libraries it links (the build's README lists them). It runs
-# as PostgreSQL's uid 26, which the instance pod sets anyway, to read its 0600 log files.
+# bookworm rootfs with the libraries it links (the build's README lists them). Its user is
+# PostgreSQL's uid 26; instance pods run it as a user of its own in PostgreSQL's group
+# (shipping.SidecarSecurityContext), which reads the 0640 log files.
 build_fluentbit() {
   local archive=${IMAGE_CACHE}/fluent-bit_${FLUENT_BIT_VERSION}.tar
   [ -f "$archive" ] && return
@@ -242,8 +243,8 @@ build_loki() {
   rm -rf "$ROOTFS"
 }
 
-# The collector runs as PostgreSQL's uid 26 by default: it tails the log files PostgreSQL
-# creates, by default with log_file_mode 0600.
+# The collector's user is PostgreSQL's uid 26; instance pods run it as a user of its own in
+# PostgreSQL's group, which reads the log files logbench has PostgreSQL write 0640.
 build_otelcol() {
   local version
   version=$(pinned_binary otelcol)
