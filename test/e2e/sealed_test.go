@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
@@ -205,7 +206,7 @@ func expectSealedPod(ctx context.Context, pod corev1.Pod, added []corev1.Contain
 	}
 }
 
-// runTwins adds to pod, in one update, an ephemeral container from image for each of
+// runTwins adds to pod, in one patch, an ephemeral container from image for each of
 // containers, with its securityContext, running sealProbeScript; it waits for them to
 // end and returns their probes by the name of the container each stands for. Twins do
 // not mount the containers' volumes: the reads go through /proc, whatever the twin's
@@ -213,8 +214,7 @@ func expectSealedPod(ctx context.Context, pod corev1.Pod, added []corev1.Contain
 func runTwins(ctx context.Context, pod corev1.Pod, image string, containers []corev1.Container) map[string]sealProbe {
 	suffix := strings.ToLower(rand.Text()[:5])
 	twins := map[string]string{}
-	current := &corev1.Pod{}
-	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(&pod), current)).To(Succeed())
+	var ephemeral []corev1.EphemeralContainer
 	for _, container := range containers {
 		twin := corev1.EphemeralContainer{EphemeralContainerCommon: corev1.EphemeralContainerCommon{
 			Name:  fmt.Sprintf("seal-%s-%s", strings.TrimPrefix(container.Name, "logbench-"), suffix),
@@ -223,17 +223,25 @@ func runTwins(ctx context.Context, pod corev1.Pod, image string, containers []co
 			SecurityContext: container.SecurityContext.DeepCopy(),
 		}}
 		twins[twin.Name] = container.Name
-		current.Spec.EphemeralContainers = append(current.Spec.EphemeralContainers, twin)
+		ephemeral = append(ephemeral, twin)
 	}
-	_, err := clientset.CoreV1().Pods(pod.Namespace).UpdateEphemeralContainers(ctx, pod.Name, current, metav1.UpdateOptions{})
+	// A strategic merge patch adds them by name, as kubectl debug does, whatever the
+	// kubelet and CloudNativePG changed in the pod meanwhile.
+	patch := mustJSON(map[string]any{"spec": map[string]any{"ephemeralContainers": ephemeral}})
+	_, err := clientset.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch,
+		metav1.PatchOptions{}, "ephemeralcontainers")
 	Expect(err).NotTo(HaveOccurred(), "adding the twins to pod %s", pod.Name)
 
+	current := &corev1.Pod{}
 	Eventually(func(g Gomega) {
 		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(&pod), current)).To(Succeed())
 		ended := 0
 		for _, status := range current.Status.EphemeralContainerStatuses {
 			if _, ours := twins[status.Name]; ours && status.State.Terminated != nil {
-				g.Expect(status.State.Terminated.ExitCode).To(BeZero(), "twin %s: %s", status.Name, status.State.Terminated.Message)
+				if terminated := status.State.Terminated; terminated.ExitCode != 0 {
+					StopTrying(fmt.Sprintf("twin %s in pod %s ended with %d: %s %s", status.Name, pod.Name,
+						terminated.ExitCode, terminated.Reason, terminated.Message)).Now()
+				}
 				ended++
 			}
 		}
