@@ -130,7 +130,7 @@ func ParseResident(content []byte) (Resident, error) {
 	case 1 + len(residentFields):
 		return resident, nil
 	}
-	return Resident{}, errors.New("status: want VmRSS, RssAnon, RssFile and RssShmem (Linux 4.5 and later), or none of them")
+	return Resident{}, errors.New("status: want VmRSS, RssAnon, RssFile and RssShmem (Linux 4.5 and later), or none")
 }
 
 // parseKilobytes reads a count of kilobytes of /proc, in bytes.
