@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/allowlist"
 	"github.com/logbench/logbench/internal/status"
 )
 
@@ -57,6 +58,9 @@ type LoggingBenchmarkReconciler struct {
 	ImagePullSecrets []corev1.LocalObjectReference
 	// ClusterReadyTimeout bounds the wait for a destination's cluster.
 	ClusterReadyTimeout time.Duration
+	// Allowed are the images and placements a benchmark may name: those of the admission
+	// policy, checked again before anything is created, where the policy may be missing.
+	Allowed allowlist.Rules
 	// CloudNativePGUnavailable says why the API server serves no CloudNativePG Cluster
 	// (CheckCloudNativePG), empty when it serves one: without it, the reconciler watches
 	// no Clusters and only tells each benchmark why it cannot run.
@@ -141,6 +145,10 @@ func (r *LoggingBenchmarkReconciler) reconcileBenchmark(
 	}
 	if err := validateClusterNames(benchmark.Name, &benchmark.Spec); err != nil {
 		status.SetInvalid(benchmark, err)
+		return ctrl.Result{}, nil
+	}
+	if err := r.Allowed.Check(&benchmark.Spec); err != nil {
+		status.Fail(benchmark, v1alpha1.ReasonNotAllowed, errors.New(status.Truncate(err.Error())))
 		return ctrl.Result{}, nil
 	}
 	if benchmark.Status.StartTime == nil {

@@ -35,6 +35,14 @@ done
 # The suite's images are built here as logbench.local/...: the admission policy allows
 # them beside the chart's defaults (helm --set replaces the whole list).
 allowed_images="ghcr.io/cloudnative-pg/,cr.fluentbit.io/fluent/,otel/opentelemetry-collector-contrib:,ghcr.io/logbench/,logbench.local/"
+# Benchmarks may use config/samples/production.yaml's node pool, as docs/installation.md
+# allows it: the admission spec's positive control places a benchmark there (a dry run;
+# the suite's clusters have no such pool).
+placement=(
+  --set "placement.allowedTolerations[0].key=dedicated" --set "placement.allowedTolerations[0].operator=Equal"
+  --set "placement.allowedTolerations[0].value=databases" --set "placement.allowedTolerations[0].effect=NoSchedule"
+  --set "placement.allowedNodeSelectors[0]=node-pool=databases"
+)
 kubectl "${kubectl_flags[@]}" create namespace "$E2E_NAMESPACE" --dry-run=client -o yaml |
   kubectl "${kubectl_flags[@]}" apply -f - >/dev/null
 
@@ -45,7 +53,8 @@ kubectl "${kubectl_flags[@]}" apply --server-side --force-conflicts -f "${REPO_R
 "${REPO_ROOT}/bin/helm" upgrade --install logbench "${REPO_ROOT}/charts/logbench" "${helm_flags[@]}" \
   --namespace logbench-system --create-namespace \
   --set-string "image.repository=${image%:*}" --set-string "image.tag=${image##*:}" \
-  --set "watchNamespaces={${E2E_NAMESPACE}}" --set "allowedImages={${allowed_images}}" "${monitoring[@]}" \
+  --set "watchNamespaces={${E2E_NAMESPACE}}" --set "allowedImages={${allowed_images}}" "${placement[@]}" \
+  "${monitoring[@]}" \
   --wait --timeout 5m >/dev/null
 # The operator serves its metrics to authorized clients only: the suite's Prometheus
 # (hack/install-prometheus-stack.sh runs it as monitoring/prometheus) may read them.

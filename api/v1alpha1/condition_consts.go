@@ -40,6 +40,11 @@ const (
 	// RoleBinding, a shipper ConfigMap) exists and is not logbench's; logbench does not
 	// take it over.
 	ReasonForeignObject = "ForeignObject"
+
+	// ReasonNotAllowed: the benchmark names an image or a placement (toleration, node
+	// selector, affinity, storage class) the cluster administrator has not allowed; the
+	// operator refuses it before creating anything, as the admission policy would.
+	ReasonNotAllowed = "NotAllowed"
 )
 
 // PhaseReasons gives the reason of the Ready and Progressing conditions in each phase.

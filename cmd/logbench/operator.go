@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers"
+	"github.com/logbench/logbench/internal/allowlist"
 	"github.com/logbench/logbench/internal/version"
 )
 
@@ -39,6 +41,8 @@ func newOperatorCommand() *cobra.Command {
 		imagePullSecrets    []string
 		clusterReadyTimeout time.Duration
 		watchNamespaces     []string
+		allowed             allowlist.Rules
+		allowedTolerations  string
 		zapOptions          zap.Options
 	)
 	cmd := &cobra.Command{
@@ -49,6 +53,13 @@ func newOperatorCommand() *cobra.Command {
 			if agentImage == "" {
 				return errors.New("the agent image is unknown: set --agent-image or " + agentImageEnv +
 					" to the image of this operator")
+			}
+			var err error
+			if allowed.Tolerations, err = allowlist.ParseTolerations(allowedTolerations); err != nil {
+				return err
+			}
+			if err := allowed.Validate(); err != nil {
+				return fmt.Errorf("the allowlists: %w", err)
 			}
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOptions)))
 			build := version.Get()
@@ -85,6 +96,7 @@ func newOperatorCommand() *cobra.Command {
 				AgentImage:          agentImage,
 				ImagePullSecrets:    localObjectReferences(imagePullSecrets),
 				ClusterReadyTimeout: clusterReadyTimeout,
+				Allowed:             allowed,
 				// The reconciler only tells benchmarks why they cannot run while it is set.
 				CloudNativePGUnavailable: cloudNativePGUnavailable,
 			}
@@ -116,6 +128,18 @@ func newOperatorCommand() *cobra.Command {
 		"how long a destination's cluster may take to become ready before the destination fails")
 	flags.StringSliceVar(&watchNamespaces, "watch-namespaces", nil,
 		"namespaces whose benchmarks the operator reconciles, comma-separated; all when empty")
+	// The admission policy's allowlists, checked again before a benchmark creates anything,
+	// so that they hold where the policy is missing; unset, they allow no image but the
+	// defaults and no placement.
+	flags.StringSliceVar(&allowed.ImagePrefixes, "allowed-image-prefixes", nil,
+		"prefixes of the images a benchmark may name, comma-separated, each ending in /, : or @")
+	flags.StringVar(&allowedTolerations, "allowed-tolerations", "",
+		`tolerations a benchmark may give its pods, a JSON list of {"key", "operator", "value", "effect"}; `+
+			"a field left out allows any")
+	flags.StringSliceVar(&allowed.NodeLabels, "allowed-node-selectors", nil,
+		"node labels key=value a benchmark may select nodes by, comma-separated")
+	flags.StringSliceVar(&allowed.StorageClasses, "allowed-storage-classes", nil,
+		"storage classes a benchmark may name, comma-separated; any when empty")
 	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	zapOptions.BindFlags(zapFlags)
 	flags.AddGoFlagSet(zapFlags)

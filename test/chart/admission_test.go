@@ -2,10 +2,13 @@ package chart_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,11 +27,13 @@ const (
 	unreadableSecret = "payments-db"
 )
 
-// TestAdmissionWithTheRequestersRights installs the chart and creates benchmarks as a
-// user holding only the editor role: the admission policy refuses a Secret the user may
-// not read and an image outside allowedImages, saying why, and accepts a benchmark
-// naming only what the user may use. envtest's API server authorizes with RBAC, so the
-// policy's authorizer answers as a real cluster's would.
+// TestAdmissionWithTheRequestersRights installs the chart, allowing
+// config/samples/production.yaml's node pool, and creates benchmarks as a user holding
+// only the editor role: the admission policy refuses a Secret the user may not read, an
+// image outside allowedImages and a placement outside placement, saying why, and accepts
+// a benchmark naming only what the user may use, the production sample included.
+// envtest's API server authorizes with RBAC, so the policy's authorizer answers as a
+// real cluster's would.
 func TestAdmissionWithTheRequestersRights(t *testing.T) {
 	helmBinary(t) // skips the test before the API server starts
 	admin, kubeconfig := startAPIServer(t)
@@ -36,8 +41,8 @@ func TestAdmissionWithTheRequestersRights(t *testing.T) {
 	for _, namespace := range []string{releaseNamespace, teamNamespace} {
 		createNamespace(ctx, t, admin, namespace)
 	}
-	if _, err := runHelm(t, "install", releaseName, chartDir(t), "--kubeconfig", kubeconfig,
-		"--namespace", releaseNamespace); err != nil {
+	install := []string{"install", releaseName, chartDir(t), "--kubeconfig", kubeconfig, "--namespace", releaseNamespace}
+	if _, err := runHelm(t, append(install, setArgs(productionPool)...)...); err != nil {
 		t.Fatal(err)
 	}
 	grantEditor(ctx, t, admin)
@@ -62,6 +67,54 @@ func TestAdmissionWithTheRequestersRights(t *testing.T) {
 			name: "a shipper image outside allowedImages",
 			spec: `{destinations: [{name: fb, type: FluentBitSidecar, shipper: {image: "cr.fluentbit.io.example/fluent-bit:5"}}]}`,
 			want: []string{"cr.fluentbit.io.example/fluent-bit:5", "are not allowed"},
+		},
+		{
+			name: "an image whose repository's name starts with an allowed prefix's",
+			spec: `{destinations: [{name: otel, type: Loki, loki: {url: "http://loki:3100"}, ` +
+				`shipper: {kind: OpenTelemetryCollector, image: "otel/opentelemetry-collector-contrib-fork:1"}}]}`,
+			want: []string{"otel/opentelemetry-collector-contrib-fork:1", "are not allowed"},
+		},
+		{
+			name: "a toleration of the control plane's taint",
+			spec: csvWithPostgres(`{tolerations: [{key: node-role.kubernetes.io/control-plane, operator: Exists, ` +
+				`effect: NoSchedule}]}`),
+			want: []string{`{key: node-role.kubernetes.io/control-plane, operator: Exists, value: "", effect: NoSchedule}`,
+				"placement.allowedTolerations"},
+		},
+		{
+			name: "the allowed taint tolerated with every effect",
+			spec: csvWithPostgres(`{tolerations: [{key: dedicated, operator: Equal, value: databases}]}`),
+			want: []string{`{key: dedicated, operator: Equal, value: databases, effect: ""}`},
+		},
+		{
+			name: "a node selector of the control plane",
+			spec: csvWithPostgres(`{nodeSelector: {node-role.kubernetes.io/control-plane: ""}}`),
+			want: []string{"node-role.kubernetes.io/control-plane=", "one of node-pool=databases",
+				"placement.allowedNodeSelectors"},
+		},
+		{
+			name: "node affinity beyond the allowed labels",
+			spec: csvWithPostgres(`{affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: ` +
+				`{nodeSelectorTerms: [{matchExpressions: [{key: node-pool, operator: NotIn, values: [web]}]}]}}}}`),
+			want: []string{"nodeAffinity may select nodes only with the operator In"},
+		},
+		{
+			name: "preferred node affinity by the node's name",
+			spec: csvWithPostgres(`{affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: ` +
+				`[{weight: 1, preference: {matchFields: [{key: metadata.name, operator: In, values: [master-1]}]}}]}}}`),
+			want: []string{"nodeAffinity may select nodes only"},
+		},
+		{
+			name: "pod affinity to another namespace's pods",
+			spec: csvWithPostgres(`{affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: ` +
+				`[{topologyKey: kubernetes.io/hostname, namespaceSelector: {}, ` +
+				`labelSelector: {matchLabels: {component: etcd}}}]}}}`),
+			want: []string{"podAffinity may not name namespaces"},
+		},
+		{
+			name: "a storage class outside the list",
+			spec: csvWithPostgres(`{storage: {storageClass: standard}}`),
+			want: []string{`the storage class "standard" is not allowed`, "placement.allowedStorageClasses"},
 		},
 	}
 	for _, refusal := range refusals {
@@ -92,6 +145,71 @@ func TestAdmissionWithTheRequestersRights(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+
+	t.Run("accepts placements within the allowed node pool", func(t *testing.T) {
+		spec := csvWithPostgres(`{nodeSelector: {node-pool: databases}, ` +
+			`tolerations: [{key: dedicated, operator: Equal, value: databases, effect: NoSchedule, tolerationSeconds: 60}], ` +
+			`storage: {storageClass: fast-ssd}, affinity: {` +
+			`nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: ` +
+			`[{matchExpressions: [{key: node-pool, operator: In, values: [databases]}]}]}}, ` +
+			`podAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 1, podAffinityTerm: ` +
+			`{topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: cache}}}}]}, ` +
+			`podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: kubernetes.io/hostname, ` +
+			`namespaceSelector: {}, labelSelector: {matchLabels: {app: noisy}}}]}}}`)
+		if err := editor.Create(ctx, benchmark(t, spec), client.DryRunAll); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("accepts config/samples/production.yaml once its node pool is allowed", func(t *testing.T) {
+		content, err := os.ReadFile(filepath.Join(repoRoot(t), "config", "samples", "production.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sample := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(content, &sample.Object); err != nil {
+			t.Fatal(err)
+		}
+		sample.SetNamespace(teamNamespace)
+		if err := editor.Create(ctx, sample, client.DryRunAll); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("keeps its allowlists out of the operator's reach", func(t *testing.T) {
+		name := releaseName + "-requester-rights"
+		policy := &unstructured.Unstructured{}
+		policy.SetAPIVersion("admissionregistration.k8s.io/v1")
+		policy.SetKind("ValidatingAdmissionPolicy")
+		binding := policy.DeepCopy()
+		binding.SetKind("ValidatingAdmissionPolicyBinding")
+		for _, object := range []*unstructured.Unstructured{policy, binding} {
+			if err := admin.Get(ctx, client.ObjectKey{Name: name}, object); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A parameter would be an object of the operator's namespace, such as a ConfigMap,
+		// which the operator may update.
+		if paramKind, found, _ := unstructured.NestedMap(policy.Object, "spec", "paramKind"); found {
+			t.Errorf("the policy reads its allowlists from a %v", paramKind)
+		}
+		if paramRef, found, _ := unstructured.NestedMap(binding.Object, "spec", "paramRef"); found {
+			t.Errorf("the binding gives the policy the parameter %v", paramRef)
+		}
+		for _, resource := range []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings"} {
+			for _, verb := range []string{"update", "patch", "delete"} {
+				if operatorMay(ctx, t, admin, authorizationv1.ResourceAttributes{Verb: verb,
+					Group: "admissionregistration.k8s.io", Resource: resource, Name: name}) {
+					t.Errorf("the operator may %s %s %s", verb, resource, name)
+				}
+			}
+		}
+	})
+}
+
+// csvWithPostgres is a spec with one CSVLog destination and the postgres section given.
+func csvWithPostgres(postgres string) string {
+	return `{postgres: ` + postgres + `, destinations: [{name: csv, type: CSVLog}]}`
 }
 
 // lokiDestination is a spec shipping to Loki with the bearer token of Secret secret.

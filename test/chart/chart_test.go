@@ -28,7 +28,8 @@ const (
 )
 
 // valueSets are the configurations the tests render: the defaults, the monitoring
-// integrations on, and the scheduling and naming knobs turned.
+// integrations on, the scheduling and naming knobs turned, and benchmarks allowed
+// config/samples/production.yaml's node pool.
 var valueSets = []struct {
 	name string
 	set  []string
@@ -59,6 +60,18 @@ var valueSets = []struct {
 		"userRoles.aggregateToDefaultRoles=true",
 	}},
 	{name: "namespaced", set: []string{"watchNamespaces={" + strings.Join(watchedNamespaces, ",") + "}"}},
+	{name: "production pool", set: productionPool},
+}
+
+// productionPool allows benchmarks config/samples/production.yaml's node pool and storage
+// class, as docs/installation.md shows.
+var productionPool = []string{
+	"placement.allowedTolerations[0].key=dedicated",
+	"placement.allowedTolerations[0].operator=Equal",
+	"placement.allowedTolerations[0].value=databases",
+	"placement.allowedTolerations[0].effect=NoSchedule",
+	"placement.allowedNodeSelectors[0]=node-pool=databases",
+	"placement.allowedStorageClasses[0]=fast-ssd",
 }
 
 // valueSet returns the --set values of the value set called name.
@@ -111,6 +124,23 @@ func TestRejectedValues(t *testing.T) {
 			want: "leaderElection.enabled",
 		},
 		{name: "no service account", set: []string{"serviceAccount.create=false"}, want: "serviceAccount.name"},
+		// A prefix must end where a registry, repository or tag does, or ghcr.io/org would
+		// allow ghcr.io/org-evil/.
+		{name: "image prefix ending in a name", set: []string{"allowedImages={ghcr.io/cloudnative-pg}"},
+			want: "allowedImages"},
+		{name: "image prefix with a space", set: []string{"allowedImages={ghcr.io/ x/}"}, want: "allowedImages"},
+		{name: "toleration without key", set: []string{"placement.allowedTolerations[0].operator=Exists"},
+			want: "key"},
+		{name: "toleration effect", set: []string{"placement.allowedTolerations[0].key=dedicated",
+			"placement.allowedTolerations[0].effect=Always"}, want: "effect"},
+		{name: "node selector without value", set: []string{"placement.allowedNodeSelectors={node-pool}"},
+			want: "allowedNodeSelectors"},
+		{name: "unknown placement key", set: []string{"placement.allowedNodes={a}"}, want: "allowedNodes"},
+		{name: "no CloudNativePG namespace", set: []string{"networkPolicy.cloudNativePG.namespace="},
+			want: "namespace"},
+		{name: "scraper namespace name", set: []string{"networkPolicy.metricsScraper.namespace=Monitoring"},
+			want: "namespace"},
+		{name: "scraper label", set: []string{"networkPolicy.metricsScraper.podLabels.app=a b"}, want: "podLabels"},
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {

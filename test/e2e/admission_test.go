@@ -18,8 +18,10 @@ import (
 
 // The admission policy the chart installs decides with the rights of whoever creates a
 // benchmark: a ServiceAccount bound only to the chart's editor ClusterRole may not name
-// a Secret it cannot read, nor an image outside allowedImages. Every create is a dry
-// run: admission answers it as it would a real one, and no benchmark runs.
+// a Secret it cannot read, an image outside allowedImages, nor a toleration or node
+// selector outside placement (hack/install-logbench.sh allows
+// config/samples/production.yaml's node pool). Every create is a dry run: admission
+// answers it as it would a real one, and no benchmark runs.
 var _ = Describe("admission with the requester's rights", func() {
 	const (
 		editorAccount    = "benchmark-editor"
@@ -98,6 +100,29 @@ var _ = Describe("admission with the requester's rights", func() {
 		benchmark.Spec.Destinations = []benchv1alpha1.Destination{{Name: "fb", Type: benchv1alpha1.DestinationFluentBitSidecar,
 			Shipper: &benchv1alpha1.ShipperSpec{Kind: benchv1alpha1.ShipperFluentBit, Image: "registry.example/fluent-bit:5"}}}
 		Expect(createAsEditor(ctx, benchmark)).To(MatchError(ContainSubstring("registry.example/fluent-bit:5")))
+	})
+
+	It("refuses a toleration or a node selector the administrator has not allowed, saying which", func(ctx SpecContext) {
+		benchmark := newBenchmark("admission-toleration")
+		benchmark.Spec.Postgres.Tolerations = []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane",
+			Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+		Expect(createAsEditor(ctx, benchmark)).To(MatchError(And(
+			ContainSubstring("node-role.kubernetes.io/control-plane"),
+			ContainSubstring("placement.allowedTolerations"))))
+
+		benchmark = newBenchmark("admission-node-selector")
+		benchmark.Spec.Postgres.NodeSelector = map[string]string{"node-role.kubernetes.io/control-plane": ""}
+		Expect(createAsEditor(ctx, benchmark)).To(MatchError(And(
+			ContainSubstring("node-role.kubernetes.io/control-plane="),
+			ContainSubstring("placement.allowedNodeSelectors"))))
+	})
+
+	It("accepts a placement within the allowed node pool", func(ctx SpecContext) {
+		benchmark := newBenchmark("admission-node-pool")
+		benchmark.Spec.Postgres.NodeSelector = map[string]string{"node-pool": "databases"}
+		benchmark.Spec.Postgres.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual,
+			Value: "databases", Effect: corev1.TaintEffectNoSchedule}}
+		Expect(createAsEditor(ctx, benchmark)).To(Succeed())
 	})
 
 	It("accepts a benchmark naming only what the user may use", func(ctx SpecContext) {

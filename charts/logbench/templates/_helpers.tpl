@@ -61,3 +61,25 @@ cert-manager's chart does), repository:tag otherwise, the tag defaulting to appV
 {{- end -}}
 {{- join "," $names -}}
 {{- end -}}
+
+{{/*
+logbench.allowlists are what the admission policy and the operator both enforce (each
+checks them: internal/allowlist), as a JSON object keyed by the names of the policy's
+variables. An image prefix must end in /, : or @, so that it cannot match another
+repository, registry or tag: values.schema.json says so, and this fails the template
+also where the schema is skipped.
+*/}}
+{{- define "logbench.allowlists" -}}
+{{- range .Values.allowedImages -}}
+{{- if not (regexMatch "^[A-Za-z0-9][A-Za-z0-9._/:@-]*[/:@]$" .) -}}
+{{- fail (printf "allowedImages: %q must end in /, : or @ and hold only the characters of an image reference" .) -}}
+{{- end -}}
+{{- end -}}
+{{- $placement := .Values.placement | default dict -}}
+{{- dict
+  "allowedImagePrefixes" (.Values.allowedImages | default list)
+  "allowedTolerations" ($placement.allowedTolerations | default list)
+  "allowedNodeSelectors" ($placement.allowedNodeSelectors | default list)
+  "allowedStorageClasses" ($placement.allowedStorageClasses | default list)
+  | toJson -}}
+{{- end -}}
