@@ -523,7 +523,9 @@ zizmor: | $(LOCALBIN) ## Install zizmor into bin/ unless it is there.
 	ln -sf "$$(basename "$$venv")/bin/zizmor" "$(ZIZMOR)-$(ZIZMOR_VERSION)"'; \
 	ln -sf $$(basename $(ZIZMOR)-$(ZIZMOR_VERSION)) $(ZIZMOR)
 
+# syft names itself, with its version, as the SBOMs' creator: its release sets main.version.
 .PHONY: syft
+syft: GOFLAGS += -ldflags=-X=main.version=$(SYFT_VERSION)
 syft: | $(LOCALBIN) ## Install syft into bin/ unless it is there.
 	$(call go-install-tool,$(SYFT),github.com/anchore/syft/cmd/syft,$(SYFT_VERSION))
 
