@@ -147,6 +147,12 @@ func (r *LoggingBenchmarkReconciler) reconcileBenchmark(
 		status.SetInvalid(benchmark, err)
 		return ctrl.Result{}, nil
 	}
+	// The CRD admits these settings for logbench run --local, which loads the counter
+	// they need; the clusters' images do not have it yet.
+	if err := benchmark.Spec.ValidateForClusters(); err != nil {
+		status.SetInvalid(benchmark, err)
+		return ctrl.Result{}, nil
+	}
 	if err := r.Allowed.Check(&benchmark.Spec); err != nil {
 		status.Fail(benchmark, v1alpha1.ReasonNotAllowed, errors.New(status.Truncate(err.Error())))
 		return ctrl.Result{}, nil

@@ -123,6 +123,7 @@ func (s *LoggingBenchmarkSpec) ServerParameters(d Destination) map[string]string
 		parameters["pgaudit.log_parameter"] = onOff(audit.LogParameter)
 		parameters["pgaudit.log_relation"] = onOff(audit.LogRelation)
 	}
+	maps.Copy(parameters, logging.SourceCountedParameters())
 	return parameters
 }
 
@@ -150,6 +151,7 @@ func (l LoggingSpec) For(d Destination) LoggingSpec {
 		l.Pgaudit = o.Pgaudit
 	}
 	override(&l.LinePrefix, o.LinePrefix)
+	l.overrideSourceCounted(o)
 	return l
 }
 
@@ -189,6 +191,7 @@ func (s *LoggingBenchmarkSpec) LoggingSettings(d Destination) string {
 		}
 		settings = append(settings, pgaudit)
 	}
+	settings = append(settings, l.sourceCountedSettings()...)
 	if d.Logging != nil && d.Logging.LinePrefix != nil && d.Type != DestinationNone {
 		settings = append(settings, "linePrefix="+strconv.Quote(l.LinePrefix))
 	}

@@ -84,8 +84,9 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.parameters.all(k, !(k.lowerAscii() in ['log_destination', 'logging_collector', 'log_directory', 'log_filename', 'log_truncate_on_rotation', 'log_file_mode', 'event_source']) && !k.lowerAscii().startsWith('log_rotation_') && !k.lowerAscii().startsWith('syslog_'))",message="logging destination parameters (log_destination, logging_collector, log_directory, log_filename, log_rotation_*, log_truncate_on_rotation, log_file_mode, syslog_*) are set by logbench per destination: use spec.destinations"
 // +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.parameters.all(k, !(k.lowerAscii() in ['log_statement', 'log_min_duration_statement', 'log_duration', 'log_line_prefix', 'track_io_timing', 'application_name', 'log_connections', 'log_disconnections']))",message="statement logging parameters (log_statement, log_min_duration_statement, log_duration, log_line_prefix, track_io_timing, application_name, log_connections, log_disconnections) are set by logbench: use spec.logging"
 // Parameters that add records to a run's sessions (or remove them) would make the
-// expected count wrong: they are refused unless logbench models them.
-// +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.parameters.all(k, !(k.lowerAscii() in ['log_statement_stats', 'log_parser_stats', 'log_planner_stats', 'log_executor_stats', 'log_transaction_sample_rate', 'log_statement_sample_rate', 'log_min_duration_sample', 'log_lock_waits', 'log_lock_failures', 'log_temp_files', 'log_min_error_statement', 'log_btree_build_stats']) && !k.lowerAscii().startsWith('debug_print_') && !k.lowerAscii().startsWith('trace_') && !k.lowerAscii().startsWith('auto_explain.') && !k.lowerAscii().startsWith('pgaudit.'))",message="parameters that add log records to the benchmark's sessions (log_*_stats, log_transaction_sample_rate, log_statement_sample_rate, log_min_duration_sample, log_lock_waits, log_lock_failures, log_temp_files, log_min_error_statement, debug_print_*, trace_*, auto_explain.*, pgaudit.*) would make the expected record count wrong: logbench refuses them; what it can predict is in spec.logging"
+// expected count wrong: they are refused here; spec.logging sets those logbench models
+// or counts at the source.
+// +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.parameters.all(k, !(k.lowerAscii() in ['log_statement_stats', 'log_parser_stats', 'log_planner_stats', 'log_executor_stats', 'log_transaction_sample_rate', 'log_statement_sample_rate', 'log_min_duration_sample', 'log_lock_waits', 'log_lock_failures', 'log_temp_files', 'log_min_error_statement', 'log_btree_build_stats']) && !k.lowerAscii().startsWith('debug_print_') && !k.lowerAscii().startsWith('trace_') && !k.lowerAscii().startsWith('auto_explain.') && !k.lowerAscii().startsWith('pgaudit.'))",message="parameters that add log records to the benchmark's sessions (log_*_stats, log_transaction_sample_rate, log_statement_sample_rate, log_min_duration_sample, log_lock_waits, log_lock_failures, log_temp_files, log_min_error_statement, debug_print_*, trace_*, auto_explain.*, pgaudit.*) would make the expected record count wrong: logbench refuses them; what it can predict is in spec.logging, and spec.logging's minDurationSample, statementSampleRate, transactionSampleRate, autoExplain, lockWaits and tempFiles set the others where the server counts their records itself (logbench_counter)"
 // +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.parameters.all(k, k.lowerAscii() != 'log_min_messages' || self.parameters[k] in ['warning', 'error', 'log', 'WARNING', 'ERROR', 'LOG'])",message="log_min_messages may be warning, error or log: lower levels add records to the benchmark's sessions and fatal or panic drop the statement records, so logbench could not predict them; what it can predict is in spec.logging"
 // +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.parameters.all(k, k.lowerAscii() != 'lc_messages' || self.parameters[k] in ['C', 'POSIX', 'en'] || self.parameters[k].startsWith('C.') || self.parameters[k].startsWith('en_') || self.parameters[k].startsWith('en.'))",message="lc_messages must be C, POSIX or an English locale: logbench's stderr counter reads PostgreSQL's untranslated labels (DETAIL, STATEMENT, ...); see spec.logging"
 type PostgresSpec struct {
@@ -173,7 +174,8 @@ type LoggingSpec struct {
 	Statement StatementLogging `json:"statement,omitempty"`
 
 	// MinDurationStatement is log_min_duration_statement in milliseconds; -1 turns it off.
-	// Values above 0 make the expected record count an estimate.
+	// Values above 0 make the expected record count an estimate, unless the server counts
+	// the records itself (logbench_counter).
 	// +kubebuilder:default=-1
 	// +kubebuilder:validation:Minimum=-1
 	MinDurationStatement *int32 `json:"minDurationStatement,omitempty"`
@@ -209,7 +211,96 @@ type LoggingSpec struct {
 	// +kubebuilder:validation:MaxLength=256
 	// +kubebuilder:validation:XValidation:rule="self.contains('%a')",message="linePrefix must contain %a: logbench recognises the records of a run by their application name"
 	LinePrefix string `json:"linePrefix,omitempty"`
+
+	// The settings below log records no model can predict (a random sample, the plans of
+	// slow statements, lock waits, temporary files): only the server's own count knows
+	// how many, so each needs the logbench_counter extension loaded in the server, which
+	// counts every record at the source. logbench run --local loads it; in a cluster the
+	// operator refuses them until logbench's PostgreSQL images ship it.
+
+	// MinDurationSample is log_min_duration_sample in milliseconds: statements at least
+	// this slow are logged, with their duration, at statementSampleRate; -1 turns it off.
+	// Needs logbench_counter.
+	// +optional
+	// +kubebuilder:validation:Minimum=-1
+	MinDurationSample *int32 `json:"minDurationSample,omitempty"`
+
+	// StatementSampleRate is log_statement_sample_rate: the share, 0 to 1, of the
+	// statements past minDurationSample that are logged (without minDurationSample it
+	// samples nothing). Needs logbench_counter.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1
+	StatementSampleRate *float64 `json:"statementSampleRate,omitempty"`
+
+	// TransactionSampleRate is log_transaction_sample_rate: the share, 0 to 1, of
+	// transactions whose every statement is logged with its duration. Needs
+	// logbench_counter.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1
+	TransactionSampleRate *float64 `json:"transactionSampleRate,omitempty"`
+
+	// AutoExplain loads auto_explain, which logs the plan of every statement at least
+	// autoExplain.minDuration slow, a record of its own. Needs logbench_counter.
+	// +optional
+	AutoExplain *AutoExplainSpec `json:"autoExplain,omitempty"`
+
+	// LockWaits is log_lock_waits: a record when a session has waited deadlock_timeout
+	// (spec.postgres.parameters) for a lock, and another when it gets the lock. Needs
+	// logbench_counter.
+	// +optional
+	LockWaits bool `json:"lockWaits,omitempty"`
+
+	// TempFiles is log_temp_files in kilobytes: a record for each temporary file at least
+	// this large, when it is deleted; 0 logs every one, -1 turns it off. Needs
+	// logbench_counter.
+	// +optional
+	// +kubebuilder:validation:Minimum=-1
+	TempFiles *int32 `json:"tempFiles,omitempty"`
 }
+
+// AutoExplainSpec is auto_explain's logging of plans: one record per statement at least
+// minDuration slow, besides what the other settings log.
+type AutoExplainSpec struct {
+	// MinDuration is auto_explain.log_min_duration in milliseconds; 0 logs the plan of
+	// every statement.
+	// +kubebuilder:validation:Minimum=0
+	MinDuration int32 `json:"minDuration"`
+
+	// Analyze is auto_explain.log_analyze: the plans hold EXPLAIN ANALYZE's measured rows
+	// and times; the server then instruments every statement, a cost of its own.
+	// +optional
+	Analyze bool `json:"analyze,omitempty"`
+
+	// Buffers is auto_explain.log_buffers: buffer usage, with analyze.
+	// +optional
+	Buffers bool `json:"buffers,omitempty"`
+
+	// Verbose is auto_explain.log_verbose: EXPLAIN VERBOSE's output columns and names.
+	// +optional
+	Verbose bool `json:"verbose,omitempty"`
+
+	// NestedStatements is auto_explain.log_nested_statements: the statements run inside
+	// functions are explained too.
+	// +optional
+	NestedStatements bool `json:"nestedStatements,omitempty"`
+
+	// Format is auto_explain.log_format.
+	// +kubebuilder:default=text
+	Format AutoExplainFormat `json:"format,omitempty"`
+
+	// SampleRate is auto_explain.sample_rate: the share, 0 to 1, of each session's
+	// statements that are explained; unset explains all of them.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1
+	SampleRate *float64 `json:"sampleRate,omitempty"`
+}
+
+// AutoExplainFormat is the format of auto_explain's plans.
+// +kubebuilder:validation:Enum=text;xml;json;yaml
+type AutoExplainFormat string
 
 // PgauditSpec is pgaudit's session audit logging: one AUDIT record per audited statement,
 // besides what log_statement logs.
@@ -433,6 +524,31 @@ type LoggingOverride struct {
 	// +kubebuilder:validation:MaxLength=256
 	// +kubebuilder:validation:XValidation:rule="self.contains('%a')",message="linePrefix must contain %a: logbench recognises the records of a run by their application name"
 	LinePrefix *string `json:"linePrefix,omitempty"`
+	// MinDurationSample overrides spec.logging.minDurationSample.
+	// +optional
+	// +kubebuilder:validation:Minimum=-1
+	MinDurationSample *int32 `json:"minDurationSample,omitempty"`
+	// StatementSampleRate overrides spec.logging.statementSampleRate.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1
+	StatementSampleRate *float64 `json:"statementSampleRate,omitempty"`
+	// TransactionSampleRate overrides spec.logging.transactionSampleRate.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1
+	TransactionSampleRate *float64 `json:"transactionSampleRate,omitempty"`
+	// AutoExplain overrides spec.logging.autoExplain; like pgaudit, it cannot turn off
+	// the autoExplain of spec.logging.
+	// +optional
+	AutoExplain *AutoExplainSpec `json:"autoExplain,omitempty"`
+	// LockWaits overrides spec.logging.lockWaits.
+	// +optional
+	LockWaits *bool `json:"lockWaits,omitempty"`
+	// TempFiles overrides spec.logging.tempFiles.
+	// +optional
+	// +kubebuilder:validation:Minimum=-1
+	TempFiles *int32 `json:"tempFiles,omitempty"`
 }
 
 // ContainerLogCounting says whether a Stdout destination counted in its node agent's
@@ -1028,6 +1144,11 @@ type Records struct {
 	// (log_min_duration_statement above 0, failed transactions).
 	// +optional
 	ExpectedIsEstimate bool `json:"expectedIsEstimate,omitempty"`
+	// ExpectedSource says where expected comes from: counted at the source, by the
+	// server itself, or predicted from pgbench's counts and the settings. Absent in
+	// results written before logbench counted at the source: predicted.
+	// +optional
+	ExpectedSource ExpectedSource `json:"expectedSource,omitempty"`
 	// AccountingError is set when more records arrived than the server can have emitted:
 	// the counts cannot both be right, and the row says so instead of clamping.
 	// +optional
@@ -1040,6 +1161,19 @@ type Records struct {
 	// +optional
 	Stages *RecordStages `json:"stages,omitempty"`
 }
+
+// ExpectedSource says where a run's expected records come from.
+// +kubebuilder:validation:Enum=Counted;Predicted
+type ExpectedSource string
+
+const (
+	// ExpectedCounted: counted at the source. The server counted the records it sent to
+	// its log for the run's sessions (the logbench_counter extension); where the model
+	// predicts them too, the two agree or the row has an accounting error.
+	ExpectedCounted ExpectedSource = "Counted"
+	// ExpectedPredicted: predicted from pgbench's counts and the logging settings.
+	ExpectedPredicted ExpectedSource = "Predicted"
+)
 
 // SamplerVerdict says how a row's records compare with CloudNativePG's log sampler.
 // +kubebuilder:validation:Enum=NoLoss;MatchesSampler;ExceedsSampler;NotSampled;Unknown

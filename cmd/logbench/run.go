@@ -38,6 +38,9 @@ type runOptions struct {
 	savePath string
 	pgBin    string
 	tcp      bool
+	// counterLibrary names the logbench_counter library; noCounter runs without one.
+	counterLibrary string
+	noCounter      bool
 }
 
 func newRunCommand() *cobra.Command {
@@ -51,6 +54,11 @@ PostgreSQL server (initdb in a temporary directory, a free loopback port), initi
 pgbench once, runs every client count and repeat, counts the records delivered to the
 destination and prints the results. Servers and temporary files are removed at the end,
 also on Ctrl-C, and the runs measured so far are printed.
+
+With the logbench_counter extension (--counter-library, or installed in the
+PostgreSQL installation), every server counts the records it logs at the source: each
+run's expected records are that count, and logging whose records no model predicts
+(sampling, auto_explain, lock waits, temporary files) can be measured.
 
 In a Kubernetes cluster, apply the same file with kubectl instead.`,
 		Args: cobra.NoArgs,
@@ -73,6 +81,11 @@ In a Kubernetes cluster, apply the same file with kubectl instead.`,
 	)
 	flags.BoolVar(&opts.tcp, "tcp", false, "connect pgbench over TCP on the loopback, as a remote client would, "+
 		"instead of the servers' Unix sockets, which cost it less")
+	flags.StringVar(&opts.counterLibrary, "counter-library", "", "the logbench_counter library (logbench_counter.so, "+
+		"built by make logbench-counter into bin/logbench_counter/pg<major>) every server preloads to count the "+
+		"records it logs at the source; default: the installation's own, when installed in its library directory")
+	flags.BoolVar(&opts.noCounter, "no-counter", false, "run without logbench_counter: the expected records are "+
+		"predicted, and settings only a count at the source knows are refused")
 	_ = cmd.MarkFlagRequired("file")
 	return cmd
 }
@@ -94,6 +107,13 @@ func runLocal(ctx context.Context, opts runOptions, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	counterLibrary, err := findCounter(installation, opts)
+	if err != nil {
+		return err
+	}
+	if err := localrun.CheckCounter(&benchmark.Spec, counterLibrary); err != nil {
+		return err
+	}
 	spec := &benchmark.Spec
 	if ignored := localrun.IgnoredFields(spec); len(ignored) > 0 {
 		fmt.Fprintf(stderr, "notice: ignored locally (they only apply in a cluster): %s\n", strings.Join(ignored, ", "))
@@ -112,11 +132,12 @@ func runLocal(ctx context.Context, opts runOptions, stdout, stderr io.Writer) er
 	defer progress.stop()
 	started := metav1.Now()
 	outcome, runErr := localrun.Execute(ctx, spec, localrun.Options{
-		Installation: installation,
-		WorkDir:      opts.workDir,
-		Progress:     progress,
-		Seed:         seed,
-		TCP:          opts.tcp,
+		Installation:   installation,
+		WorkDir:        opts.workDir,
+		Progress:       progress,
+		Seed:           seed,
+		TCP:            opts.tcp,
+		CounterLibrary: counterLibrary,
 	})
 	progress.stop()
 
@@ -164,6 +185,21 @@ func findInstallation(pgBin string) (localpg.Installation, error) {
 		return localpg.Installation{}, fmt.Errorf("--pg-bin: %w", err)
 	}
 	return installation, nil
+}
+
+// findCounter returns the logbench_counter library the servers preload, "" for none.
+func findCounter(installation localpg.Installation, opts runOptions) (string, error) {
+	switch {
+	case opts.noCounter && opts.counterLibrary != "":
+		return "", errors.New("--no-counter and --counter-library contradict each other: give one")
+	case opts.noCounter:
+		return "", nil
+	}
+	library, err := localrun.FindCounter(installation, opts.counterLibrary)
+	if err != nil {
+		return "", fmt.Errorf("--counter-library: %w", err)
+	}
+	return library, nil
 }
 
 // save writes the benchmark as the operator would leave it, status included, so that

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/logbench/logbench/api/v1alpha1"
@@ -92,7 +93,16 @@ type Execution struct {
 	// Meter measures the server during pgbench and the shipper until the drain ends; nil
 	// measures nothing.
 	Meter Meter
+	// Source counts the run's records inside the server; nil when the server does not
+	// have the counter, and the expected records are the model's prediction.
+	Source Source
 }
+
+// ErrNeedsSource: the logging settings log records no model predicts, and the server
+// has no counter to count them at the source.
+var ErrNeedsSource = errors.New("these logging settings log records no model predicts, so the run's expected " +
+	"records must be counted at the source, by the " + v1alpha1.CounterExtension + " extension, which the server " +
+	"does not have")
 
 // Run executes pgbench and waits for the destination to drain. A returned error means
 // no measurement was made; a measurement whose accounting is inconsistent is returned
@@ -103,6 +113,18 @@ func Run(
 	runPgbench PgbenchRunner,
 	dest Destination,
 ) (v1alpha1.RepeatResult, error) {
+	settings := records.SettingsFor(exec.Destination, exec.Logging)
+	if len(settings.Unpredicted) > 0 && exec.Source == nil {
+		return v1alpha1.RepeatResult{}, fmt.Errorf("%s: %w", strings.Join(settings.Unpredicted, ", "), ErrNeedsSource)
+	}
+	var counter *sourceRun
+	if exec.Source != nil {
+		before, err := exec.Source.Count(ctx, exec.Tag)
+		if err != nil {
+			return v1alpha1.RepeatResult{}, err
+		}
+		counter = &sourceRun{source: exec.Source, tag: exec.Tag, before: before}
+	}
 	script, output, measurement, server, err := runMetered(ctx, exec, runPgbench)
 	if err != nil {
 		return v1alpha1.RepeatResult{}, err
@@ -117,40 +139,42 @@ func Run(
 		return v1alpha1.RepeatResult{}, fmt.Errorf("reading pgbench output: %w\n%s", err, tail(output))
 	}
 
-	expectation := records.Expected(records.Execution{
+	predicted := records.Expected(records.Execution{
 		Script:       script,
 		QueryMode:    exec.Workload.QueryMode,
 		Clients:      int(exec.Clients),
 		Transactions: measured.Transactions,
 		Failed:       measured.Failed,
 		Statements:   measured.Statements,
-	}, records.SettingsFor(exec.Destination, exec.Logging))
+	}, settings)
+	expectation := predicted
+	wait := Wait{Ended: ended, Deadline: ended.Add(exec.DrainTimeout), Quiet: QuietPeriod(exec.Destination)}
+	if counter != nil {
+		if err := awaitSessionsEnd(ctx, counter.source, counter.tag, wait.Deadline, clock); err != nil {
+			return v1alpha1.RepeatResult{}, err
+		}
+		if expectation, err = counter.expectation(ctx, predicted); err != nil {
+			return v1alpha1.RepeatResult{}, err
+		}
+		wait.Expected = func(ctx context.Context) (records.Expectation, error) {
+			return counter.expectation(ctx, predicted)
+		}
+	}
 
-	drained, err := Drain(
-		ctx,
-		dest,
-		expectation,
-		Wait{Ended: ended, Deadline: ended.Add(exec.DrainTimeout), Quiet: QuietPeriod(exec.Destination)},
-		clock,
-	)
+	drained, err := Drain(ctx, dest, expectation, wait, clock)
 	if err != nil {
 		return v1alpha1.RepeatResult{}, fmt.Errorf("counting delivered records: %w", err)
 	}
+	expectation = drained.Expected
 	var shipper *v1alpha1.ProcessUsage
 	if measurement != nil {
 		if shipper, err = measurement.Shipper(); err != nil {
 			return v1alpha1.RepeatResult{}, fmt.Errorf("measuring the shipper: %w", err)
 		}
 	}
-	accounted := records.Reconcile(expectation, records.Count{Delivered: drained.Delivered})
-	if drained.Unanswered != nil {
-		// The destination may hold what logbench could not count: unverified, not dropped,
-		// and no further question to a destination that does not answer.
-		accounted = records.Reconcile(expectation, unansweredCount(expectation, drained))
-	} else if accounting, ok := dest.(Accounting); ok {
-		if accounted, err = accounting.Account(ctx, expectation, drained.Delivered); err != nil {
-			return v1alpha1.RepeatResult{}, fmt.Errorf("accounting the run's records: %w", err)
-		}
+	accounted, err := reconcile(ctx, dest, expectation, drained)
+	if err != nil {
+		return v1alpha1.RepeatResult{}, err
 	}
 	// The final recount, as late as the result allows: records that arrived after the
 	// drain ended are late, not lost. A destination that stopped answering since keeps
@@ -162,6 +186,22 @@ func Run(
 		recounted = drained.Delivered
 	case err != nil:
 		return v1alpha1.RepeatResult{}, fmt.Errorf("recounting delivered records: %w", err)
+	}
+	if counter != nil {
+		// Read after the recount: a record counted since is neither expected nor
+		// recounted, while every record recounted was counted before. A count that grew
+		// after the drain (a backend logging as it exits) is the run's too: the records
+		// are accounted for again against it, those recounted since arrived late.
+		final, err := counter.expectation(ctx, predicted)
+		if err != nil {
+			return v1alpha1.RepeatResult{}, err
+		}
+		if final.Records != expectation.Records {
+			expectation = final
+			if accounted, err = reconcile(ctx, dest, expectation, drained); err != nil {
+				return v1alpha1.RepeatResult{}, err
+			}
+		}
 	}
 	result := v1alpha1.RepeatResult{
 		Repeat:             exec.Repeat,
@@ -186,6 +226,48 @@ func Run(
 		result.DrainCurve = drained.Curve
 	}
 	return result, nil
+}
+
+// reconcile accounts for the run's records counted by the drain against the
+// expectation, or lets an Accounting destination do so.
+func reconcile(
+	ctx context.Context, dest Destination, expectation records.Expectation, drained Drained,
+) (v1alpha1.Records, error) {
+	if drained.Unanswered != nil {
+		// The destination may hold what logbench could not count: unverified, not dropped,
+		// and no further question to a destination that does not answer.
+		return records.Reconcile(expectation, unansweredCount(expectation, drained)), nil
+	}
+	if accounting, ok := dest.(Accounting); ok {
+		accounted, err := accounting.Account(ctx, expectation, drained.Delivered)
+		if err != nil {
+			return v1alpha1.Records{}, fmt.Errorf("accounting the run's records: %w", err)
+		}
+		return accounted, nil
+	}
+	return records.Reconcile(expectation, records.Count{Delivered: drained.Delivered}), nil
+}
+
+// sourceRun reads a run's records counted at the source.
+type sourceRun struct {
+	source Source
+	tag    string
+	// before is the reading taken before pgbench started.
+	before SourceCount
+}
+
+// expectation reads the source and returns the records it counted for the run since
+// before, checked against the model's prediction (records.Counted).
+func (r *sourceRun) expectation(ctx context.Context, predicted records.Expectation) (records.Expectation, error) {
+	now, err := r.source.Count(ctx, r.tag)
+	if err != nil {
+		return records.Expectation{}, err
+	}
+	counted, err := now.Minus(r.before)
+	if err != nil {
+		return records.Expectation{}, err
+	}
+	return records.Counted(counted, predicted), nil
 }
 
 // unansweredCount is what a drain whose destination stopped answering counted: its last
@@ -328,6 +410,11 @@ type Wait struct {
 	Deadline time.Time
 	// Quiet is how long the count must stay unchanged.
 	Quiet time.Duration
+	// Expected, when set, reads the expected records again each time the count reaches
+	// them: a count at the source, which grows while the run's backends still log as
+	// they exit. The drain is complete only when the count reaches a reading taken after
+	// it.
+	Expected func(ctx context.Context) (records.Expectation, error)
 }
 
 // Drained is what a drain saw.
@@ -346,6 +433,9 @@ type Drained struct {
 	// at the deadline: Delivered is then its last answer, 0 if none, and the records it
 	// may hold beyond that are unverified.
 	Unanswered error
+	// Expected is the expectation the drain ended with: the one it was given, or the
+	// last reading of Wait.Expected.
+	Expected records.Expectation
 }
 
 // curveMarks are the times after the end of pgbench that a drain curve reports beside
@@ -361,7 +451,7 @@ var curveMarks = []time.Duration{time.Second, 5 * time.Second, 30 * time.Second}
 // arrived unseen; one that still does not answer at the deadline ends the drain with
 // Unanswered set.
 func Drain(ctx context.Context, dest Destination, want records.Expectation, wait Wait, clock Clock) (Drained, error) {
-	var drained Drained
+	drained := Drained{Expected: want}
 	marks := curveMarks
 	answered := false
 	for first := true; ; first = false {
@@ -395,6 +485,14 @@ func Drain(ctx context.Context, dest Destination, want records.Expectation, wait
 		// records still on their way: complete, like quiet, waits for them. The pipeline
 		// is asked once, and only when the drain could end.
 		complete := !want.Estimate && count >= want.Records
+		if complete && wait.Expected != nil {
+			// Read after the count: records counted since it are not yet expected of it.
+			if want, err = wait.Expected(ctx); err != nil {
+				return drained, err
+			}
+			drained.Expected = want
+			complete = !want.Estimate && count >= want.Records
+		}
 		quiet := started.Sub(drained.LastArrival) >= wait.Quiet
 		held := (complete || quiet) && inFlight(ctx, dest)
 		switch {

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -38,6 +39,11 @@ type Options struct {
 	// TCP connects pgbench over TCP on the loopback, as a client on another machine
 	// would, rather than through the Unix socket, which dilutes every overhead less.
 	TCP bool
+	// CounterLibrary is the logbench_counter library every server preloads (its path,
+	// as shared_preload_libraries and CREATE FUNCTION take it: FindCounter), so that the
+	// expected records of every run are counted at the source; empty runs without it,
+	// the expected records predicted.
+	CounterLibrary string
 }
 
 // Progress is notified as runs start and end.
@@ -90,6 +96,9 @@ func (o Outcome) PlannedRuns(spec *v1alpha1.LoggingBenchmarkSpec, seed int64) []
 // destination whose server fails records the failure in its runs and the others go on.
 func Execute(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec, opts Options) (Outcome, error) {
 	outcome := Outcome{Runs: map[results.RunKey]v1alpha1.RepeatResult{}}
+	if err := CheckCounter(spec, opts.CounterLibrary); err != nil {
+		return outcome, err
+	}
 	servers := map[string]*destinationServer{}
 	failed := map[string]error{}
 	defer func() {
@@ -190,6 +199,8 @@ type destinationServer struct {
 	mark       bench.LogMarker
 	runPgbench bench.PgbenchRunner
 	meter      bench.Meter
+	// source counts the records at the source; nil without the counter.
+	source bench.Source
 	// closers release what startDestination acquired, in reverse order.
 	closers []func(ctx context.Context)
 }
@@ -219,14 +230,12 @@ func startDestination(
 		return nil, err
 	}
 	s.closers = append(s.closers, func(context.Context) { s.target.close() })
-	if v1alpha1.UsesPgaudit(s.target.settings) {
-		// CloudNativePG loads pgaudit when a pgaudit.* parameter is set; so does logbench.
-		if !opts.Installation.HasLibrary("pgaudit") {
-			return nil, fmt.Errorf("%s needs the pgaudit extension, which PostgreSQL %d in %s does not have "+
-				"(Debian and Ubuntu: apt-get install postgresql-%d-pgaudit)", spec.PgauditField(dest),
-				opts.Installation.Version, opts.Installation.BinDir, opts.Installation.Version)
-		}
-		s.target.settings["shared_preload_libraries"] = "pgaudit"
+	preload, err := preloadedLibraries(spec, dest, s.target.settings, opts)
+	if err != nil {
+		return nil, err
+	}
+	if len(preload) > 0 {
+		s.target.settings["shared_preload_libraries"] = strings.Join(preload, ",")
 	}
 	server, err := localpg.Start(ctx, localpg.Config{
 		Installation: opts.Installation,
@@ -252,6 +261,12 @@ func startDestination(
 	}
 	s.closers = append(s.closers, func(ctx context.Context) { _ = markerSession.Close(ctx) })
 	s.mark = bench.RaiseLogWith(markerSession)
+	if opts.CounterLibrary != "" {
+		if err := bench.InstallSourceFunctions(ctx, markerSession, opts.CounterLibrary); err != nil {
+			return nil, fmt.Errorf("%s: %w", dest.Name, err)
+		}
+		s.source = bench.SourceOver(markerSession)
+	}
 	pgbenchEnv := server.UnixSocketEnv()
 	if opts.TCP {
 		pgbenchEnv = server.Env()
@@ -262,6 +277,37 @@ func startDestination(
 		return nil, fmt.Errorf("pgbench -i: %w: %s", err, output)
 	}
 	return s, nil
+}
+
+// preloadedLibraries are the libraries the destination's server preloads, as
+// CloudNativePG would load them for its parameters: pgaudit and auto_explain when
+// parameters of theirs are set, then the counter, last so that it counts what the
+// others' log hooks leave (logbench_counter/README.md).
+func preloadedLibraries(
+	spec *v1alpha1.LoggingBenchmarkSpec, dest v1alpha1.Destination, parameters map[string]string, opts Options,
+) ([]string, error) {
+	inst := opts.Installation
+	var preload []string
+	if v1alpha1.UsesPgaudit(parameters) {
+		if !inst.HasLibrary("pgaudit") {
+			return nil, fmt.Errorf("%s needs the pgaudit extension, which PostgreSQL %d in %s does not have "+
+				"(Debian and Ubuntu: apt-get install postgresql-%d-pgaudit)", spec.PgauditField(dest),
+				inst.Version, inst.BinDir, inst.Version)
+		}
+		preload = append(preload, "pgaudit")
+	}
+	if v1alpha1.UsesAutoExplain(parameters) {
+		if !inst.HasLibrary("auto_explain") {
+			return nil, fmt.Errorf("destination %s's logging sets autoExplain, which needs the auto_explain module, "+
+				"which PostgreSQL %d in %s does not have (it comes with PostgreSQL's contrib modules)",
+				dest.Name, inst.Version, inst.BinDir)
+		}
+		preload = append(preload, "auto_explain")
+	}
+	if opts.CounterLibrary != "" {
+		preload = append(preload, opts.CounterLibrary)
+	}
+	return preload, nil
 }
 
 // close stops the server and removes its directory; the server must not outlive
@@ -293,6 +339,7 @@ func (s *destinationServer) measure(
 		WarmupTag:    workload.NewWarmupTag(dest.Name, run.Clients, nonce),
 		ScriptDir:    s.dir,
 		Meter:        s.meter,
+		Source:       s.source,
 	}
 	if err := bench.WarmUp(ctx, execution, s.runPgbench); err != nil {
 		return v1alpha1.RepeatResult{}, err

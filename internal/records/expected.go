@@ -2,6 +2,7 @@ package records
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -33,6 +34,15 @@ type Expectation struct {
 	Estimate bool
 	// Reason says why the count is an estimate.
 	Reason string
+	// Unpredictable is true when the settings log records no model predicts: Records is
+	// then the least the server can have emitted and nothing bounds it above.
+	Unpredictable bool
+	// Counted is true when Records is the server's own count of the run's records, at
+	// the source, rather than a prediction (Counted).
+	Counted bool
+	// Disagreement says how the prediction of a counted run differs from the count: an
+	// accounting error.
+	Disagreement string
 }
 
 // Exact is the expected count when it is exact, nil for an estimate.
@@ -116,11 +126,46 @@ func Expected(exec Execution, s Settings) Expectation {
 			),
 		)
 	}
+	if len(s.Unpredicted) > 0 {
+		// Each adds records to what the settings above log, and removes none.
+		reasons = append(reasons, fmt.Sprintf("%s log records no model predicts", strings.Join(s.Unpredicted, ", ")))
+		e.Unpredictable, e.Max = true, math.MaxInt64
+	}
 	if len(reasons) > 0 {
 		e.Estimate = true
-		e.Reason = fmt.Sprintf("%s: between %d and %d records", strings.Join(reasons, "; "), e.Records, e.Max)
+		bounds := fmt.Sprintf("between %d and %d records", e.Records, e.Max)
+		if e.Unpredictable {
+			bounds = fmt.Sprintf("at least %d records", e.Records)
+		}
+		e.Reason = strings.Join(reasons, "; ") + ": " + bounds
 	}
 	return e
+}
+
+// Counted is the expectation of a run whose records the server counted itself, at the
+// source: exactly counted. The model's prediction of the same run must agree with it:
+// be equal when exact, hold it within its bounds when an estimate. A difference is an
+// accounting error, never a drop: the count at the source is what the server did, and
+// the model or the count is wrong.
+func Counted(counted int64, predicted Expectation) Expectation {
+	e := Expectation{Records: counted, Counted: true}
+	switch {
+	case !predicted.Estimate && counted != predicted.Records:
+		e.Disagreement = fmt.Sprintf("the server counted %d records of the run at the source and the model "+
+			"predicts %d: the model misses a kind of record, or the count one", counted, predicted.Records)
+	case predicted.Estimate && (counted < predicted.Records || counted > predicted.Upper()):
+		e.Disagreement = fmt.Sprintf("the server counted %d records of the run at the source, outside the "+
+			"model's bounds (%s)", counted, predicted.Reason)
+	}
+	return e
+}
+
+// Source says where the expectation comes from, as results report it.
+func (e Expectation) Source() v1alpha1.ExpectedSource {
+	if e.Counted {
+		return v1alpha1.ExpectedCounted
+	}
+	return v1alpha1.ExpectedPredicted
 }
 
 // sessionRecords counts the records of the run's sessions themselves. pgbench (without
@@ -237,7 +282,7 @@ type Count struct {
 func Reconcile(e Expectation, c Count) v1alpha1.Records {
 	r := v1alpha1.Records{
 		Expected: e.Records, Delivered: c.Delivered, ArrivedLate: c.Late, ExpectedIsEstimate: e.Estimate,
-		Duplicates: c.Duplicates, Unverified: c.Unverified,
+		ExpectedSource: e.Source(), Duplicates: c.Duplicates, Unverified: c.Unverified,
 	}
 	if c.Unverified > 0 {
 		r.UnverifiedReason = c.UnverifiedReason
@@ -252,11 +297,16 @@ func Reconcile(e Expectation, c Count) v1alpha1.Records {
 	case shortfall > 0:
 		r.DroppedAtLeast = &shortfall
 	}
-	if once > e.Upper() {
-		r.AccountingError = fmt.Sprintf("%d records arrived, %d of them duplicates, but the server can have emitted at "+
-			"most %d for this run: the destination counted records that are not the run's, or the expectation misses "+
-			"a kind of record", c.Delivered+c.Late, c.Duplicates, e.Upper())
+	var accountingErrors []string
+	if e.Disagreement != "" {
+		accountingErrors = append(accountingErrors, e.Disagreement)
 	}
+	if once > e.Upper() {
+		accountingErrors = append(accountingErrors, fmt.Sprintf("%d records arrived, %d of them duplicates, but the "+
+			"server can have emitted at most %d for this run: the destination counted records that are not the run's, "+
+			"or the expectation misses a kind of record", c.Delivered+c.Late, c.Duplicates, e.Upper()))
+	}
+	r.AccountingError = strings.Join(accountingErrors, "; ")
 	return r
 }
 

@@ -14,6 +14,10 @@ type Settings struct {
 	Connections, Disconnections bool
 	// Pgaudit are the classes pgaudit.log audits; none when pgaudit is off.
 	Pgaudit []v1alpha1.PgauditClass
+	// Unpredicted names the settings that log records of the run no model predicts (a
+	// random sample, plans, lock waits, temporary files), as spec.logging names them:
+	// only a count at the source knows how many.
+	Unpredicted []string
 }
 
 // SettingsFor returns the settings the destination's server runs with, as
@@ -26,5 +30,6 @@ func SettingsFor(d v1alpha1.Destination, l v1alpha1.LoggingSpec) Settings {
 	if l.Pgaudit != nil {
 		s.Pgaudit = l.Pgaudit.Log
 	}
+	s.Unpredicted = l.UnpredictedSettings()
 	return s
 }

@@ -25,6 +25,9 @@ type page struct {
 	Table     []tableRow
 	Failures  []failure
 	Estimates bool
+	// ExpectedSource says where the rows' expected records come from (counted at the
+	// source or predicted).
+	ExpectedSource string
 	// OverheadNotes explain the overhead column's intervals and verdicts, KneeNotes
 	// where each destination's ramp ended.
 	OverheadNotes, KneeNotes []string
@@ -86,6 +89,7 @@ func renderHTML(w io.Writer, b *v1alpha1.LoggingBenchmark) error {
 		Name: b.Name, Facts: describe(b), TPS: newTPSChart(all, counts),
 		OverheadNotes: results.OverheadNotes(b.Status.Results), KneeNotes: results.KneeNotes(b.Status.Results),
 		Against: results.ReferenceName(b.Status.Results), ShowLogging: results.LoggingVaries(b.Status.Results),
+		ExpectedSource: results.ExpectedSourceNote(b.Status.Results),
 	}
 	p.Overhead, p.HasOverhead = newOverheadChart(all, counts, b.Status.Results)
 	p.Records, p.HasRecords = newRecordsChart(all, counts)

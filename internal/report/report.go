@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -213,6 +215,10 @@ func loggingSettings(l v1alpha1.LoggingSpec) string {
 	if audit := l.Pgaudit; audit != nil {
 		settings += fmt.Sprintf(", pgaudit.log=%q, pgaudit.log_parameter=%s, pgaudit.log_relation=%s (not on the baseline)",
 			audit.LogSetting(), onOff(audit.LogParameter), onOff(audit.LogRelation))
+	}
+	counted := l.SourceCountedParameters()
+	for _, name := range slices.Sorted(maps.Keys(counted)) {
+		settings += fmt.Sprintf(", %s=%s", name, counted[name])
 	}
 	return settings
 }

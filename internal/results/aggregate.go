@@ -330,6 +330,7 @@ func sumRecords(ok []v1alpha1.RepeatResult) v1alpha1.Records {
 			unverifiedReasons = append(unverifiedReasons, fmt.Sprintf("repeat %d: %s", r.Repeat, r.Records.UnverifiedReason))
 		}
 		total.ExpectedIsEstimate = total.ExpectedIsEstimate || r.Records.ExpectedIsEstimate
+		total.ExpectedSource = rowSource(total.ExpectedSource, r.Records.ExpectedSource)
 		if r.Records.AccountingError != "" {
 			exact = false
 			accountingErrors = append(accountingErrors, fmt.Sprintf("repeat %d: %s", r.Repeat, r.Records.AccountingError))
@@ -355,6 +356,16 @@ func sumRecords(ok []v1alpha1.RepeatResult) v1alpha1.Records {
 	total.UnverifiedReason = strings.Join(unverifiedReasons, " | ")
 	total.Sampler = sumSampler(ok, total)
 	return total
+}
+
+// rowSource is where a row's expected records come from, given the row's so far and a
+// further repeat's: counted at the source only when every repeat's were, and results
+// written before the source was recorded were predicted.
+func rowSource(row, repeat v1alpha1.ExpectedSource) v1alpha1.ExpectedSource {
+	if repeat != v1alpha1.ExpectedCounted || row == v1alpha1.ExpectedPredicted {
+		return v1alpha1.ExpectedPredicted
+	}
+	return v1alpha1.ExpectedCounted
 }
 
 // sumSampler adds up the repeats' bounds on what CloudNativePG's sampler received and

@@ -191,6 +191,9 @@ func footnotes(rows []v1alpha1.Result) []string {
 		}
 	}
 	notes := append(KneeNotes(rows), OverheadNotes(rows)...)
+	if source := ExpectedSourceNote(rows); source != "" {
+		notes = append(notes, source)
+	}
 	if estimates {
 		notes = append(
 			notes,
@@ -203,6 +206,37 @@ func footnotes(rows []v1alpha1.Result) []string {
 	notes = append(notes, drops...)
 	return append(notes, failures...)
 }
+
+// ExpectedSourceNote says where the rows' expected records come from: counted at the
+// source, by the server itself, or predicted; "" when no row has a measurement.
+func ExpectedSourceNote(rows []v1alpha1.Result) string {
+	var counted, predicted []string
+	for _, row := range rows {
+		switch {
+		case len(Successful(row.Repeats)) == 0:
+		case row.Records.ExpectedSource == v1alpha1.ExpectedCounted:
+			counted = append(counted, RowName(row))
+		default:
+			predicted = append(predicted, RowName(row))
+		}
+	}
+	switch {
+	case len(counted) == 0 && len(predicted) == 0:
+		return ""
+	case len(predicted) == 0:
+		return "expected: " + countedAtTheSource + " in every row"
+	case len(counted) == 0:
+		return "expected: " + predictedFromTheRuns + " in every row"
+	}
+	return fmt.Sprintf("expected: %s in %s; %s in %s", countedAtTheSource, strings.Join(counted, ", "),
+		predictedFromTheRuns, strings.Join(predicted, ", "))
+}
+
+// How reports name the sources of expected records.
+const (
+	countedAtTheSource   = "counted at the source (the server's own count of the run's records, logbench_counter)"
+	predictedFromTheRuns = "predicted (from pgbench's counts and the logging settings)"
+)
 
 // OverheadNotes explain the overhead column: how it is computed and its interval read,
 // and which rows have none or are noisy.
@@ -445,7 +479,8 @@ var csvHeader = []string{
 	"destination", "type", "logging", "clients", "repeats", "failed_repeats",
 	"tps", "tps_stddev", "tps_cv_percent", "latency_avg_ms", "latency_stddev_ms",
 	"overhead_percent", "overhead_low_percent", "overhead_high_percent", "overhead_confidence_percent",
-	"overhead_verdict", "overhead_against", "noisy", "expected", "expected_is_estimate", "delivered", "arrived_late",
+	"overhead_verdict", "overhead_against", "noisy", "expected", "expected_is_estimate", "expected_source", "delivered",
+	"arrived_late",
 	"dropped", "dropped_at_least", "unverified", "duplicates", "sampler_verdict", "accounting_error", "drain_seconds",
 	"log_bytes_per_record", "log_gigabytes_per_hour",
 	"knee", "ramp_stop", "server_cpu_cores", "server_cpu_ms_per_1k_transactions", "server_peak_memory_bytes",
@@ -472,7 +507,7 @@ func renderCSV(w io.Writer, rows []v1alpha1.Result) error {
 			optional(intervalField(row, func(i v1alpha1.OverheadInterval) float64 { return i.ConfidencePercent }), formatFloat),
 			string(row.OverheadVerdict), row.OverheadAgainst, strconv.FormatBool(row.Noisy),
 			strconv.FormatInt(row.Records.Expected, 10), strconv.FormatBool(row.Records.ExpectedIsEstimate),
-			strconv.FormatInt(row.Records.Delivered, 10), strconv.FormatInt(row.Records.ArrivedLate, 10),
+			string(row.Records.ExpectedSource), strconv.FormatInt(row.Records.Delivered, 10), strconv.FormatInt(row.Records.ArrivedLate, 10),
 			optional(row.Records.Dropped, formatInt), optional(row.Records.DroppedAtLeast, formatInt),
 			formatInt(row.Records.Unverified), formatInt(row.Records.Duplicates), samplerVerdict(row.Records),
 			row.Records.AccountingError, formatFloat(row.DrainSeconds),

@@ -20,7 +20,8 @@ import (
 // estimate short of its lower bound, an accounting error, late records, a failed repeat
 // among successful ones, a row that failed entirely, records logbench could not see (a
 // rotation under its stream), CloudNativePG's sampler explaining a loss, duplicates
-// stored by a retried push, and a destination with its own logging settings.
+// stored by a retried push, and a destination with its own logging settings whose
+// expected records were counted at the source while the others' were predicted.
 func goldenRows() []v1alpha1.Result {
 	spec := testSpec(v1alpha1.AggregateMedian, 1, 4)
 	spec.Workload.Duration = metav1.Duration{Duration: 10 * time.Second}
@@ -49,6 +50,7 @@ func goldenRows() []v1alpha1.Result {
 	estimate.Records.DroppedAtLeast = new(int64(1000))
 	late := exact(14000, 140002, 139990)
 	late.Records.ArrivedLate, late.Records.Dropped = 12, new(int64(0))
+	late.Records.ExpectedSource = v1alpha1.ExpectedCounted
 	overcount := exact(15000, 150000, 150010)
 	overcount.Records.Dropped, overcount.Records.AccountingError = nil, "delivered 150010 records but expected 150000"
 	return Aggregate(spec, map[RunKey]v1alpha1.RepeatResult{

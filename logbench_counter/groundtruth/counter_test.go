@@ -19,7 +19,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,6 +26,7 @@ import (
 
 	"github.com/logbench/logbench/internal/localpg"
 	"github.com/logbench/logbench/internal/localpg/localpgtest"
+	"github.com/logbench/logbench/logbench_counter/countersql"
 )
 
 const (
@@ -127,7 +127,7 @@ func TestCounterMatchesServerLog(t *testing.T) {
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
 				if c.name == pgauditCase.name && !withPgaudit {
-					missing(t, fmt.Sprintf("PostgreSQL %d has no pgaudit, so the counter is not tested "+
+					localpgtest.Missing(t, fmt.Sprintf("PostgreSQL %d has no pgaudit, so the counter is not tested "+
 						"behind pgaudit's hook: install postgresql-%d-pgaudit (Debian; .ci/run does)",
 						inst.Version, inst.Version))
 				}
@@ -282,82 +282,16 @@ func TestCounterRefusesWithoutPreload(t *testing.T) {
 	}
 }
 
-// builds caches the library built for each pg_config: both tests build the same.
-// TestMain removes the build directories.
-var builds = struct {
-	sync.Mutex
-	libraries map[string]string
-}{libraries: map[string]string{}}
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	for _, library := range builds.libraries {
-		os.RemoveAll(filepath.Dir(library))
-	}
+	localpgtest.RemoveCounterBuilds()
 	os.Exit(code)
 }
 
-// buildCounter builds the extension with the installation's pg_config, out of the
-// source tree, and returns the library's path without its suffix, as
-// shared_preload_libraries and CREATE FUNCTION take it. Warnings fail the build.
+// buildCounter builds the extension for inst (localpgtest.CounterLibrary).
 func buildCounter(t *testing.T, inst localpg.Installation) string {
 	t.Helper()
-	pgConfig := inst.Binary("pg_config")
-	builds.Lock()
-	defer builds.Unlock()
-	if library, built := builds.libraries[pgConfig]; built {
-		return library
-	}
-	out, err := exec.Command(pgConfig, "--pgxs").Output()
-	pgxs := strings.TrimSpace(string(out))
-	if err == nil {
-		_, err = os.Stat(pgxs)
-	}
-	if err != nil {
-		missing(t, fmt.Sprintf("PostgreSQL %d's PGXS is missing (%s --pgxs: %v), so logbench_counter cannot be built "+
-			"for it: install postgresql-server-dev-%d (Debian; .ci/run does)", inst.Version, pgConfig, err, inst.Version))
-	}
-	if _, err := exec.LookPath("make"); err != nil {
-		missing(t, "make is missing, so logbench_counter cannot be built: install make")
-	}
-	source, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Outside t.TempDir, which lasts only for this test; the server, as the OS user
-	// postgres when the tests run as root, must read the library.
-	build, err := os.MkdirTemp("", fmt.Sprintf("logbench-counter-pg%d-", inst.Version))
-	if err == nil {
-		err = os.Chmod(build, 0o755)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("make", "-f", filepath.Join(source, "Makefile"), "VPATH="+source,
-		"PG_CONFIG="+pgConfig, "PG_CFLAGS=-Werror")
-	cmd.Dir = build
-	output, err := cmd.CombinedOutput()
-	if err != nil {
-		os.RemoveAll(build)
-		if bytes.Contains(output, []byte("gssapi/gssapi.h")) {
-			missing(t, "PostgreSQL's libpq-be.h includes GSSAPI's header, which is missing, so logbench_counter "+
-				"cannot be built: install libkrb5-dev (Debian; .ci/run does)")
-		}
-		t.Fatalf("building logbench_counter for PostgreSQL %d: %v\n%s", inst.Version, err, output)
-	}
-	library := filepath.Join(build, "logbench_counter")
-	builds.libraries[pgConfig] = library
-	return library
-}
-
-// missing stops a test whose tools are missing: it fails when CI=true, where they are
-// part of the job, and is skipped with msg otherwise (localpgtest's rule).
-func missing(t *testing.T, msg string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	return localpgtest.CounterLibrary(t, inst)
 }
 
 // startServer starts a server of inst that writes only csvlog, in one file, logs every
@@ -410,22 +344,9 @@ func startServer(t *testing.T, inst localpg.Installation, preload []string) *loc
 // test's to write.
 func installFunctions(t *testing.T, server *localpg.Server, library string) {
 	t.Helper()
-	script, err := os.ReadFile("../logbench_counter--1.0.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines []string
-	for line := range strings.SplitSeq(string(script), "\n") {
-		// psql's guard against running the script outside CREATE EXTENSION
-		if !strings.HasPrefix(line, `\echo`) {
-			lines = append(lines, line)
-		}
-	}
-	sql := "CREATE SCHEMA logbench_counter; SET search_path = logbench_counter;\n" +
-		strings.ReplaceAll(strings.Join(lines, "\n"), "MODULE_PATHNAME", library)
 	conn := connect(t, server, nil)
 	defer conn.Close(context.Background())
-	if _, err := conn.Exec(context.Background(), sql); err != nil {
+	if _, err := conn.Exec(context.Background(), countersql.FunctionsSQL(library)); err != nil {
 		t.Fatalf("installing logbench_counter's functions: %v", err)
 	}
 }

@@ -68,7 +68,7 @@ func PostgreSQL18(t testing.TB) localpg.Installation {
 	msg := fmt.Sprintf("PostgreSQL 18 is missing, so the measurements on it are not made: "+
 		"run hack/install-postgresql.sh (make postgresql18 does) or set %s to its bin directory; looked at: %s",
 		PostgreSQL18Env, strings.Join(problems, "; "))
-	missing(t, msg)
+	Missing(t, msg)
 	return localpg.Installation{}
 }
 
@@ -85,13 +85,13 @@ func WithPgaudit(t testing.TB) localpg.Installation {
 	if err != nil {
 		msg = fmt.Sprintf("no local PostgreSQL server binaries, so the measurements with pgaudit are not made: %v", err)
 	}
-	missing(t, msg)
+	Missing(t, msg)
 	return localpg.Installation{}
 }
 
-// missing stops a test whose installation is missing: it fails when CI=true, where the
-// installation is part of the job, and is skipped with msg otherwise.
-func missing(t testing.TB, msg string) {
+// Missing stops a test whose installation or tools are missing: it fails when CI=true,
+// where they are part of the job, and is skipped with msg otherwise.
+func Missing(t testing.TB, msg string) {
 	t.Helper()
 	if os.Getenv("CI") == "true" {
 		t.Fatal(msg)

@@ -1,0 +1,121 @@
+package localrun
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/localpg"
+	"github.com/logbench/logbench/internal/localpg/localpgtest"
+	"github.com/logbench/logbench/internal/manifest"
+	"github.com/logbench/logbench/internal/results"
+	"github.com/logbench/logbench/internal/testenv"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	localpgtest.RemoveCounterBuilds()
+	os.Exit(code)
+}
+
+// TestSamplingCountedAtTheSource runs config/samples/sampling-local.yaml, with one short
+// run per destination, on PostgreSQL 15 and 18 with logbench_counter built for each:
+// log_statement_sample_rate 0.1 (with log_min_duration_sample 0) and
+// log_min_duration_statement 0 with auto_explain, to stderr, csvlog and jsonlog files,
+// and log_statement=all to stderr. Every row's expected records are counted at the
+// source, and every file holds exactly that many: none dropped, no accounting error.
+// log_statement=all is one the model predicts too, and the count agrees with it (a
+// difference would be an accounting error); with the sessions' connections and
+// disconnections logged, the count includes the records backends log as they exit.
+func TestSamplingCountedAtTheSource(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a PostgreSQL extension and starts PostgreSQL servers")
+	}
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	localpgtest.Run(t, func(t *testing.T, inst localpg.Installation) {
+		benchmark, err := manifest.ReadFile(filepath.Join(root, "config", "samples", "sampling-local.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec := &benchmark.Spec
+		spec.Workload.Duration.Duration = 2 * time.Second
+		spec.Workload.Warmup.Duration = 0
+		spec.Workload.Repeats = 1
+		outcome, err := Execute(context.Background(), spec, Options{
+			Installation: inst, Seed: 1, CounterLibrary: localpgtest.CounterLibrary(t, inst),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := results.Aggregate(spec, outcome.Runs)
+		if len(rows) != len(spec.EffectiveDestinations()) {
+			t.Fatalf("%d rows, want one per destination: %+v", len(rows), rows)
+		}
+		for _, row := range rows {
+			name, r := results.RowName(row), row.Records
+			if len(results.Successful(row.Repeats)) != 1 {
+				t.Errorf("%s failed: %+v", name, row.Repeats)
+				continue
+			}
+			if r.ExpectedSource != v1alpha1.ExpectedCounted || r.ExpectedIsEstimate {
+				t.Errorf("%s: expected %d, %s (estimate %t); want counted at the source, exact", name, r.Expected,
+					r.ExpectedSource, r.ExpectedIsEstimate)
+			}
+			if r.Dropped == nil || *r.Dropped != 0 || r.Delivered != r.Expected || r.ArrivedLate != 0 ||
+				r.AccountingError != "" {
+				t.Errorf("%s: records %+v, want every record counted at the source delivered", name, r)
+			}
+			logs := row.Type != v1alpha1.DestinationNone
+			if logs != (r.Expected > 0) {
+				t.Errorf("%s: %d records expected; only the baseline logs none", name, r.Expected)
+			}
+			t.Logf("%s (%s): %d records counted at the source, %d in the files, after %d transactions", name,
+				row.Logging, r.Expected, r.Delivered, row.Repeats[0].Transactions)
+		}
+		// A tenth of the statements, sampled, against every statement's duration and plan:
+		// the sample must be the smaller, or the settings did not apply.
+		if sampled, explained := findRow(t, rows, "csvlog-sampled"), findRow(t, rows, "csvlog-explain"); sampled.Records.Expected >= explained.Records.Expected {
+			t.Errorf("csvlog-sampled logged %d records, csvlog-explain %d: the sample is not smaller",
+				sampled.Records.Expected, explained.Records.Expected)
+		}
+		if note := results.ExpectedSourceNote(rows); !strings.Contains(note, "counted at the source") ||
+			!strings.Contains(note, "in every row") {
+			t.Errorf("the results say %q, want every row counted at the source", note)
+		}
+	})
+}
+
+// TestSettingsNeedingTheCounterAreRefusedWithoutIt: without a counter library, a local
+// run refuses the settings only a count at the source accounts for, naming the extension
+// and how to build it, before it starts any server.
+func TestSettingsNeedingTheCounterAreRefusedWithoutIt(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	benchmark, err := manifest.ReadFile(filepath.Join(root, "config", "samples", "sampling-local.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No installation: the refusal comes first.
+	outcome, err := Execute(context.Background(), &benchmark.Spec, Options{})
+	if !errors.Is(err, ErrNoCounter) || len(outcome.Runs) != 0 {
+		t.Fatalf("Execute without a counter: %v after %d runs, want ErrNoCounter before any", err, len(outcome.Runs))
+	}
+	for _, want := range []string{
+		"spec.destinations[1].logging.minDurationSample", "spec.destinations[1].logging.statementSampleRate",
+		"spec.destinations[4].logging.autoExplain", "logbench_counter", "make logbench-counter", "PGXS",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal %q does not name %s", err, want)
+		}
+	}
+}
