@@ -2,8 +2,8 @@
 // it: the workflows run actions pinned by commit and images pinned by digest, keep no
 // credentials in their checkouts, and build the release in a job that cannot publish;
 // the release signs checksums.txt and attests its provenance; goreleaser writes the
-// archives' SBOMs; the Dockerfile's base images are pinned by digest; and make lint
-// runs zizmor offline.
+// archives' SBOMs; the Dockerfile's base images are pinned by digest, the golang ones at
+// go.mod's Go release; and make lint runs zizmor offline.
 package supplychain_test
 
 import (
@@ -364,6 +364,37 @@ func TestDockerfileBaseImagesArePinned(t *testing.T) {
 	}
 	if froms == 0 {
 		t.Error("the Dockerfile has no FROM")
+	}
+}
+
+// TestGoImagesHoldGoModsGo checks that the golang images the Dockerfile and CI build in
+// are tagged with go.mod's Go release: they set GOTOOLCHAIN=local, so an older one fails
+// the build, and a pin by digest does not follow go.mod by itself.
+func TestGoImagesHoldGoModsGo(t *testing.T) {
+	dir := root(t)
+	goMod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := regexp.MustCompile(`(?m)^go ([0-9.]+)$`).FindSubmatch(goMod)
+	if version == nil {
+		t.Fatal("go.mod has no go line")
+	}
+	want := regexp.MustCompile(`golang:` + regexp.QuoteMeta(string(version[1])) + `-[a-z]+@sha256:[0-9a-f]{64}`)
+	for _, file := range []string{"Dockerfile", filepath.Join(".github", "workflows", "ci.yaml")} {
+		data, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		images := regexp.MustCompile(`golang:[^\s"']+`).FindAll(data, -1)
+		if len(images) == 0 {
+			t.Errorf("%s names no golang image", file)
+		}
+		for _, image := range images {
+			if !want.Match(image) {
+				t.Errorf("%s builds in %s, want golang:%s-<debian>@sha256:<index digest>", file, image, version[1])
+			}
+		}
 	}
 }
 
