@@ -5,9 +5,18 @@ import (
 	"fmt"
 	"reflect"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/shipping"
 )
 
 // foreignObjectError says that an object logbench would create exists already and is not
@@ -59,4 +68,97 @@ func refuseTaken(
 		return err
 	}
 	return refuseAdoption(existing, benchmark, true)
+}
+
+// plannedObject is an object a benchmark creates, named before it exists.
+type plannedObject struct {
+	kind schema.GroupVersionKind
+	name string
+	// shared says that the benchmarks of the namespace share it (refuseAdoption).
+	shared bool
+}
+
+// plannedObjects lists the objects the benchmark creates, its Jobs apart: per
+// destination its Cluster and NetworkPolicy, a shipping destination's ConfigMap, a
+// forwarding Syslog destination's receiver; and the agent's ServiceAccount and
+// RoleBinding.
+func plannedObjects(benchmark *v1alpha1.LoggingBenchmark) []plannedObject {
+	var (
+		configMap      = corev1.SchemeGroupVersion.WithKind("ConfigMap")
+		networkPolicy  = networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy")
+		deployment     = appsv1.SchemeGroupVersion.WithKind("Deployment")
+		service        = corev1.SchemeGroupVersion.WithKind("Service")
+		serviceAccount = corev1.SchemeGroupVersion.WithKind("ServiceAccount")
+		roleBinding    = rbacv1.SchemeGroupVersion.WithKind("RoleBinding")
+	)
+	var objects []plannedObject
+	for _, dest := range benchmark.Spec.EffectiveDestinations() {
+		cluster := clusterName(benchmark.Name, dest.Name)
+		objects = append(objects, plannedObject{kind: ClusterGVK, name: cluster},
+			plannedObject{kind: networkPolicy, name: clusterNetworkPolicyName(cluster)})
+		if dest.Ships() {
+			objects = append(objects, plannedObject{kind: configMap, name: shipperConfigMapName(cluster)})
+		}
+		if shipping.ForwardsSyslog(dest) {
+			receiver := syslogReceiverName(benchmark.Name, dest.Name)
+			for _, kind := range []schema.GroupVersionKind{configMap, networkPolicy, deployment, service} {
+				objects = append(objects, plannedObject{kind: kind, name: receiver})
+			}
+		}
+	}
+	return append(objects, plannedObject{kind: serviceAccount, name: AgentServiceAccount, shared: true},
+		plannedObject{kind: roleBinding, name: agentRoleBinding, shared: true})
+}
+
+// plannedJobNames are the names of the Jobs of every run the benchmark may plan: with a
+// ramp, of every client count it may reach.
+func plannedJobNames(benchmark *v1alpha1.LoggingBenchmark) map[string]bool {
+	names := map[string]bool{}
+	for _, dest := range benchmark.Spec.EffectiveDestinations() {
+		for _, clients := range benchmark.Spec.Workload.ClientCounts() {
+			for repeat := int32(1); repeat <= benchmark.Spec.Workload.Repeats; repeat++ {
+				names[jobName(benchmark.Name, plannedRun{Destination: dest, Clients: clients, Repeat: repeat})] = true
+			}
+		}
+	}
+	return names
+}
+
+// refuseTakenNames returns a foreignObjectError for the first object the benchmark would
+// create whose name an object that is not the benchmark's holds (refuseAdoption). It
+// runs before the benchmark creates anything, so that a benchmark refused for a name
+// leaves nothing behind: no NetworkPolicy selecting the pods of a cluster it does not
+// own, no configuration, no Job. It reads the objects' metadata only, from the API
+// server: the cache holds none of another owner.
+func (r *LoggingBenchmarkReconciler) refuseTakenNames(ctx context.Context, benchmark *v1alpha1.LoggingBenchmark) error {
+	for _, planned := range plannedObjects(benchmark) {
+		existing := &metav1.PartialObjectMetadata{}
+		existing.SetGroupVersionKind(planned.kind)
+		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: benchmark.Namespace, Name: planned.name}, existing)
+		if apierrors.IsNotFound(err) {
+			continue
+		} else if err != nil {
+			return fmt.Errorf("reading %s %s: %w", planned.kind.Kind, planned.name, err)
+		}
+		if err := refuseAdoption(existing, benchmark, !planned.shared); err != nil {
+			return err
+		}
+	}
+	jobs := &metav1.PartialObjectMetadataList{}
+	jobs.SetGroupVersionKind(batchv1.SchemeGroupVersion.WithKind("JobList"))
+	if err := r.APIReader.List(ctx, jobs, client.InNamespace(benchmark.Namespace)); err != nil {
+		return fmt.Errorf("listing the Jobs of namespace %s: %w", benchmark.Namespace, err)
+	}
+	planned := plannedJobNames(benchmark)
+	for i := range jobs.Items {
+		job := &jobs.Items[i]
+		if !planned[job.Name] {
+			continue
+		}
+		job.SetGroupVersionKind(batchv1.SchemeGroupVersion.WithKind("Job"))
+		if err := refuseAdoption(job, benchmark, true); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -54,6 +54,13 @@ type cnpgClusterSpec struct {
 	// info and above up to 1.30.0.
 	LogLevel         string                     `json:"logLevel,omitempty"`
 	ImagePullSecrets []cnpgLocalObjectReference `json:"imagePullSecrets,omitempty"`
+	// InheritedMetadata is put on every object CloudNativePG creates for the cluster.
+	InheritedMetadata cnpgEmbeddedObjectMetadata `json:"inheritedMetadata"`
+}
+
+// cnpgEmbeddedObjectMetadata is CloudNativePG's EmbeddedObjectMetadata.
+type cnpgEmbeddedObjectMetadata struct {
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // cnpgLocalObjectReference is CloudNativePG's LocalObjectReference (machinery's
@@ -104,6 +111,10 @@ func buildCluster(
 		Storage:   cnpgStorageConfiguration{StorageClass: pg.Storage.StorageClass},
 		Resources: pg.Resources,
 		LogLevel:  string(pg.InstanceManagerLogLevel),
+		// The instance pods carry LabelCluster, which logbench's NetworkPolicies select.
+		InheritedMetadata: cnpgEmbeddedObjectMetadata{
+			Labels: map[string]string{LabelCluster: clusterName(benchmark.Name, dest.Name)},
+		},
 		Affinity: cnpgAffinityConfiguration{
 			NodeSelector: pg.NodeSelector,
 			Tolerations:  pg.Tolerations,

@@ -110,7 +110,7 @@ func (r *LoggingBenchmarkReconciler) createCluster(
 			return clusterOutcome{}, err
 		}
 	}
-	if err := r.reconcileNetworkPolicy(ctx, benchmark, buildNetworkPolicy(benchmark, dest)); err != nil {
+	if err := r.reconcileNetworkPolicy(ctx, benchmark, buildNetworkPolicy(benchmark, dest, r.NetworkPeers)); err != nil {
 		return clusterOutcome{}, err
 	}
 	created, err := buildCluster(benchmark, dest, r.AgentImage, r.ImagePullSecrets)

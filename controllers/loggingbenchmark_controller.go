@@ -58,6 +58,9 @@ type LoggingBenchmarkReconciler struct {
 	ImagePullSecrets []corev1.LocalObjectReference
 	// ClusterReadyTimeout bounds the wait for a destination's cluster.
 	ClusterReadyTimeout time.Duration
+	// NetworkPeers are the pods from outside a benchmark its instance pods admit;
+	// CloudNativePG's operator is DefaultCloudNativePGOperator when unset.
+	NetworkPeers NetworkPeers
 	// Allowed are the images and placements a benchmark may name: those of the admission
 	// policy, checked again before anything is created, where the policy may be missing.
 	Allowed allowlist.Rules
@@ -232,6 +235,9 @@ func CacheOptions(watchNamespaces []string, watchClusters bool) cache.Options {
 func (r *LoggingBenchmarkReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
+	}
+	if r.NetworkPeers.CloudNativePG.IsZero() {
+		r.NetworkPeers.CloudNativePG = DefaultCloudNativePGOperator()
 	}
 	if err := r.addCloudNativePGChecks(mgr); err != nil {
 		return err

@@ -13,13 +13,16 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
@@ -123,6 +126,27 @@ func seriesOfNamespace(namespace string) int {
 		}
 	}
 	return count
+}
+
+// expectNothingCreatedBy checks that benchmark owns no object of the kinds logbench
+// creates, nor labels one as its own.
+func expectNothingCreatedBy(benchmark *v1alpha1.LoggingBenchmark) {
+	for _, kind := range []schema.GroupVersionKind{
+		networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy"), ClusterGVK,
+		corev1.SchemeGroupVersion.WithKind("ConfigMap"), corev1.SchemeGroupVersion.WithKind("ServiceAccount"),
+		rbacv1.SchemeGroupVersion.WithKind("RoleBinding"), appsv1.SchemeGroupVersion.WithKind("Deployment"),
+		corev1.SchemeGroupVersion.WithKind("Service"), batchv1.SchemeGroupVersion.WithKind("Job"),
+	} {
+		objects := &metav1.PartialObjectMetadataList{}
+		objects.SetGroupVersionKind(kind.GroupVersion().WithKind(kind.Kind + "List"))
+		Expect(k8sClient.List(context.Background(), objects, client.InNamespace(benchmark.Namespace))).To(Succeed())
+		for _, object := range objects.Items {
+			Expect(object.OwnerReferences).NotTo(ContainElement(HaveField("UID", benchmark.UID)),
+				"%s %s is the benchmark's", kind.Kind, object.Name)
+			Expect(object.Labels).NotTo(HaveKeyWithValue(LabelBenchmark, benchmark.Name),
+				"%s %s is labelled the benchmark's", kind.Kind, object.Name)
+		}
+	}
 }
 
 func expectPhase(namespace, name string, phase v1alpha1.Phase) *v1alpha1.LoggingBenchmark {
@@ -327,8 +351,6 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		foreign := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: AgentServiceAccount}}
 		Expect(k8sClient.Create(ctx, foreign)).To(Succeed())
 		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "foreign", v1alpha1.CleanupNever))).To(Succeed())
-		markClusterReady(namespace, "foreign-baseline")
-		markClusterReady(namespace, "foreign-csv")
 
 		benchmark := expectPhase(namespace, "foreign", v1alpha1.PhaseFailed)
 		degraded := meta.FindStatusCondition(benchmark.Status.Conditions, v1alpha1.ConditionDegraded)
@@ -336,7 +358,8 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(degraded.Message).To(ContainSubstring("ServiceAccount " + namespace + "/" + AgentServiceAccount))
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(foreign), foreign)).To(Succeed())
 		Expect(foreign.OwnerReferences).To(BeEmpty())
-		Expect(listJobs(namespace)).To(BeEmpty())
+		By("having created nothing: the agent's names are checked before the first cluster")
+		expectNothingCreatedBy(benchmark)
 	})
 
 	It("fails, without taking it over, when a Cluster or Job of the name it would create exists", func() {
@@ -346,12 +369,21 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		foreignCluster.SetName("taken-csv")
 		Expect(unstructured.SetNestedField(foreignCluster.Object, int64(1), "spec", "instances")).To(Succeed())
 		Expect(k8sClient.Create(ctx, foreignCluster)).To(Succeed())
-		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "taken", v1alpha1.CleanupNever))).To(Succeed())
+		// The destinations before csv have a cluster, a NetworkPolicy and a shipper
+		// configuration to create, and the baseline comes first.
+		taken := newBenchmark(namespace, "taken", v1alpha1.CleanupNever)
+		taken.Spec.Destinations = []v1alpha1.Destination{
+			{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar, Shipper: &v1alpha1.ShipperSpec{Output: v1alpha1.OutputStdout}},
+			{Name: "csv", Type: v1alpha1.DestinationCSVLog},
+		}
+		Expect(k8sClient.Create(ctx, taken)).To(Succeed())
 		benchmark := expectPhase(namespace, "taken", v1alpha1.PhaseFailed)
 		degraded := meta.FindStatusCondition(benchmark.Status.Conditions, v1alpha1.ConditionDegraded)
 		Expect(degraded.Reason).To(Equal(v1alpha1.ReasonForeignObject))
 		Expect(degraded.Message).To(ContainSubstring("Cluster " + namespace + "/taken-csv exists and no LoggingBenchmark owns it"))
 		Expect(getCluster(namespace, "taken-csv").GetOwnerReferences()).To(BeEmpty())
+		By("leaving nothing behind: no NetworkPolicy selects the foreign cluster's pods, no other object is left")
+		expectNothingCreatedBy(benchmark)
 
 		By("a Job in the way of a run")
 		for _, destination := range []string{"baseline", "csv"} {
@@ -367,12 +399,11 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 			}
 		}
 		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "jobs-taken", v1alpha1.CleanupNever))).To(Succeed())
-		markClusterReady(namespace, "jobs-taken-baseline")
-		markClusterReady(namespace, "jobs-taken-csv")
 		benchmark = expectPhase(namespace, "jobs-taken", v1alpha1.PhaseFailed)
 		degraded = meta.FindStatusCondition(benchmark.Status.Conditions, v1alpha1.ConditionDegraded)
 		Expect(degraded.Reason).To(Equal(v1alpha1.ReasonForeignObject))
 		Expect(degraded.Message).To(MatchRegexp(`Job %s/jobs-taken-\w+-c\d-r1 exists and no LoggingBenchmark owns it`, namespace))
+		expectNothingCreatedBy(benchmark)
 	})
 
 	It("keeps the results of the other runs and reports why a run failed", func() {
@@ -616,7 +647,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 			},
 		})
 		reconciler := func(c client.Client) *LoggingBenchmarkReconciler {
-			return &LoggingBenchmarkReconciler{Client: c, Scheme: scheme, Recorder: record.NewFakeRecorder(100),
+			return &LoggingBenchmarkReconciler{Client: c, APIReader: c, Scheme: scheme, Recorder: record.NewFakeRecorder(100),
 				AgentImage: testAgentImage, ClusterReadyTimeout: time.Minute}
 		}
 		request := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: "flaky"}}

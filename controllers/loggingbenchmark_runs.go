@@ -91,10 +91,19 @@ func (r *LoggingBenchmarkReconciler) reconcileRuns(ctx context.Context, pass *be
 
 // reconcileClusters reconciles the cluster of every destination with runs left. It
 // returns the images of the ready ones and, while some are not ready, how soon the first
-// of them times out.
+// of them times out. Before it creates a cluster, it checks that no object of another
+// owner holds a name the benchmark will create (refuseTakenNames).
 func (r *LoggingBenchmarkReconciler) reconcileClusters(
 	ctx context.Context, pass *benchmarkPass,
 ) (images map[string]string, wait time.Duration, err error) {
+	for _, dest := range pass.benchmark.Spec.EffectiveDestinations() {
+		if pass.hasRunsLeft(dest.Name) && pass.clusters[clusterName(pass.benchmark.Name, dest.Name)] == nil {
+			if err := r.refuseTakenNames(ctx, pass.benchmark); err != nil {
+				return nil, 0, err
+			}
+			break
+		}
+	}
 	images = map[string]string{}
 	for _, dest := range pass.benchmark.Spec.EffectiveDestinations() {
 		if !pass.hasRunsLeft(dest.Name) {

@@ -19,6 +19,12 @@ const (
 	// LabelComponent names what a pod that is neither an instance nor a run does.
 	LabelComponent          = "bench.logbench.io/component"
 	componentSyslogReceiver = "syslog-receiver"
+	// LabelCluster names the CloudNativePG cluster of a benchmark on every object
+	// CloudNativePG creates for it, the instance pods among them (the Cluster's
+	// spec.inheritedMetadata): logbench's NetworkPolicies select the pods that carry it,
+	// never those of a cluster it did not create. It is not LabelBenchmark, which would
+	// put CloudNativePG's own Jobs among the benchmark's runs.
+	LabelCluster = "bench.logbench.io/cluster"
 
 	// AnnotationResult holds a finished Job's JSON v1alpha1.RepeatResult, copied from its
 	// pod's termination message so that it survives the garbage collection of the pod.
@@ -35,6 +41,11 @@ const (
 
 func clusterName(benchmark, destination string) string {
 	return benchmark + "-" + destination
+}
+
+// clusterNetworkPolicyName names the NetworkPolicy of a destination's instance pods.
+func clusterNetworkPolicyName(cluster string) string {
+	return cluster + "-logbench"
 }
 
 // syslogReceiverName names the receiver of a forwarding Syslog destination: its

@@ -1,58 +1,157 @@
 package controllers
 
 import (
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/meter"
 	"github.com/logbench/logbench/internal/shipping"
 )
 
-// cnpgPorts are the ports CloudNativePG's instance pods serve (v1.30.0): PostgreSQL, the
-// instance manager's status endpoint the operator calls, and the metrics exporter.
-var cnpgPorts = []int32{5432, 8000, 9187}
+// Ports CloudNativePG's instance pods serve (v1.30.0).
+const (
+	cnpgPostgresPort int32 = 5432
+	// cnpgInstanceManagerPort is the instance manager's status endpoint, which the
+	// operator and the other instances call.
+	cnpgInstanceManagerPort int32 = 8000
+	// cnpgMetricsPort is the instance manager's metrics exporter.
+	cnpgMetricsPort int32 = 9187
+)
 
 // jobNameLabel is the label the Job controller puts on the pods of a Job.
 const jobNameLabel = "batch.kubernetes.io/job-name"
 
+// PodPeer selects the pods of one namespace by their labels, as a NetworkPolicy peer.
+type PodPeer struct {
+	// Namespace is the name of the pods' namespace.
+	Namespace string
+	// Labels are labels the pods carry; none selects every pod of the namespace.
+	Labels map[string]string
+}
+
+// IsZero reports whether the peer names no namespace, and so selects no pod.
+func (p PodPeer) IsZero() bool {
+	return p.Namespace == ""
+}
+
+// validate returns why the peer makes no valid NetworkPolicy peer; what names it in the
+// error.
+func (p PodPeer) validate(what string) error {
+	if p.IsZero() {
+		if len(p.Labels) > 0 {
+			return fmt.Errorf("%s: pod labels without a namespace", what)
+		}
+		return nil
+	}
+	if problems := validation.IsDNS1123Label(p.Namespace); len(problems) > 0 {
+		return fmt.Errorf("%s: namespace %q: %s", what, p.Namespace, strings.Join(problems, "; "))
+	}
+	if problems := metav1validation.ValidateLabels(p.Labels, field.NewPath("labels")); len(problems) > 0 {
+		return fmt.Errorf("%s: %w", what, problems.ToAggregate())
+	}
+	return nil
+}
+
+func (p PodPeer) networkPolicyPeer() networkingv1.NetworkPolicyPeer {
+	return networkingv1.NetworkPolicyPeer{
+		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: p.Namespace}},
+		PodSelector:       &metav1.LabelSelector{MatchLabels: maps.Clone(p.Labels)},
+	}
+}
+
+// NetworkPeers are the pods from outside a benchmark that its instance pods admit.
+type NetworkPeers struct {
+	// CloudNativePG selects CloudNativePG's operator, which calls the instance manager of
+	// every instance, and PostgreSQL as CloudNativePG's networking documentation asks.
+	CloudNativePG PodPeer
+	// MetricsScraper selects the pods that may scrape the instances' metrics exporter;
+	// zero, none may.
+	MetricsScraper PodPeer
+}
+
+// Validate returns why the peers make no valid NetworkPolicy.
+func (p NetworkPeers) Validate() error {
+	if p.CloudNativePG.IsZero() {
+		return errors.New("CloudNativePG's operator: no namespace")
+	}
+	return errors.Join(p.CloudNativePG.validate("CloudNativePG's operator"),
+		p.MetricsScraper.validate("the instances' metrics scraper"))
+}
+
+// DefaultCloudNativePGOperator selects the pods of CloudNativePG's operator as its
+// release manifest and its Helm chart install them.
+func DefaultCloudNativePGOperator() PodPeer {
+	return PodPeer{Namespace: "cnpg-system", Labels: map[string]string{"app.kubernetes.io/name": "cloudnative-pg"}}
+}
+
+// instancePodSelector selects the pods of a cluster logbench created: CloudNativePG's
+// label alone would select those of any cluster of that name, the one of another owner
+// included.
+func instancePodSelector(cluster string) *metav1.LabelSelector {
+	return &metav1.LabelSelector{MatchLabels: map[string]string{cnpgClusterLabel: cluster, LabelCluster: cluster}}
+}
+
 // buildNetworkPolicy returns the NetworkPolicy of a destination's cluster, without owner
-// reference: the meter's port and the shipper's metrics port of the instance pods admit
-// only the pods of the benchmark's Jobs for the destination. A NetworkPolicy that selects
-// a pod allows only the ingress some policy lists, so CloudNativePG's own ports are
-// listed too, from anywhere, as they were before the policy.
-func buildNetworkPolicy(benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination) *networkingv1.NetworkPolicy {
+// reference. It selects the cluster's instance pods and admits, each to the ports it
+// needs only:
+//   - the pods of the benchmark's Jobs for the destination: PostgreSQL, the meter and
+//     the shipper's metrics;
+//   - the cluster's other instances and CloudNativePG's operator: PostgreSQL and the
+//     instance manager;
+//   - the metrics scraper of peers, if any: the metrics exporter.
+//
+// A NetworkPolicy that selects a pod allows only the ingress some policy lists: every
+// other pod of the cluster is refused, also where the namespace denies nothing.
+func buildNetworkPolicy(
+	benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination, peers NetworkPeers,
+) *networkingv1.NetworkPolicy {
 	cluster := clusterName(benchmark.Name, dest.Name)
-	tcp := corev1.ProtocolTCP
-	port := func(number int32) networkingv1.NetworkPolicyPort {
-		return networkingv1.NetworkPolicyPort{Protocol: &tcp, Port: new(intstr.FromInt32(number))}
-	}
-	open := make([]networkingv1.NetworkPolicyPort, 0, len(cnpgPorts))
-	for _, number := range cnpgPorts {
-		open = append(open, port(number))
-	}
-	closed := []networkingv1.NetworkPolicyPort{port(meter.Port)}
+	runPorts := []int32{cnpgPostgresPort, meter.Port}
 	if dest.Ships() {
-		closed = append(closed, port(shippingTarget(benchmark, dest).MetricsPort()))
+		runPorts = append(runPorts, shippingTarget(benchmark, dest).MetricsPort())
 	}
-	runPods := runPodSelector(benchmark, dest)
+	ingress := []networkingv1.NetworkPolicyIngressRule{
+		ingressRule(runPorts, networkingv1.NetworkPolicyPeer{PodSelector: runPodSelector(benchmark, dest)}),
+		ingressRule([]int32{cnpgPostgresPort, cnpgInstanceManagerPort},
+			networkingv1.NetworkPolicyPeer{PodSelector: instancePodSelector(cluster)},
+			peers.CloudNativePG.networkPolicyPeer()),
+	}
+	if !peers.MetricsScraper.IsZero() {
+		ingress = append(ingress, ingressRule([]int32{cnpgMetricsPort}, peers.MetricsScraper.networkPolicyPeer()))
+	}
 	return &networkingv1.NetworkPolicy{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: benchmark.Namespace,
-			Name:      cluster + "-logbench",
+			Name:      clusterNetworkPolicyName(cluster),
 			Labels:    destinationLabels(benchmark.Name, dest.Name),
 		},
 		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{cnpgClusterLabel: cluster}},
+			PodSelector: *instancePodSelector(cluster),
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
-			Ingress: []networkingv1.NetworkPolicyIngressRule{
-				{Ports: open},
-				{Ports: closed, From: []networkingv1.NetworkPolicyPeer{{PodSelector: runPods}}},
-			},
+			Ingress:     ingress,
 		},
 	}
+}
+
+// ingressRule admits from to the TCP ports.
+func ingressRule(ports []int32, from ...networkingv1.NetworkPolicyPeer) networkingv1.NetworkPolicyIngressRule {
+	tcp := corev1.ProtocolTCP
+	rule := networkingv1.NetworkPolicyIngressRule{From: from}
+	for _, number := range ports {
+		rule.Ports = append(rule.Ports, networkingv1.NetworkPolicyPort{Protocol: &tcp, Port: new(intstr.FromInt32(number))})
+	}
+	return rule
 }
 
 // runPodSelector selects the pods of the benchmark's Jobs for the destination.
@@ -75,9 +174,7 @@ func buildSyslogReceiverNetworkPolicy(
 	for _, port := range shipping.SyslogReceiverPorts(dest) {
 		from := networkingv1.NetworkPolicyPeer{PodSelector: runPodSelector(benchmark, dest)}
 		if port.Name == shipping.SyslogPortName {
-			from = networkingv1.NetworkPolicyPeer{PodSelector: &metav1.LabelSelector{
-				MatchLabels: map[string]string{cnpgClusterLabel: clusterName(benchmark.Name, dest.Name)},
-			}}
+			from = networkingv1.NetworkPolicyPeer{PodSelector: instancePodSelector(clusterName(benchmark.Name, dest.Name))}
 		}
 		ingress = append(ingress, networkingv1.NetworkPolicyIngressRule{
 			Ports: []networkingv1.NetworkPolicyPort{{Protocol: &port.Protocol, Port: new(intstr.FromInt32(port.ContainerPort))}},

@@ -4,46 +4,99 @@ import (
 	"slices"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/meter"
 )
 
-// TestNetworkPolicyAdmitsOnlyTheRunsToTheMeterAndShipper: the policy selects the
-// destination's instance pods, leaves CloudNativePG's ports open, and admits to the
-// meter's and the shipper's ports only the pods of the destination's run Jobs.
-func TestNetworkPolicyAdmitsOnlyTheRunsToTheMeterAndShipper(t *testing.T) {
+// policyPeer is a pod as a NetworkPolicy sees it: its namespace and its labels.
+type policyPeer struct {
+	namespace string
+	labels    labels.Set
+}
+
+// admits reports whether policy, which must select the pod it is asked about, admits
+// from to the TCP port: whether one of its ingress rules lists the port and a peer that
+// selects from, as the API defines them (a peer without namespace selector is of the
+// policy's namespace; a rule without peers or ports admits all of them).
+func admits(t *testing.T, policy *networkingv1.NetworkPolicy, from policyPeer, port int32) bool {
+	t.Helper()
+	matches := func(selector *metav1.LabelSelector, set labels.Set) bool {
+		parsed, err := metav1.LabelSelectorAsSelector(selector)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return parsed.Matches(set)
+	}
+	namespaceLabels := labels.Set{corev1.LabelMetadataName: from.namespace}
+	for _, rule := range policy.Spec.Ingress {
+		listed := len(rule.Ports) == 0 || slices.ContainsFunc(rule.Ports, func(p networkingv1.NetworkPolicyPort) bool {
+			return (p.Protocol == nil || *p.Protocol == corev1.ProtocolTCP) && p.Port.IntVal == port
+		})
+		peered := len(rule.From) == 0 || slices.ContainsFunc(rule.From, func(peer networkingv1.NetworkPolicyPeer) bool {
+			if peer.IPBlock != nil {
+				return false
+			}
+			if peer.NamespaceSelector == nil && from.namespace != policy.Namespace ||
+				peer.NamespaceSelector != nil && !matches(peer.NamespaceSelector, namespaceLabels) {
+				return false
+			}
+			return peer.PodSelector == nil || matches(peer.PodSelector, from.labels)
+		})
+		if listed && peered {
+			return true
+		}
+	}
+	return false
+}
+
+// TestNetworkPolicyAdmitsOnlyItsPeers: the policy selects the instance pods of the
+// cluster logbench created, not those of a cluster of the same name it did not, and
+// admits each peer to the ports it needs only: the destination's run pods to PostgreSQL,
+// the meter and the shipper; the cluster's instances and CloudNativePG's operator to
+// PostgreSQL and the instance manager; the metrics scraper, when there is one, to the
+// metrics exporter; any other pod to nothing.
+func TestNetworkPolicyAdmitsOnlyItsPeers(t *testing.T) {
 	benchmark := &v1alpha1.LoggingBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "b"}}
 	dest := v1alpha1.Destination{Name: "fb", Type: v1alpha1.DestinationFluentBitSidecar}
-	policy := buildNetworkPolicy(benchmark, dest)
+	operator := DefaultCloudNativePGOperator()
+	scraper := PodPeer{Namespace: "monitoring", Labels: map[string]string{"app.kubernetes.io/name": "prometheus"}}
+	policy := buildNetworkPolicy(benchmark, dest, NetworkPeers{CloudNativePG: operator, MetricsScraper: scraper})
 
-	instance := labels.Set{cnpgClusterLabel: "b-fb", cnpgInstanceRoleLabel: cnpgPrimaryRole}
-	if selector, err := metav1.LabelSelectorAsSelector(&policy.Spec.PodSelector); err != nil || !selector.Matches(instance) {
-		t.Fatalf("the policy does not select the instance pods of b-fb: %v", err)
+	cluster, err := buildCluster(benchmark, dest, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inherited, _, err := unstructured.NestedStringMap(cluster.Object, "spec", "inheritedMetadata", "labels")
+	if err != nil {
+		t.Fatal(err)
+	}
+	instance := labels.Merge(labels.Set{cnpgClusterLabel: "b-fb", cnpgInstanceRoleLabel: cnpgPrimaryRole}, labels.Set(inherited))
+	foreignInstance := labels.Set{cnpgClusterLabel: "b-fb", cnpgInstanceRoleLabel: cnpgPrimaryRole}
+	selected, err := metav1.LabelSelectorAsSelector(&policy.Spec.PodSelector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !selected.Matches(instance) {
+		t.Errorf("the policy does not select the instance pods of b-fb, labelled %v", instance)
+	}
+	if selected.Matches(foreignInstance) {
+		t.Errorf("the policy selects the pods of a cluster b-fb logbench did not create, labelled %v", foreignInstance)
 	}
 	if !slices.Equal(policy.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) {
 		t.Errorf("policy types %v, want Ingress only: egress stays as CloudNativePG needs it", policy.Spec.PolicyTypes)
 	}
-	if len(policy.Spec.Ingress) != 2 {
-		t.Fatalf("%d ingress rules, want 2", len(policy.Spec.Ingress))
+	for _, rule := range policy.Spec.Ingress {
+		if len(rule.From) == 0 || len(rule.Ports) == 0 {
+			t.Errorf("rule %+v admits every peer or every port", rule)
+		}
 	}
-	open, closed := policy.Spec.Ingress[0], policy.Spec.Ingress[1]
-	if len(open.From) != 0 || !slices.Equal(portNumbers(open), cnpgPorts) {
-		t.Errorf("open rule %+v: want CloudNativePG's ports %v from anywhere", open, cnpgPorts)
-	}
-	if got, want := portNumbers(closed), []int32{meter.Port, 2020}; !slices.Equal(got, want) {
-		t.Errorf("closed ports %v, want the meter's and Fluent Bit's %v", got, want)
-	}
-	if len(closed.From) != 1 || closed.From[0].NamespaceSelector != nil {
-		t.Fatalf("closed rule admits %+v: want the benchmark's pods of its own namespace", closed.From)
-	}
-	runPods, err := metav1.LabelSelectorAsSelector(closed.From[0].PodSelector)
-	if err != nil {
-		t.Fatal(err)
-	}
+
 	run := plannedRun{Destination: dest, Clients: 4, Repeat: 2}
 	job, err := buildJob(benchmark, run, jobInput{ClusterName: "b-fb", ClusterImage: "pg", InstallerImage: "logbench"})
 	if err != nil {
@@ -52,30 +105,65 @@ func TestNetworkPolicyAdmitsOnlyTheRunsToTheMeterAndShipper(t *testing.T) {
 	runPod := labels.Merge(job.Spec.Template.Labels, labels.Set{jobNameLabel: job.Name})
 	otherDestination := labels.Merge(runLabels("b", plannedRun{Destination: v1alpha1.Destination{Name: "csv"}}),
 		labels.Set{jobNameLabel: "b-csv-c1-r1"})
-	for pod, want := range map[string]struct {
-		labels labels.Set
-		admit  bool
+	const shipperMetrics = 2020
+	ports := []int32{cnpgPostgresPort, cnpgInstanceManagerPort, cnpgMetricsPort, meter.Port, shipperMetrics}
+	for name, tc := range map[string]struct {
+		peer  policyPeer
+		admit []int32
 	}{
-		"the destination's run":     {runPod, true},
-		"another destination's run": {otherDestination, false},
-		"the instance pod itself":   {instance, false},
-		"a pod copying the labels":  {job.Spec.Template.Labels, false},
+		"the destination's run":                           {policyPeer{"team", runPod}, []int32{cnpgPostgresPort, meter.Port, shipperMetrics}},
+		"another destination's run":                       {policyPeer{"team", otherDestination}, nil},
+		"a pod copying the Job's labels but the job-name": {policyPeer{"team", job.Spec.Template.Labels}, nil},
+		"another instance of the cluster":                 {policyPeer{"team", instance}, []int32{cnpgPostgresPort, cnpgInstanceManagerPort}},
+		"an instance of the foreign cluster b-fb":         {policyPeer{"team", foreignInstance}, nil},
+		"CloudNativePG's operator":                        {policyPeer{"cnpg-system", operator.Labels}, []int32{cnpgPostgresPort, cnpgInstanceManagerPort}},
+		"a pod labelled as the operator elsewhere":        {policyPeer{"team", operator.Labels}, nil},
+		"another pod of CloudNativePG's namespace":        {policyPeer{"cnpg-system", labels.Set{"app": "other"}}, nil},
+		"the metrics scraper":                             {policyPeer{"monitoring", scraper.Labels}, []int32{cnpgMetricsPort}},
+		"another pod of the scraper's namespace":          {policyPeer{"monitoring", labels.Set{"app": "other"}}, nil},
+		"any pod of the namespace":                        {policyPeer{"team", labels.Set{"app": "client"}}, nil},
+		"any pod of another namespace":                    {policyPeer{"elsewhere", nil}, nil},
 	} {
-		if runPods.Matches(want.labels) != want.admit {
-			t.Errorf("%s admitted: %v, want %v", pod, !want.admit, want.admit)
+		for _, port := range ports {
+			if got, want := admits(t, policy, tc.peer, port), slices.Contains(tc.admit, port); got != want {
+				t.Errorf("%s admitted to port %d: %v, want %v", name, port, got, want)
+			}
 		}
 	}
 
-	csv := buildNetworkPolicy(benchmark, v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog})
-	if got := portNumbers(csv.Spec.Ingress[1]); !slices.Equal(got, []int32{meter.Port}) {
-		t.Errorf("a destination without shipper closes ports %v, want the meter's only", got)
+	csv := buildNetworkPolicy(benchmark, v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog},
+		NetworkPeers{CloudNativePG: operator})
+	csvRun := policyPeer{"team", labels.Merge(runLabels("b", plannedRun{Destination: v1alpha1.Destination{Name: "csv"}}),
+		labels.Set{jobNameLabel: "b-csv-c1-r1"})}
+	for _, port := range ports {
+		want := port == cnpgPostgresPort || port == meter.Port
+		if got := admits(t, csv, csvRun, port); got != want {
+			t.Errorf("a destination without shipper admits its run to port %d: %v, want %v", port, got, want)
+		}
+		if admits(t, csv, policyPeer{"monitoring", scraper.Labels}, port) {
+			t.Errorf("without a metrics scraper, a scraper is admitted to port %d", port)
+		}
 	}
 }
 
-func portNumbers(rule networkingv1.NetworkPolicyIngressRule) []int32 {
-	numbers := make([]int32, 0, len(rule.Ports))
-	for _, port := range rule.Ports {
-		numbers = append(numbers, port.Port.IntVal)
+// TestNetworkPeersValidate: peers that would make the API server refuse every policy are
+// refused when the operator starts.
+func TestNetworkPeersValidate(t *testing.T) {
+	operator := DefaultCloudNativePGOperator()
+	for name, tc := range map[string]struct {
+		peers NetworkPeers
+		valid bool
+	}{
+		"the defaults":                   {NetworkPeers{CloudNativePG: operator}, true},
+		"a scraper namespace":            {NetworkPeers{CloudNativePG: operator, MetricsScraper: PodPeer{Namespace: "monitoring"}}, true},
+		"no CloudNativePG namespace":     {NetworkPeers{}, false},
+		"a namespace that is no name":    {NetworkPeers{CloudNativePG: PodPeer{Namespace: "Cnpg System"}}, false},
+		"a label key that is no key":     {NetworkPeers{CloudNativePG: PodPeer{Namespace: "cnpg", Labels: map[string]string{"a b": "c"}}}, false},
+		"scraper labels, no namespace":   {NetworkPeers{CloudNativePG: operator, MetricsScraper: PodPeer{Labels: map[string]string{"app": "p"}}}, false},
+		"a label value that is no value": {NetworkPeers{CloudNativePG: operator, MetricsScraper: PodPeer{Namespace: "m", Labels: map[string]string{"app": "a/b"}}}, false},
+	} {
+		if err := tc.peers.Validate(); (err == nil) != tc.valid {
+			t.Errorf("%s: error %v, want valid %v", name, err, tc.valid)
+		}
 	}
-	return numbers
 }

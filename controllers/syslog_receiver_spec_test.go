@@ -89,8 +89,8 @@ func TestSyslogReceiverServesTheTransportAndTheMetrics(t *testing.T) {
 }
 
 // TestSyslogReceiverNetworkPolicyAdmitsTheClusterAndTheRuns: the receiver's syslog port
-// takes only the destination's instance pods, its metrics port only the destination's
-// run pods.
+// takes only the destination's instance pods, not those of a cluster of the same name
+// logbench did not create, its metrics port only the destination's run pods.
 func TestSyslogReceiverNetworkPolicyAdmitsTheClusterAndTheRuns(t *testing.T) {
 	benchmark := &v1alpha1.LoggingBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "b"}}
 	dest := forwardingDestination(v1alpha1.SyslogUDP)
@@ -100,7 +100,7 @@ func TestSyslogReceiverNetworkPolicyAdmitsTheClusterAndTheRuns(t *testing.T) {
 		!selector.Matches(labels.Set(deployment.Spec.Template.Labels)) {
 		t.Fatalf("the policy does not select the receiver's pod: %v", err)
 	}
-	if policy.Name == buildNetworkPolicy(benchmark, dest).Name {
+	if policy.Name == buildNetworkPolicy(benchmark, dest, NetworkPeers{}).Name {
 		t.Errorf("the receiver's policy %s replaces the cluster's", policy.Name)
 	}
 	job, err := buildJob(benchmark, plannedRun{Destination: dest, Clients: 1, Repeat: 1},
@@ -109,8 +109,9 @@ func TestSyslogReceiverNetworkPolicyAdmitsTheClusterAndTheRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	runPod := labels.Merge(job.Spec.Template.Labels, labels.Set{jobNameLabel: job.Name})
-	instance := labels.Set{cnpgClusterLabel: "b-sys", cnpgInstanceRoleLabel: cnpgPrimaryRole}
-	otherInstance := labels.Set{cnpgClusterLabel: "b-csv"}
+	instance := labels.Set{cnpgClusterLabel: "b-sys", cnpgInstanceRoleLabel: cnpgPrimaryRole, LabelCluster: "b-sys"}
+	foreignInstance := labels.Set{cnpgClusterLabel: "b-sys", cnpgInstanceRoleLabel: cnpgPrimaryRole}
+	otherInstance := labels.Set{cnpgClusterLabel: "b-csv", LabelCluster: "b-csv"}
 	admitted := func(rule networkingv1.NetworkPolicyIngressRule, pod labels.Set) bool {
 		for _, peer := range rule.From {
 			selector, err := metav1.LabelSelectorAsSelector(peer.PodSelector)
@@ -132,6 +133,7 @@ func TestSyslogReceiverNetworkPolicyAdmitsTheClusterAndTheRuns(t *testing.T) {
 	}{
 		{5140, corev1.ProtocolUDP, "the instance pod", instance, true},
 		{5140, corev1.ProtocolUDP, "another cluster's instance pod", otherInstance, false},
+		{5140, corev1.ProtocolUDP, "an instance pod of a foreign cluster b-sys", foreignInstance, false},
 		{5140, corev1.ProtocolUDP, "the run pod", runPod, false},
 		{2020, corev1.ProtocolTCP, "the run pod", runPod, true},
 		{2020, corev1.ProtocolTCP, "the instance pod", instance, false},

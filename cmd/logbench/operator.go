@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -43,6 +44,9 @@ func newOperatorCommand() *cobra.Command {
 		watchNamespaces     []string
 		allowed             allowlist.Rules
 		allowedTolerations  string
+		networkPeers        controllers.NetworkPeers
+		cloudNativePGLabels string
+		scraperLabels       string
 		zapOptions          zap.Options
 	)
 	cmd := &cobra.Command{
@@ -60,6 +64,15 @@ func newOperatorCommand() *cobra.Command {
 			}
 			if err := allowed.Validate(); err != nil {
 				return fmt.Errorf("the allowlists: %w", err)
+			}
+			if networkPeers.CloudNativePG.Labels, err = labels.ConvertSelectorToLabelsMap(cloudNativePGLabels); err != nil {
+				return fmt.Errorf("--cloudnative-pg-pod-labels: %w", err)
+			}
+			if networkPeers.MetricsScraper.Labels, err = labels.ConvertSelectorToLabelsMap(scraperLabels); err != nil {
+				return fmt.Errorf("--instance-metrics-scraper-pod-labels: %w", err)
+			}
+			if err := networkPeers.Validate(); err != nil {
+				return err
 			}
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOptions)))
 			build := version.Get()
@@ -97,6 +110,7 @@ func newOperatorCommand() *cobra.Command {
 				ImagePullSecrets:    localObjectReferences(imagePullSecrets),
 				ClusterReadyTimeout: clusterReadyTimeout,
 				Allowed:             allowed,
+				NetworkPeers:        networkPeers,
 				// The reconciler only tells benchmarks why they cannot run while it is set.
 				CloudNativePGUnavailable: cloudNativePGUnavailable,
 			}
@@ -140,6 +154,18 @@ func newOperatorCommand() *cobra.Command {
 		"node labels key=value a benchmark may select nodes by, comma-separated")
 	flags.StringSliceVar(&allowed.StorageClasses, "allowed-storage-classes", nil,
 		"storage classes a benchmark may name, comma-separated; any when empty")
+	// The peers the NetworkPolicy of a benchmark's instance pods admits besides the
+	// benchmark's own pods.
+	cloudNativePG := controllers.DefaultCloudNativePGOperator()
+	flags.StringVar(&networkPeers.CloudNativePG.Namespace, "cloudnative-pg-namespace", cloudNativePG.Namespace,
+		"namespace of CloudNativePG's operator, whose pods the instance pods admit to PostgreSQL and the instance manager")
+	flags.StringVar(&cloudNativePGLabels, "cloudnative-pg-pod-labels", labels.Set(cloudNativePG.Labels).String(),
+		"labels key=value of the pods of CloudNativePG's operator, comma-separated; every pod of the namespace when empty")
+	flags.StringVar(&networkPeers.MetricsScraper.Namespace, "instance-metrics-scraper-namespace", "",
+		"namespace of the pods the instance pods admit to their metrics exporter (9187), such as Prometheus's; "+
+			"none when empty")
+	flags.StringVar(&scraperLabels, "instance-metrics-scraper-pod-labels", "",
+		"labels key=value of those pods, comma-separated; every pod of the namespace when empty")
 	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	zapOptions.BindFlags(zapFlags)
 	flags.AddGoFlagSet(zapFlags)

@@ -3,10 +3,12 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
 	"net"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,33 +27,49 @@ import (
 )
 
 // expectClosedPorts checks the NetworkPolicy of each of benchmark's clusters against the
-// pods that ran: it selects the cluster's instance pods, admits to the meter's port (and
-// a shipper's metrics port) only the pods of the destination's run Jobs, and leaves
-// PostgreSQL's port open. Then it connects, as the network enforces the policies (the
-// local cluster with kube-router's network policy controller, kind with kindnet's): from
-// a pod outside the runs, every closed port of every instance refuses while PostgreSQL's
-// answers; from a pod labelled as one destination's run pods, its closed ports answer.
+// pods that ran: it selects the cluster's instance pods, which carry logbench's label
+// through the Cluster's inheritedMetadata, admits the destination's run pods to
+// PostgreSQL, the meter and a shipper's metrics, and opens no port to every peer. Then
+// it connects, as the network enforces the policies (the local cluster with
+// kube-router's network policy controller, kind with kindnet's): from a pod outside the
+// runs, labelled as CloudNativePG's operator but in the benchmark's namespace, every
+// port of every instance refuses, PostgreSQL's, the instance manager's and the metrics
+// exporter's included; from a pod labelled as one destination's run pods, PostgreSQL and
+// its closed ports answer, the instance manager and the exporter refuse. CloudNativePG's
+// operator reaching the instance manager shows in every cluster becoming ready.
 func expectClosedPorts(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark) {
-	outside := map[string]int{}
+	apiServer := &corev1.Service{}
+	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "default", Name: "kubernetes"}, apiServer)).To(Succeed())
+	// The API server answering shows that the probe pod's network is up, so that a
+	// refusal is the policy's; a minute allows for a pod whose network is not ready yet.
+	reachable := net.JoinHostPort(apiServer.Spec.ClusterIP, "443")
+	outside := map[string]int{reachable: 60}
 	var runTargets map[string]int
 	var runLabels map[string]string
+	var runInstanceIP string
 	for _, destination := range benchmark.Status.Destinations {
 		what := "the NetworkPolicy of cluster " + destination.ClusterName
 		policy := &networkingv1.NetworkPolicy{}
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: benchmark.Namespace, Name: destination.ClusterName + "-logbench"},
 			policy)).To(Succeed(), what)
 		Expect(policy.OwnerReferences).To(ContainElement(HaveField("UID", benchmark.UID)), what)
-		Expect(policy.Spec.Ingress).To(HaveLen(2), what)
-		open, closed := policy.Spec.Ingress[0], policy.Spec.Ingress[1]
-		Expect(open.From).To(BeEmpty(), what)
-		Expect(open.Ports).To(ContainElement(HaveField("Port.IntVal", int32(5432))), what)
-		Expect(closed.Ports).To(ContainElement(HaveField("Port.IntVal", int32(meter.Port))), what)
-		Expect(closed.Ports).NotTo(ContainElement(HaveField("Port.IntVal", int32(5432))), what)
+		Expect(policy.Spec.PodSelector.MatchLabels).To(HaveKeyWithValue(controllers.LabelCluster, destination.ClusterName), what)
+		var runRule *networkingv1.NetworkPolicyIngressRule
+		for i, rule := range policy.Spec.Ingress {
+			Expect(rule.From).NotTo(BeEmpty(), "%s: rule %d admits every peer", what, i)
+			if slices.ContainsFunc(rule.Ports, func(port networkingv1.NetworkPolicyPort) bool {
+				return port.Port.IntVal == meter.Port
+			}) {
+				runRule = &policy.Spec.Ingress[i]
+			}
+		}
+		Expect(runRule).NotTo(BeNil(), "%s: no rule admits to the meter", what)
+		Expect(runRule.From).To(HaveLen(1), what)
+		Expect(runRule.Ports).To(ContainElement(HaveField("Port.IntVal", int32(5432))), what)
 
 		selected, err := metav1.LabelSelectorAsSelector(&policy.Spec.PodSelector)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(closed.From).To(HaveLen(1), what)
-		admitted, err := metav1.LabelSelectorAsSelector(closed.From[0].PodSelector)
+		admitted, err := metav1.LabelSelectorAsSelector(runRule.From[0].PodSelector)
 		Expect(err).NotTo(HaveOccurred())
 
 		pods := &corev1.PodList{}
@@ -79,36 +97,52 @@ func expectClosedPorts(ctx context.Context, benchmark *benchv1alpha1.LoggingBenc
 		Expect(runs).To(BeNumerically(">", 0), fmt.Sprintf("%s: no run pod to check", what))
 
 		Expect(instanceIP).NotTo(BeEmpty(), "%s: no running instance pod to connect to", what)
-		// PostgreSQL answering shows that the network reaches the pod; a minute allows
-		// for a probe pod whose network is not ready yet.
-		outside[net.JoinHostPort(instanceIP, "5432")] = 60
-		closedTargets := map[string]int{}
-		for _, port := range closed.Ports {
+		// The network admits a new pod once it has programmed its address: a minute for
+		// PostgreSQL, which the run pod reaches first.
+		runPorts := map[string]int{net.JoinHostPort(instanceIP, "5432"): 60}
+		for _, port := range []int32{5432, 8000, 9187} {
+			outside[net.JoinHostPort(instanceIP, fmt.Sprint(port))] = 1
+		}
+		for _, port := range runRule.Ports {
 			target := net.JoinHostPort(instanceIP, fmt.Sprint(port.Port.IntVal))
 			outside[target] = 1
-			// The network admits a new pod once it has programmed its address.
-			closedTargets[target] = 30
+			if port.Port.IntVal != 5432 {
+				runPorts[target] = 30
+			}
 		}
-		// One destination's run pods are enough: the one with the most closed ports.
-		if len(closedTargets) > len(runTargets) {
-			runTargets, runLabels = closedTargets, maps.Clone(closed.From[0].PodSelector.MatchLabels)
+		// One destination's run pods are enough: the one with the most ports.
+		if len(runPorts) > len(runTargets) {
+			runTargets, runLabels, runInstanceIP = runPorts, maps.Clone(runRule.From[0].PodSelector.MatchLabels), instanceIP
 			runLabels[batchv1.JobNameLabel] = "networkpolicy-probe"
 		}
 	}
+	// The run pods need neither the instance manager nor the metrics exporter.
+	for _, port := range []string{"8000", "9187"} {
+		runTargets[net.JoinHostPort(runInstanceIP, port)] = 1
+	}
 
-	By("connecting to every instance's ports from a pod outside the runs")
-	for target, result := range probeConnections(ctx, "networkpolicy-outside", nil, outside) {
-		if strings.HasSuffix(target, ":5432") {
-			Expect(result).To(Equal("open"), "PostgreSQL at %s from a pod outside the runs", target)
+	By("connecting to every instance's ports from a pod outside the runs, labelled as CloudNativePG's operator")
+	for target, result := range probeConnections(ctx, "networkpolicy-outside", cloudNativePGOperatorLabels, outside) {
+		if target == reachable {
+			Expect(result).To(Equal("open"), "the API server at %s from the probe pod: its network is not up", target)
 		} else {
 			Expect(result).To(Equal("closed"), "%s from a pod outside the runs: the NetworkPolicy must refuse it", target)
 		}
 	}
-	By("connecting to one destination's closed ports from a pod labelled as its run pods")
+	By("connecting to one destination's instance from a pod labelled as its run pods")
 	for target, result := range probeConnections(ctx, "networkpolicy-run", runLabels, runTargets) {
-		Expect(result).To(Equal("open"), "%s from a pod labelled as the destination's run pods", target)
+		port := target[strings.LastIndex(target, ":")+1:]
+		if port == "8000" || port == "9187" {
+			Expect(result).To(Equal("closed"), "%s from a pod labelled as the destination's run pods", target)
+		} else {
+			Expect(result).To(Equal("open"), "%s from a pod labelled as the destination's run pods", target)
+		}
 	}
 }
+
+// cloudNativePGOperatorLabels are the labels of CloudNativePG's operator pods, which the
+// instance pods admit from CloudNativePG's namespace only.
+var cloudNativePGOperatorLabels = controllers.DefaultCloudNativePGOperator().Labels
 
 // probeScript connects to each HOST:PORT=ATTEMPTS argument until it answers, at most
 // ATTEMPTS times a second apart, and prints "HOST:PORT open" or "HOST:PORT closed".
@@ -124,13 +158,18 @@ for argument in "$@"; do
 done`
 
 // probeConnections runs a pod with podLabels in the benchmark namespace that connects to
-// each target (host:port, with its attempts) and returns "open" or "closed" for each.
+// each target (host:port, with its attempts) and returns "open" or "closed" for each. The
+// targets with the most attempts, those that show the pod's network up, go first, so
+// that no other is tried before the network admits the pod.
 func probeConnections(ctx context.Context, name string, podLabels map[string]string,
 	targets map[string]int) map[string]string {
 	args := make([]string, 0, 3+len(targets))
 	args = append(args, "-c", probeScript, "probe")
-	for target, attempts := range targets {
-		args = append(args, fmt.Sprintf("%s=%d", target, attempts))
+	ordered := slices.SortedFunc(maps.Keys(targets), func(a, b string) int {
+		return cmp.Or(cmp.Compare(targets[b], targets[a]), strings.Compare(a, b))
+	})
+	for _, target := range ordered {
+		args = append(args, fmt.Sprintf("%s=%d", target, targets[target]))
 	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: benchmarkNamespace, Labels: podLabels},

@@ -246,7 +246,7 @@ var _ = Describe("shipping", Ordered, Label(stackLabel), func() {
 		expectNoLeak(ctx, benchmark, planted)
 	})
 
-	It("closes the meter and shipper ports of every cluster to all but its destination's runs", func(ctx SpecContext) {
+	It("opens the ports of every cluster's instances to their peers only", func(ctx SpecContext) {
 		expectClosedPorts(ctx, benchmark)
 	})
 

@@ -53,6 +53,15 @@ cert-manager's chart does), repository:tag otherwise, the tag defaulting to appV
 {{- end -}}
 {{- end -}}
 
+{{/* logbench.labelPairs writes a map of labels as key=value pairs, comma-separated. */}}
+{{- define "logbench.labelPairs" -}}
+{{- $pairs := list -}}
+{{- range $key, $value := . -}}
+{{- $pairs = append $pairs (printf "%s=%s" $key $value) -}}
+{{- end -}}
+{{- join "," $pairs -}}
+{{- end -}}
+
 {{/* logbench.imagePullSecretNames joins the names of imagePullSecrets with commas. */}}
 {{- define "logbench.imagePullSecretNames" -}}
 {{- $names := list -}}
