@@ -413,6 +413,7 @@ ACTIONLINT ?= $(LOCALBIN)/actionlint
 ZIZMOR ?= $(LOCALBIN)/zizmor
 SYFT ?= $(LOCALBIN)/syft
 CRANE ?= $(LOCALBIN)/crane
+COSIGN ?= $(LOCALBIN)/cosign
 
 ## Tool versions
 KUSTOMIZE_VERSION ?= v5.7.1
@@ -426,9 +427,11 @@ ACTIONLINT_VERSION ?= v1.7.12
 # zizmor comes from PyPI, with the sha256 of its wheels in hack/zizmor-requirements.txt.
 ZIZMOR_VERSION ?= 1.32.0
 # syft writes the release archives' SBOMs (make dist DIST_SBOMS=true); crane pushes the
-# image the release workflow's build job wrote as an OCI layout.
+# image the release workflow's build job wrote as an OCI layout, and cosign signs it, the
+# chart and checksums.txt.
 SYFT_VERSION ?= v1.57.1
 CRANE_VERSION ?= v0.22.1
+COSIGN_VERSION ?= v2.6.5
 # The collector builder's version must be the core and contrib version of the components
 # in hack/otelcol/builder-config.yaml; the builder checks it.
 OTELCOL_BUILDER_VERSION ?= v0.145.0
@@ -532,6 +535,10 @@ syft: | $(LOCALBIN) ## Install syft into bin/ unless it is there.
 .PHONY: crane
 crane: | $(LOCALBIN) ## Install crane into bin/ unless it is there.
 	$(call go-install-tool,$(CRANE),github.com/google/go-containerregistry/cmd/crane,$(CRANE_VERSION))
+
+.PHONY: cosign
+cosign: | $(LOCALBIN) ## Install cosign into bin/ unless it is there.
+	$(call go-install-tool,$(COSIGN),github.com/sigstore/cosign/v2/cmd/cosign,$(COSIGN_VERSION))
 
 .PHONY: helm
 helm: | $(LOCALBIN) ## Install helm into bin/ unless it is there.
