@@ -119,3 +119,35 @@ func TestSettingsNeedingTheCounterAreRefusedWithoutIt(t *testing.T) {
 		}
 	}
 }
+
+// TestFindCounter: the library given is used by its absolute path, with or without its
+// suffix; without one, the installation's own, in its library directory, by
+// $libdir; without either, none.
+func TestFindCounter(t *testing.T) {
+	root := t.TempDir()
+	inst := localpg.Installation{BinDir: filepath.Join(root, "bin"), Version: 15}
+	if got, err := FindCounter(inst, ""); got != "" || err != nil {
+		t.Errorf("FindCounter without a library = %q, %v; want none", got, err)
+	}
+	built := filepath.Join(root, "build", "logbench_counter.so")
+	for _, file := range []string{built, filepath.Join(root, "lib", "logbench_counter.so")} {
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := FindCounter(inst, ""); got != "$libdir/logbench_counter" || err != nil {
+		t.Errorf("FindCounter of an installed library = %q, %v; want $libdir/logbench_counter", got, err)
+	}
+	t.Chdir(filepath.Join(root, "build"))
+	for _, given := range []string{"logbench_counter.so", "logbench_counter"} {
+		if got, err := FindCounter(inst, given); err != nil || (got != built && got != strings.TrimSuffix(built, ".so")) {
+			t.Errorf("FindCounter(%q) = %q, %v; want the absolute path of %s", given, got, err, built)
+		}
+	}
+	if _, err := FindCounter(inst, filepath.Join(root, "missing.so")); err == nil || !strings.Contains(err.Error(), "missing.so") {
+		t.Errorf("FindCounter of a missing library: %v, want an error naming it", err)
+	}
+}
