@@ -146,6 +146,12 @@ func (r *LoggingBenchmarkReconciler) reconcileBenchmark(
 		// The status of a finished benchmark is final: it survives the deletion of its Jobs.
 		return ctrl.Result{}, r.reconcileCleanup(ctx, benchmark)
 	}
+	// The CRD refuses the same, but a benchmark admitted under an older CRD, or written
+	// past it, must not reach a server's or a shipper's configuration.
+	if err := benchmark.Spec.ValidateConfigurationInput(); err != nil {
+		status.SetInvalid(benchmark, err)
+		return ctrl.Result{}, nil
+	}
 	if err := validateClusterNames(benchmark.Name, &benchmark.Spec); err != nil {
 		status.SetInvalid(benchmark, err)
 		return ctrl.Result{}, nil

@@ -12,10 +12,10 @@ import (
 func TestDestinationLoggingOverridesFieldByField(t *testing.T) {
 	on, off := true, false
 	none, mod := StatementNone, StatementMod
-	minDuration, prefix := int32(250), "%m %a "
+	minDuration, prefix := int32(250), LinePrefix("%m %a ")
 	audit := &PgauditSpec{Log: []PgauditClass{PgauditRead, PgauditWrite}, LogRelation: true}
 	spec := LoggingBenchmarkSpec{
-		Postgres: PostgresSpec{Parameters: map[string]string{"work_mem": "8MB"}},
+		Postgres: PostgresSpec{Parameters: map[string]ParameterValue{"work_mem": "8MB"}},
 		Logging:  LoggingSpec{Statement: StatementAll, Connections: true, TrackIOTiming: true, LinePrefix: "%m [%p] %a "},
 	}
 	tests := []struct {
@@ -52,7 +52,7 @@ func TestDestinationLoggingOverridesFieldByField(t *testing.T) {
 				`pgaudit=read+write/relation,linePrefix="%m %a "`,
 			parameters: map[string]string{"log_statement": "mod", "log_min_duration_statement": "250",
 				"log_connections": "off", "log_disconnections": "on", "track_io_timing": "off",
-				"log_line_prefix": prefix, "pgaudit.log": "read, write", "pgaudit.log_relation": "on"},
+				"log_line_prefix": string(prefix), "pgaudit.log": "read, write", "pgaudit.log_relation": "on"},
 		},
 		{
 			name:        "the baseline keeps only the line prefix and track_io_timing",

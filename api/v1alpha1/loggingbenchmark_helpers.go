@@ -107,7 +107,9 @@ func (t DestinationType) ChoosesFormat() bool {
 // and a local server.
 func (s *LoggingBenchmarkSpec) ServerParameters(d Destination) map[string]string {
 	parameters := make(map[string]string, len(s.Postgres.Parameters)+10)
-	maps.Copy(parameters, s.Postgres.Parameters)
+	for name, value := range s.Postgres.Parameters {
+		parameters[name] = string(value)
+	}
 	logging := s.Logging.For(d)
 	parameters["log_statement"] = string(logging.Statement)
 	parameters["log_min_duration_statement"] = strconv.Itoa(int(logging.MinDurationStatementMs()))
@@ -116,7 +118,7 @@ func (s *LoggingBenchmarkSpec) ServerParameters(d Destination) map[string]string
 	parameters["log_disconnections"] = onOff(logging.Disconnections)
 	parameters["track_io_timing"] = onOff(logging.TrackIOTiming)
 	if logging.LinePrefix != "" {
-		parameters["log_line_prefix"] = logging.LinePrefix
+		parameters["log_line_prefix"] = string(logging.LinePrefix)
 	}
 	if audit := logging.Pgaudit; audit != nil {
 		parameters["pgaudit.log"] = audit.LogSetting()
@@ -193,7 +195,7 @@ func (s *LoggingBenchmarkSpec) LoggingSettings(d Destination) string {
 	}
 	settings = append(settings, l.sourceCountedSettings()...)
 	if d.Logging != nil && d.Logging.LinePrefix != nil && d.Type != DestinationNone {
-		settings = append(settings, "linePrefix="+strconv.Quote(l.LinePrefix))
+		settings = append(settings, "linePrefix="+strconv.Quote(string(l.LinePrefix)))
 	}
 	return strings.Join(settings, ",")
 }

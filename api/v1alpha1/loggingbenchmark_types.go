@@ -80,7 +80,14 @@ const (
 )
 
 // PostgresSpec describes the CloudNativePG cluster created for each destination.
-// PostgreSQL parameter names are case-insensitive, hence lowerAscii.
+// PostgreSQL parameter names are case-insensitive, hence lowerAscii. Names and values
+// are written into postgresql.conf: names must follow its grammar (ParameterNamePattern),
+// values are ParameterValues, and parameters that run a shell command, load code or
+// point the server at other files or hosts (UnsafeParameters) are refused whatever
+// CloudNativePG accepts; ValidateConfigurationInput checks the same in the operator and
+// in local mode.
+// +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.parameters.all(k, k.matches('^[A-Za-z_][A-Za-z0-9_]*([.][A-Za-z_][A-Za-z0-9_]*)?$'))",message="parameter names must be PostgreSQL parameter names: a letter or _, then letters, digits or _, with at most one . before an extension's own name (auto_explain.log_min_duration); no spaces or other characters"
+// +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.parameters.all(k, !(k.lowerAscii() in ['archive_cleanup_command', 'archive_command', 'archive_library', 'config_file', 'data_directory', 'dynamic_library_path', 'extension_control_path', 'external_pid_file', 'hba_file', 'ident_file', 'jit_provider', 'krb_server_keyfile', 'local_preload_libraries', 'primary_conninfo', 'recovery_end_command', 'restore_command', 'session_preload_libraries', 'shared_preload_libraries', 'ssl_ca_file', 'ssl_cert_file', 'ssl_crl_dir', 'ssl_crl_file', 'ssl_dh_params_file', 'ssl_key_file', 'ssl_passphrase_command']))",message="parameters that run a shell command, load code, or point the server at other files or hosts (archive_command, restore_command, archive_cleanup_command, recovery_end_command, ssl_passphrase_command, shared_preload_libraries, session_preload_libraries, local_preload_libraries, dynamic_library_path, extension_control_path, archive_library, jit_provider, data_directory, config_file, hba_file, ident_file, external_pid_file, krb_server_keyfile, ssl_*_file, ssl_crl_dir, primary_conninfo) are refused: a benchmark needs none of them"
 // +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.parameters.all(k, !(k.lowerAscii() in ['log_destination', 'logging_collector', 'log_directory', 'log_filename', 'log_truncate_on_rotation', 'log_file_mode', 'event_source']) && !k.lowerAscii().startsWith('log_rotation_') && !k.lowerAscii().startsWith('syslog_'))",message="logging destination parameters (log_destination, logging_collector, log_directory, log_filename, log_rotation_*, log_truncate_on_rotation, log_file_mode, syslog_*) are set by logbench per destination: use spec.destinations"
 // +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.parameters.all(k, !(k.lowerAscii() in ['log_statement', 'log_min_duration_statement', 'log_duration', 'log_line_prefix', 'track_io_timing', 'application_name', 'log_connections', 'log_disconnections']))",message="statement logging parameters (log_statement, log_min_duration_statement, log_duration, log_line_prefix, track_io_timing, application_name, log_connections, log_disconnections) are set by logbench: use spec.logging"
 // Parameters that add records to a run's sessions (or remove them) would make the
@@ -113,7 +120,7 @@ type PostgresSpec struct {
 	// parameters are rejected here: they belong to spec.logging and spec.destinations.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=64
-	Parameters map[string]string `json:"parameters,omitempty"`
+	Parameters map[string]ParameterValue `json:"parameters,omitempty"`
 
 	// NodeSelector for the instance pods.
 	// +optional
@@ -135,6 +142,14 @@ type PostgresSpec struct {
 	// +optional
 	InstanceManagerLogLevel InstanceManagerLogLevel `json:"instanceManagerLogLevel,omitempty"`
 }
+
+// ParameterValue is the value of a PostgreSQL parameter, written into postgresql.conf as
+// a quoted value: what could end the value or the line there is refused
+// (ValidateConfigurationInput checks the same). Its maxLength bounds the cost of the
+// rule, which the API server refuses to run unbounded.
+// +kubebuilder:validation:MaxLength=1024
+// +kubebuilder:validation:XValidation:rule="!self.matches(r\"[\\p{Cc}\\\\']\")",message="parameter values must hold no control characters (newlines, tabs), backslashes or single quotes: they are written into postgresql.conf as quoted values"
+type ParameterValue string
 
 // InstanceManagerLogLevel is a log level of CloudNativePG's instance manager.
 // +kubebuilder:validation:Enum=error;warning;info;debug;trace
@@ -208,9 +223,7 @@ type LoggingSpec struct {
 	// LinePrefix is log_line_prefix. It must contain %a (the application name, by which
 	// logbench recognises the records of a run in the plain stderr format).
 	// +kubebuilder:default="%m [%p] %q%u@%d %a "
-	// +kubebuilder:validation:MaxLength=256
-	// +kubebuilder:validation:XValidation:rule="self.contains('%a')",message="linePrefix must contain %a: logbench recognises the records of a run by their application name"
-	LinePrefix string `json:"linePrefix,omitempty"`
+	LinePrefix LinePrefix `json:"linePrefix,omitempty"`
 
 	// The settings below log records no model can predict (a random sample, the plans of
 	// slow statements, lock waits, temporary files): only the server's own count knows
@@ -301,6 +314,14 @@ type AutoExplainSpec struct {
 // AutoExplainFormat is the format of auto_explain's plans.
 // +kubebuilder:validation:Enum=text;xml;json;yaml
 type AutoExplainFormat string
+
+// LinePrefix is log_line_prefix, written into postgresql.conf as a quoted value: what
+// could end the value or the line there is refused (ValidateConfigurationInput checks
+// the same).
+// +kubebuilder:validation:MaxLength=256
+// +kubebuilder:validation:XValidation:rule="self.contains('%a')",message="linePrefix must contain %a: logbench recognises the records of a run by their application name"
+// +kubebuilder:validation:XValidation:rule="!self.matches(r\"[\\p{Cc}\\\\']\")",message="linePrefix must hold no control characters (newlines, tabs), backslashes or single quotes: it is written into postgresql.conf as a quoted value"
+type LinePrefix string
 
 // PgauditSpec is pgaudit's session audit logging: one AUDIT record per audited statement,
 // besides what log_statement logs.
@@ -521,9 +542,7 @@ type LoggingOverride struct {
 	Pgaudit *PgauditSpec `json:"pgaudit,omitempty"`
 	// LinePrefix overrides spec.logging.linePrefix.
 	// +optional
-	// +kubebuilder:validation:MaxLength=256
-	// +kubebuilder:validation:XValidation:rule="self.contains('%a')",message="linePrefix must contain %a: logbench recognises the records of a run by their application name"
-	LinePrefix *string `json:"linePrefix,omitempty"`
+	LinePrefix *LinePrefix `json:"linePrefix,omitempty"`
 	// MinDurationSample overrides spec.logging.minDurationSample.
 	// +optional
 	// +kubebuilder:validation:Minimum=-1
@@ -650,6 +669,7 @@ type LokiSpec struct {
 	// +kubebuilder:validation:XValidation:rule="!self.contains('@') && !self.contains('?') && !self.contains('#')",message="url must hold no credentials, query or fragment: put credentials in a Secret and reference it in auth"
 	// Fluent Bit and the collector expand ${...} in their configuration, files included.
 	// +kubebuilder:validation:XValidation:rule="!self.contains('$')",message="url must not contain $: the shippers would expand ${...} in it"
+	// +kubebuilder:validation:XValidation:rule="!self.matches(r\"[\\s\\p{Z}\\p{Cc}]\")",message="url must hold no spaces or control characters: escape them (%20)"
 	URL string `json:"url"`
 
 	// TenantID is sent as X-Scope-OrgID; empty sends none (single-tenant Loki).
@@ -988,6 +1008,25 @@ const (
 // MaxRowsAndRuns bounds destinations × client counts × (repeats + 1), the result rows
 // and the runs of a status (the CEL rule of LoggingBenchmarkSpec).
 const MaxRowsAndRuns = 220
+
+// Bounds of the free text of a status, in bytes of its JSON (a character JSON escapes
+// counts as its escape), so that the largest status stays under 1 MiB whatever its runs
+// report (status_size_test.go); a text cut to its bound ends with an ellipsis.
+const (
+	// MaxMessageLength bounds a message: a run's error, a destination's or a condition's.
+	MaxMessageLength = 1024
+	// MaxRunReasonLength bounds each reason and message of a run's records: dropReason,
+	// unverifiedReason, accountingError and sampler.message.
+	MaxRunReasonLength = 512
+	// MaxRowTextLength bounds each text of a result row: its records' reasons, joined
+	// from its repeats' (which keep their own), and its logging settings.
+	MaxRowTextLength = 512
+	// MaxNodeNameLength bounds the names of a run's nodes, as Kubernetes does.
+	MaxNodeNameLength = 253
+	// MaxStageNameLength bounds the stage names of a run's records (lostAt,
+	// unverifiedAt).
+	MaxStageNameLength = 32
+)
 
 // LoggingBenchmarkStatus is the observed state of a benchmark. Everything in it can be
 // reconstructed from the benchmark's clusters and Jobs.

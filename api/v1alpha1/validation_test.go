@@ -212,6 +212,8 @@ var _ = Describe("LoggingBenchmark admission", func() {
 		Entry("Loki URL with a variable the shippers expand",
 			`destinations: [{name: loki, type: Loki, loki: {url: "http://loki/${file:/var/run/secrets/kubernetes.io/serviceaccount/token}"}}]`,
 			"spec.destinations[0].loki.url", "url must not contain $"),
+		Entry("Loki URL with a space", `destinations: [{name: loki, type: Loki, loki: {url: "http://loki:3100/a b"}}]`,
+			"spec.destinations[0].loki.url", "url must hold no spaces or control characters"),
 		Entry("a selector followed by a LogQL expression that fakes the count",
 			`destinations: [{name: out, type: Stdout, loki: {url: "http://loki:3100", selector: '{a="b"} [1s])) * 0 + vector(1e6) + count_over_time({a="b"}'}}]`,
 			"spec.destinations[0].loki.selector", "selector must be a LogQL stream selector of matchers only"),
@@ -367,6 +369,29 @@ var _ = Describe("LoggingBenchmark admission", func() {
 		Entry("more than 64 parameters", "postgres: {parameters: {"+flowItems(65, `custom.setting_%d: "1"`)+"}}",
 			"spec.postgres.parameters", "must have at most 64 items"),
 
+		// What postgresql.conf, which CloudNativePG writes without escaping, cannot hold.
+		Entry("a refused parameter with a trailing space", `postgres: {parameters: {"archive_command ": "true"}}`,
+			"spec.postgres", "parameter names must be PostgreSQL parameter names"),
+		Entry("a parameter name holding a line", `postgres: {parameters: {"work_mem = 1\narchive_command": "true"}}`,
+			"spec.postgres", "parameter names must be PostgreSQL parameter names"),
+		Entry("a parameter name with two dots", `postgres: {parameters: {a.b.c: "1"}}`,
+			"spec.postgres", "parameter names must be PostgreSQL parameter names"),
+		Entry("archive_command", `postgres: {parameters: {archive_command: "true"}}`,
+			"spec.postgres", "parameters that run a shell command, load code"),
+		Entry("restore_command in upper case", `postgres: {parameters: {RESTORE_COMMAND: "true"}}`,
+			"spec.postgres", "parameters that run a shell command, load code"),
+		Entry("shared_preload_libraries", `postgres: {parameters: {shared_preload_libraries: auto_explain}}`,
+			"spec.postgres", "parameters that run a shell command, load code"),
+		Entry("a parameter value holding a line",
+			`postgres: {parameters: {work_mem: "64MB'\narchive_command = 'sh -c id"}}`,
+			"spec.postgres", "parameter values must hold no control characters"),
+		Entry("a parameter value with a carriage return", `postgres: {parameters: {work_mem: "64MB\r"}}`,
+			"spec.postgres", "parameter values must hold no control characters"),
+		Entry("a parameter value with a backslash", `postgres: {parameters: {work_mem: '64MB\'}}`,
+			"spec.postgres", "parameter values must hold no control characters"),
+		Entry("a parameter value with a single quote", `postgres: {parameters: {search_path: "public'"}}`,
+			"spec.postgres", "parameter values must hold no control characters"),
+
 		// PostgreSQL instances.
 		Entry("no instances", `postgres: {instances: 0}`,
 			"spec.postgres.instances", "should be greater than or equal to 1"),
@@ -388,6 +413,14 @@ var _ = Describe("LoggingBenchmark admission", func() {
 			"spec.logging.linePrefix", "linePrefix must contain %a"),
 		Entry("linePrefix over 256 characters", `logging: {linePrefix: "%a `+strings.Repeat("x", 254)+`"}`,
 			"spec.logging.linePrefix", "may not be more than 256"),
+		Entry("linePrefix holding a line", `logging: {linePrefix: "%a\nlog_directory = '/tmp'"}`,
+			"spec.logging.linePrefix", "linePrefix must hold no control characters"),
+		Entry("linePrefix with a tab", `logging: {linePrefix: "%a\t"}`,
+			"spec.logging.linePrefix", "linePrefix must hold no control characters"),
+		Entry("linePrefix with a backslash", `logging: {linePrefix: '%a \'}`,
+			"spec.logging.linePrefix", "linePrefix must hold no control characters"),
+		Entry("linePrefix with a single quote", `logging: {linePrefix: "%a '"}`,
+			"spec.logging.linePrefix", "linePrefix must hold no control characters"),
 
 		// Workload.
 		Entry("unknown builtin", `workload: {builtin: TPCC}`,
@@ -453,6 +486,12 @@ var _ = Describe("LoggingBenchmark admission", func() {
 			"spec.destinations[0].logging.minDurationStatement", "should be greater than or equal to -1"),
 		Entry("a destination's linePrefix without %a", `destinations: [{name: csv, type: CSVLog, logging: {linePrefix: "%m "}}]`,
 			"spec.destinations[0].logging.linePrefix", "linePrefix must contain %a"),
+		Entry("a destination's linePrefix holding a line", `destinations: [{name: csv, type: CSVLog, logging: {linePrefix: "%a\n"}}]`,
+			"spec.destinations[0].logging.linePrefix", "linePrefix must hold no control characters"),
+		Entry("a destination's linePrefix with a backslash", `destinations: [{name: csv, type: CSVLog, logging: {linePrefix: '%a \'}}]`,
+			"spec.destinations[0].logging.linePrefix", "linePrefix must hold no control characters"),
+		Entry("a destination's linePrefix with a single quote", `destinations: [{name: csv, type: CSVLog, logging: {linePrefix: "%a '"}}]`,
+			"spec.destinations[0].logging.linePrefix", "linePrefix must hold no control characters"),
 		Entry("a destination's pgaudit without classes", `destinations: [{name: csv, type: CSVLog, logging: {pgaudit: {log: []}}}]`,
 			"spec.destinations[0].logging.pgaudit.log", "should have at least 1 items"),
 	)
@@ -501,6 +540,17 @@ var _ = Describe("LoggingBenchmark admission", func() {
 			"logging parameters that leave the run's records as they are",
 			`postgres: {parameters: {log_min_messages: LOG, log_error_verbosity: verbose, lc_messages: en_US.UTF-8, deadlock_timeout: 10ms, log_checkpoints: "on", log_autovacuum_min_duration: "0"}}`,
 		),
+		Entry(
+			"parameters of every form PostgreSQL's configuration file takes",
+			`postgres: {parameters: {work_mem: 64MB, Maintenance_Work_Mem: 1GB, pg_stat_statements.max: "10000", `+
+				`search_path: '"$user", public', _private.x1: "on"}}`,
+		),
+		Entry("a line prefix with every character but the refused ones",
+			`logging: {linePrefix: "%m [%p] %q%u@%d %a <>&\"$%%;,:/ é "}`),
+		Entry(
+			"logging parameters that leave the run's records as they are",
+			`postgres: {parameters: {log_min_messages: LOG, log_error_verbosity: verbose, lc_messages: en_US.UTF-8, deadlock_timeout: 10ms, log_checkpoints: "on", log_autovacuum_min_duration: "0"}}`,
+		),
 		Entry("lc_messages C", `postgres: {parameters: {lc_messages: C.UTF-8}}`),
 		Entry("connections and disconnections logged", `logging: {connections: true, disconnections: true}`),
 		Entry("minDurationStatement off", `logging: {minDurationStatement: -1}`),
@@ -523,6 +573,12 @@ var _ = Describe("LoggingBenchmark admission", func() {
 			`destinations: [{name: loki, type: Loki, shipper: {kind: OpenTelemetryCollector, format: JSONLog}, loki: {url: "https://loki", auth: {bearerToken: {secretName: loki-token}}}}]`,
 		),
 	)
+
+	It("refuses an extension's parameter for the records it would add, not for its name", func() {
+		err := k8sClient.Create(ctx, newBenchmark(`postgres: {parameters: {auto_explain.log_min_duration: "0"}}`))
+		Expect(err).To(MatchError(ContainSubstring("what it can predict is in spec.logging")))
+		Expect(err).NotTo(MatchError(ContainSubstring("must be PostgreSQL parameter names")))
+	})
 
 	It("accepts every sample of config/samples, applied server-side with the Secrets it holds", func() {
 		root, err := testenv.RepoRoot()

@@ -331,7 +331,7 @@ func (in *LoggingOverride) DeepCopyInto(out *LoggingOverride) {
 	}
 	if in.LinePrefix != nil {
 		in, out := &in.LinePrefix, &out.LinePrefix
-		*out = new(string)
+		*out = new(LinePrefix)
 		**out = **in
 	}
 	if in.MinDurationSample != nil {
@@ -520,7 +520,7 @@ func (in *PostgresSpec) DeepCopyInto(out *PostgresSpec) {
 	in.Resources.DeepCopyInto(&out.Resources)
 	if in.Parameters != nil {
 		in, out := &in.Parameters, &out.Parameters
-		*out = make(map[string]string, len(*in))
+		*out = make(map[string]ParameterValue, len(*in))
 		for key, val := range *in {
 			(*out)[key] = val
 		}

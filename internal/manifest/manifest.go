@@ -94,6 +94,10 @@ func Decode(data []byte) (*v1alpha1.LoggingBenchmark, error) {
 	if err := yaml.UnmarshalStrict(defaulted, &benchmark); err != nil {
 		return nil, err
 	}
+	// The operator checks the same before it creates anything for a benchmark.
+	if err := benchmark.Spec.ValidateConfigurationInput(); err != nil {
+		return nil, fmt.Errorf("invalid LoggingBenchmark: %w", err)
+	}
 	return &benchmark, nil
 }
 

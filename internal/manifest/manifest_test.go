@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -72,6 +73,63 @@ func TestDecodeRejectsWhatTheAPIServerRejects(t *testing.T) {
 				t.Fatalf("error = %v, want it to contain %q", err, tc.message)
 			}
 		})
+	}
+}
+
+// TestDecodeRefusesWhatWouldBreakAConfiguration is local mode's side of the CRD rules
+// on what logbench writes into postgresql.conf and the shippers' configurations.
+func TestDecodeRefusesWhatWouldBreakAConfiguration(t *testing.T) {
+	const csv = header + "spec:\n  destinations:\n  - name: csv\n    type: CSVLog\n"
+	parameter := func(name, value string) string {
+		return csv + fmt.Sprintf("  postgres:\n    parameters:\n      %q: %q\n", name, value)
+	}
+	for name, tc := range map[string]struct{ doc, message string }{
+		"a refused name with a trailing space": {parameter("archive_command ", "true"), "must be PostgreSQL parameter names"},
+		"archive_command":                      {parameter("archive_command", "true"), "run a shell command, load code"},
+		"a value with a newline":               {parameter("work_mem", "64MB\narchive_command = 'sh'"), "parameter values must hold no control"},
+		"a value with a backslash":             {parameter("work_mem", `64MB\`), "parameter values must hold no control"},
+		"a value with a single quote":          {parameter("work_mem", "64MB'"), "parameter values must hold no control"},
+		"a line prefix with a newline": {
+			csv + "  logging:\n    linePrefix: \"%a\\n\"\n", "linePrefix must hold no control characters",
+		},
+		"a destination's line prefix with a backslash": {
+			csv + "    logging:\n      linePrefix: '%a \\'\n", "linePrefix must hold no control characters",
+		},
+		"a Loki URL with a space": {
+			header + "spec:\n  destinations:\n  - name: loki\n    type: Loki\n    loki:\n      url: http://loki:3100/a b\n",
+			"url must hold no spaces",
+		},
+		// Refused for the records it would add, as before.
+		"auto_explain.log_min_duration": {parameter("auto_explain.log_min_duration", "0"), "auto_explain.*"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Decode([]byte(tc.doc))
+			if err == nil || !strings.Contains(err.Error(), tc.message) {
+				t.Fatalf("error = %v, want it to contain %q", err, tc.message)
+			}
+		})
+	}
+
+	benchmark, err := Decode([]byte(parameter("work_mem", "64MB")))
+	if err != nil {
+		t.Fatalf("refused work_mem: %v", err)
+	}
+	if got := benchmark.Spec.Postgres.Parameters["work_mem"]; got != "64MB" {
+		t.Errorf("work_mem = %q, want 64MB", got)
+	}
+}
+
+// TestDecodeRefusesEveryUnsafeParameter holds the CRD's list of unsafe parameters to the
+// operator's, in any case.
+func TestDecodeRefusesEveryUnsafeParameter(t *testing.T) {
+	for _, name := range v1alpha1.UnsafeParameters {
+		for _, spelt := range []string{name, strings.ToUpper(name)} {
+			doc := header + fmt.Sprintf("spec:\n  destinations:\n  - name: csv\n    type: CSVLog\n"+
+				"  postgres:\n    parameters:\n      %s: x\n", spelt)
+			if _, err := Decode([]byte(doc)); err == nil || !strings.Contains(err.Error(), "run a shell command, load code") {
+				t.Errorf("%s: error = %v, want the CRD's refusal of unsafe parameters", spelt, err)
+			}
+		}
 	}
 }
 

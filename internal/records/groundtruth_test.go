@@ -60,7 +60,7 @@ func TestExpectedMatchesServer(t *testing.T) {
 		name    string
 		logging v1alpha1.LoggingSpec
 		// parameters are spec.postgres.parameters.
-		parameters map[string]string
+		parameters map[string]v1alpha1.ParameterValue
 		// baseline measures the destination of type None with the logging above.
 		baseline bool
 	}{
@@ -82,9 +82,9 @@ func TestExpectedMatchesServer(t *testing.T) {
 		{name: "all-duration-sessions", logging: withSessions(logging(v1alpha1.StatementAll, -1, true), true, true)},
 		// The values of logging parameters that spec.postgres.parameters still accepts.
 		{name: "all-verbose", logging: logging(v1alpha1.StatementAll, -1, false),
-			parameters: map[string]string{"log_error_verbosity": "verbose", "log_min_messages": "log", "lc_messages": "C"}},
+			parameters: map[string]v1alpha1.ParameterValue{"log_error_verbosity": "verbose", "log_min_messages": "log", "lc_messages": "C"}},
 		{name: "min0-terse", logging: logging(v1alpha1.StatementNone, 0, false),
-			parameters: map[string]string{"log_error_verbosity": "terse", "log_min_messages": "error"}},
+			parameters: map[string]v1alpha1.ParameterValue{"log_error_verbosity": "terse", "log_min_messages": "error"}},
 	}
 
 	localpgtest.Run(t, func(t *testing.T, inst localpg.Installation) {

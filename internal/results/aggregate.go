@@ -14,6 +14,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/records"
+	"github.com/logbench/logbench/internal/text"
 )
 
 // RunKey identifies one pgbench execution of a benchmark.
@@ -41,7 +42,7 @@ func Aggregate(spec *v1alpha1.LoggingBenchmarkSpec, runs map[RunKey]v1alpha1.Rep
 				continue
 			}
 			row := aggregateRow(dest, clients, repeats, spec.Workload)
-			row.Logging = spec.LoggingSettings(dest)
+			row.Logging = text.Truncate(spec.LoggingSettings(dest), v1alpha1.MaxRowTextLength)
 			rows = append(rows, row)
 		}
 	}
@@ -141,11 +142,37 @@ func repeatsOf(runs map[RunKey]v1alpha1.RepeatResult, destination string, client
 	for key, run := range runs {
 		if key.Destination == destination && key.Clients == clients {
 			run.Repeat = key.Repeat
-			repeats = append(repeats, run)
+			repeats = append(repeats, boundRun(run))
 		}
 	}
 	slices.SortFunc(repeats, func(a, b v1alpha1.RepeatResult) int { return cmp.Compare(a.Repeat, b.Repeat) })
 	return repeats
+}
+
+// boundRun cuts the free text of a run to the status's bounds: an agent composes it from
+// what the shipper, Loki and the kubelet said, and a Job's result annotation is anyone's
+// to write who may edit Jobs. Stages and the sampler's check are copied, not changed in
+// place, since runs share them with the map they come from.
+func boundRun(run v1alpha1.RepeatResult) v1alpha1.RepeatResult {
+	run.Error = text.Truncate(run.Error, v1alpha1.MaxMessageLength)
+	run.ClientNode = text.Truncate(run.ClientNode, v1alpha1.MaxNodeNameLength)
+	run.ServerNode = text.Truncate(run.ServerNode, v1alpha1.MaxNodeNameLength)
+	counted := &run.Records
+	for _, reason := range []*string{&counted.DropReason, &counted.UnverifiedReason, &counted.AccountingError} {
+		*reason = text.Truncate(*reason, v1alpha1.MaxRunReasonLength)
+	}
+	if counted.Sampler != nil {
+		sampler := *counted.Sampler
+		sampler.Message = text.Truncate(sampler.Message, v1alpha1.MaxRunReasonLength)
+		counted.Sampler = &sampler
+	}
+	if counted.Stages != nil {
+		stages := *counted.Stages
+		stages.LostAt = text.Truncate(stages.LostAt, v1alpha1.MaxStageNameLength)
+		stages.UnverifiedAt = text.Truncate(stages.UnverifiedAt, v1alpha1.MaxStageNameLength)
+		counted.Stages = &stages
+	}
+	return run
 }
 
 // Successful returns the repeats that produced a measurement, in their original order.
@@ -314,7 +341,7 @@ func meanAndSampleStdDev(values []float64) (mean, stddev float64) {
 // loss. Otherwise the drops known, exactly or at least, of the consistent repeats make
 // a lower bound, zero included when every repeat has one (duplicates make a drop "at
 // least"). Accounting errors and drop reasons are kept per repeat: each explains
-// its own.
+// its own, and the row's join of them is cut to MaxRowTextLength.
 func sumRecords(ok []v1alpha1.RepeatResult) v1alpha1.Records {
 	var total v1alpha1.Records
 	var knownDropped int64
@@ -350,10 +377,10 @@ func sumRecords(ok []v1alpha1.RepeatResult) v1alpha1.Records {
 		total.DroppedAtLeast = &knownDropped
 	}
 	total.Stages = sumStages(ok, total.ExactExpected())
-	total.AccountingError = strings.Join(accountingErrors, "; ")
+	total.AccountingError = text.Truncate(strings.Join(accountingErrors, "; "), v1alpha1.MaxRowTextLength)
 	// A reason holds "; " between its parts, so repeats are set apart with " | ".
-	total.DropReason = strings.Join(dropReasons, " | ")
-	total.UnverifiedReason = strings.Join(unverifiedReasons, " | ")
+	total.DropReason = text.Truncate(strings.Join(dropReasons, " | "), v1alpha1.MaxRowTextLength)
+	total.UnverifiedReason = text.Truncate(strings.Join(unverifiedReasons, " | "), v1alpha1.MaxRowTextLength)
 	total.Sampler = sumSampler(ok, total)
 	return total
 }
@@ -379,7 +406,7 @@ func sumSampler(ok []v1alpha1.RepeatResult, total v1alpha1.Records) *v1alpha1.Sa
 			return nil
 		case check.Verdict == v1alpha1.SamplerUnknown:
 			return &v1alpha1.SamplerCheck{Verdict: v1alpha1.SamplerUnknown,
-				Message: fmt.Sprintf("repeat %d: %s", r.Repeat, check.Message)}
+				Message: text.Truncate(fmt.Sprintf("repeat %d: %s", r.Repeat, check.Message), v1alpha1.MaxRowTextLength)}
 		}
 		sum.ReceivedMin += check.ReceivedMin
 		sum.ReceivedMax += check.ReceivedMax

@@ -5,8 +5,10 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -570,5 +572,64 @@ func TestRowDuplicatesExactOnlyWhenEveryRepeatCounted(t *testing.T) {
 		if got := sumStages(ok, nil).DuplicatesExact; got != tc.want {
 			t.Errorf("repeats counted by identity %v: row's %t, want %t", tc.repeats, got, tc.want)
 		}
+	}
+}
+
+// TestAggregateBoundsTheRunsText feeds runs whose every text is far longer than the
+// status admits, as a Job's result annotation may hold, and a destination's line prefix
+// that a row's logging settings quote: the rows keep each cut to its bound, and the runs
+// given are left as they were.
+func TestAggregateBoundsTheRunsText(t *testing.T) {
+	huge := strings.Repeat("é", 64<<10)
+	run := func(failed bool) v1alpha1.RepeatResult {
+		r := exact(100, 10, 8)
+		r.ClientNode, r.ServerNode = huge, huge
+		r.Records.DropReason, r.Records.UnverifiedReason, r.Records.AccountingError = huge, huge, huge
+		r.Records.Sampler = &v1alpha1.SamplerCheck{Verdict: v1alpha1.SamplerUnknown, Message: huge}
+		r.Records.Stages = &v1alpha1.RecordStages{LostAt: huge, UnverifiedAt: huge}
+		if failed {
+			r = v1alpha1.RepeatResult{Error: huge, ClientNode: huge}
+		}
+		return r
+	}
+	runs := map[RunKey]v1alpha1.RepeatResult{}
+	for repeat := range int32(10) {
+		runs[RunKey{"csv", 1, repeat + 1}] = run(repeat == 9)
+	}
+	spec := testSpec(v1alpha1.AggregateMedian, 1)
+	spec.Destinations[0].Logging = &v1alpha1.LoggingOverride{LinePrefix: new(v1alpha1.LinePrefix("%a" + huge))}
+	rows := Aggregate(spec, runs)
+	if len(rows) != 1 {
+		t.Fatalf("%d rows, want 1", len(rows))
+	}
+	bounded := func(what, value string, bound int) {
+		t.Helper()
+		if len(value) > bound+len("…") || !utf8.ValidString(value) || !strings.HasSuffix(value, "…") {
+			t.Errorf("%s is %d bytes (valid UTF-8: %t), want it cut to %d", what, len(value), utf8.ValidString(value), bound)
+		}
+	}
+	row := rows[0]
+	for _, r := range row.Repeats {
+		name := fmt.Sprintf("repeat %d's ", r.Repeat)
+		bounded(name+"client node", r.ClientNode, v1alpha1.MaxNodeNameLength)
+		if r.Error != "" {
+			bounded(name+"error", r.Error, v1alpha1.MaxMessageLength)
+			continue
+		}
+		bounded(name+"server node", r.ServerNode, v1alpha1.MaxNodeNameLength)
+		bounded(name+"drop reason", r.Records.DropReason, v1alpha1.MaxRunReasonLength)
+		bounded(name+"unverified reason", r.Records.UnverifiedReason, v1alpha1.MaxRunReasonLength)
+		bounded(name+"accounting error", r.Records.AccountingError, v1alpha1.MaxRunReasonLength)
+		bounded(name+"sampler message", r.Records.Sampler.Message, v1alpha1.MaxRunReasonLength)
+		bounded(name+"lostAt", r.Records.Stages.LostAt, v1alpha1.MaxStageNameLength)
+		bounded(name+"unverifiedAt", r.Records.Stages.UnverifiedAt, v1alpha1.MaxStageNameLength)
+	}
+	bounded("the row's logging settings", row.Logging, v1alpha1.MaxRowTextLength)
+	bounded("the row's drop reason", row.Records.DropReason, v1alpha1.MaxRowTextLength)
+	bounded("the row's unverified reason", row.Records.UnverifiedReason, v1alpha1.MaxRowTextLength)
+	bounded("the row's accounting error", row.Records.AccountingError, v1alpha1.MaxRowTextLength)
+	bounded("the row's sampler message", row.Records.Sampler.Message, v1alpha1.MaxRowTextLength)
+	if given := runs[RunKey{"csv", 1, 1}].Records; given.Sampler.Message != huge || given.Stages.LostAt != huge {
+		t.Error("aggregating changed the runs it was given")
 	}
 }

@@ -18,7 +18,7 @@ import (
 
 // MaxMessageLength bounds a message kept in the status: a run's error, a destination's
 // or a condition's message.
-const MaxMessageLength = 1024
+const MaxMessageLength = v1alpha1.MaxMessageLength
 
 // Truncate bounds a message kept in the status.
 func Truncate(message string) string {

@@ -12,17 +12,35 @@ import (
 // ellipsis marks a truncated message.
 const ellipsis = "…"
 
-// Truncate bounds message to at most maxBytes bytes of its own, plus an ellipsis when it
-// was cut; it never splits a UTF-8 character, so the result stays valid JSON and YAML.
+// Truncate bounds message so that encoding/json writes it in at most maxBytes bytes,
+// quotes aside, plus an ellipsis when it was cut: what it keeps goes into a status or a
+// termination message, both stored as JSON, whose encoded size is what the API server,
+// etcd and the kubelet bound. A character encoding/json escapes counts as its escape
+// (a control character, <, >, &, U+2028 and U+2029 as six bytes, a quote or a backslash
+// as two). It never splits a UTF-8 character, so the result stays valid JSON and YAML.
 func Truncate(message string, maxBytes int) string {
-	if len(message) <= maxBytes {
-		return message
+	size := 0
+	for i := 0; i < len(message); {
+		r, width := utf8.DecodeRuneInString(message[i:])
+		size += encodedSize(r, width)
+		if size > maxBytes {
+			return message[:i] + ellipsis
+		}
+		i += width
 	}
-	cut := maxBytes
-	for cut > 0 && !utf8.RuneStart(message[cut]) {
-		cut--
+	return message
+}
+
+// encodedSize is how many bytes encoding/json writes for the character r, width bytes
+// of a string; escapes are counted at their longest.
+func encodedSize(r rune, width int) int {
+	switch {
+	case r == utf8.RuneError && width == 1, r < 0x20, r == '<', r == '>', r == '&', r == '\u2028', r == '\u2029':
+		return len(`\u0000`)
+	case r == '"', r == '\\':
+		return len(`\"`)
 	}
-	return message[:cut] + ellipsis
+	return width
 }
 
 // ParseChoice returns the choice whose name (its String) equals name, case-insensitively;

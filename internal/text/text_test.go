@@ -1,6 +1,7 @@
 package text
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -16,13 +17,33 @@ func TestTruncate(t *testing.T) {
 		{"long is cut", "abcdef", 3, "abc…"},
 		{"never splits a character", "aé", 2, "a…"},
 		{"cuts before a three-byte character", strings.Repeat("€", 3), 4, "€…"},
+		{"counts what JSON escapes as its escape", "a<b>c&d", 8, "a<b…"},
+		{"counts a control character as its escape", "ab\ncd\x00", 9, "ab\nc…"},
+		{"counts a quote as two bytes", `a"b\c`, 4, `a"b…`},
+		{"counts a byte that is not UTF-8 as its replacement", "a\xffb", 6, "a…"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Truncate(tc.message, tc.maxBytes)
-			if got != tc.want || !utf8.ValidString(got) {
+			if got != tc.want || utf8.ValidString(tc.message) && !utf8.ValidString(got) {
 				t.Errorf("Truncate(%q, %d) = %q, want %q", tc.message, tc.maxBytes, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestTruncateBoundsTheJSON holds Truncate to its promise for the texts whose JSON is
+// longest.
+func TestTruncateBoundsTheJSON(t *testing.T) {
+	const maxBytes = 40
+	for _, character := range []string{"<", "\x01", "\n", `"`, `\`, "é", "€", "\u2028", "\xff", "\x7f"} {
+		got := Truncate(strings.Repeat(character, 100), maxBytes)
+		encoded, err := json.Marshal(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if size := len(encoded) - len(`""`); size > maxBytes+len(ellipsis) {
+			t.Errorf("Truncate of %q × 100 is %d bytes of JSON, want at most %d", character, size, maxBytes+len(ellipsis))
+		}
 	}
 }
 

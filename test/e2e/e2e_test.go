@@ -99,7 +99,7 @@ var _ = Describe("logbench", Ordered, func() {
 			{
 				name: "logging parameters in postgres.parameters",
 				mutate: func(b *benchv1alpha1.LoggingBenchmark) {
-					b.Spec.Postgres.Parameters = map[string]string{"log_destination": "stderr"}
+					b.Spec.Postgres.Parameters = map[string]benchv1alpha1.ParameterValue{"log_destination": "stderr"}
 				},
 				message: "are set by logbench per destination: use spec.destinations",
 			},
