@@ -151,3 +151,64 @@ func TestFindCounter(t *testing.T) {
 		t.Errorf("FindCounter of a missing library: %v, want an error naming it", err)
 	}
 }
+
+// moreCountedSettings are the other settings only a count at the source accounts for,
+// and the server's standard output as a destination: a tenth of the transactions
+// sampled, lock waits beside every statement (four clients updating scale 1's one branch
+// row, deadlock_timeout 1 ms), auto_explain's measured plans in JSON, and a sample of the
+// statements on stderr piped into logbench.
+const moreCountedSettings = `apiVersion: bench.logbench.io/v1alpha1
+kind: LoggingBenchmark
+metadata: {name: counted}
+spec:
+  baseline: {enabled: false}
+  postgres: {parameters: {deadlock_timeout: 1ms}}
+  logging: {statement: none}
+  destinations:
+  - {name: csvlog-transactions, type: CSVLog, logging: {transactionSampleRate: 0.1}}
+  - {name: stderr-lock-waits, type: Stderr, logging: {statement: all, lockWaits: true}}
+  - {name: jsonlog-analyze, type: JSONLog, logging: {autoExplain: {minDuration: 0, analyze: true, buffers: true, format: json}}}
+  - {name: stdout-sampled, type: Stdout, logging: {minDurationSample: 0, statementSampleRate: 0.1}}
+  workload: {builtin: TPCBLike, clients: [4], repeats: 1, duration: 2s, warmup: 0s}
+`
+
+// TestOtherSettingsCountedAtTheSource runs moreCountedSettings on PostgreSQL 15 and 18:
+// every row's records are counted at the source and all of them delivered, and the lock
+// waits row holds more records than its statements, the waits'.
+func TestOtherSettingsCountedAtTheSource(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a PostgreSQL extension and starts PostgreSQL servers")
+	}
+	localpgtest.Run(t, func(t *testing.T, inst localpg.Installation) {
+		benchmark, err := manifest.Decode([]byte(moreCountedSettings))
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec := &benchmark.Spec
+		outcome, err := Execute(context.Background(), spec, Options{
+			Installation: inst, Seed: 1, CounterLibrary: localpgtest.CounterLibrary(t, inst),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := results.Aggregate(spec, outcome.Runs)
+		for _, row := range rows {
+			name, r := results.RowName(row), row.Records
+			if len(results.Successful(row.Repeats)) != 1 {
+				t.Errorf("%s failed: %+v", name, row.Repeats)
+				continue
+			}
+			if r.ExpectedSource != v1alpha1.ExpectedCounted || r.Expected == 0 || r.Dropped == nil || *r.Dropped != 0 ||
+				r.Delivered != r.Expected || r.AccountingError != "" {
+				t.Errorf("%s: records %+v, want every record counted at the source delivered", name, r)
+			}
+			t.Logf("%s (%s): %d records counted at the source, %d delivered, after %d transactions", name,
+				row.Logging, r.Expected, r.Delivered, row.Repeats[0].Transactions)
+		}
+		waits := findRow(t, rows, "stderr-lock-waits")
+		if statements := 7 * waits.Repeats[0].Transactions; waits.Records.Expected <= statements {
+			t.Errorf("stderr-lock-waits: %d records for %d statements: no lock wait logged, the case exercises nothing",
+				waits.Records.Expected, statements)
+		}
+	})
+}
