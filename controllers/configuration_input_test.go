@@ -2,6 +2,8 @@ package controllers
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -43,6 +45,12 @@ var _ = Describe("LoggingBenchmark reconciler's configuration input", func() {
 				}
 				if benchmark, ok := obj.(*v1alpha1.LoggingBenchmark); ok {
 					benchmark.Spec.Postgres.Parameters = map[string]v1alpha1.ParameterValue{"archive_command ": "sh -c id"}
+					// Refusals that, each naming its value, would make a condition's message
+					// longer than the API server takes.
+					for i := range 40 {
+						benchmark.Spec.Postgres.Parameters[fmt.Sprintf("work_mem_%02d", i)] =
+							v1alpha1.ParameterValue("64MB\n" + strings.Repeat("x", 1000))
+					}
 					benchmark.Spec.Logging.LinePrefix = "%a\nlog_directory = '/tmp'"
 				}
 				return nil
@@ -62,8 +70,9 @@ var _ = Describe("LoggingBenchmark reconciler's configuration input", func() {
 		Expect(degraded.Message).To(And(
 			ContainSubstring("spec.postgres.parameters[archive_command ]"),
 			ContainSubstring("not a PostgreSQL parameter name"),
-			ContainSubstring("spec.logging.linePrefix"),
+			ContainSubstring("spec.postgres.parameters[work_mem_00]"),
 		))
+		Expect(len(degraded.Message)).To(BeNumerically("<=", v1alpha1.MaxMessageLength+len("…")))
 
 		By("creating nothing for it")
 		for _, destination := range []string{"baseline", "csv", "fb"} {

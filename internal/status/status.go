@@ -94,7 +94,7 @@ func Fail(benchmark *v1alpha1.LoggingBenchmark, reason string, cause error) {
 	current.Phase = v1alpha1.PhaseFailed
 	current.Progress.RunsTotal = benchmark.Spec.RunsTotal()
 	markCompletion(current)
-	setConditions(benchmark, reason, cause.Error())
+	setConditions(benchmark, reason, Truncate(cause.Error()))
 }
 
 func markCompletion(current *v1alpha1.LoggingBenchmarkStatus) {
