@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -204,26 +203,26 @@ func TestNotReadyReasonPointsAtPgaudit(t *testing.T) {
 	spec := &v1alpha1.LoggingBenchmarkSpec{Logging: v1alpha1.LoggingSpec{
 		Pgaudit: &v1alpha1.PgauditSpec{Log: []v1alpha1.PgauditClass{v1alpha1.PgauditAll}},
 	}}
-	cluster := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"phase": "Setting up primary"}}}
-	cluster.SetName("bench-csv")
-	const hint = "needs an image with the pgaudit extension"
-	audited := notReadyReason(spec, v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}, cluster, time.Minute)
-	if !strings.Contains(audited, `cluster bench-csv not ready within 1m0s (CloudNativePG phase "Setting up primary")`) ||
-		!strings.Contains(audited, hint) {
-		t.Errorf("audited destination: %q, want the phase and the pgaudit hint", audited)
+	const (
+		why  = `cluster bench-csv not ready within 1m0s: CloudNativePG phase "Setting up primary"`
+		hint = "needs an image with the pgaudit extension"
+	)
+	audited := notReadyReason(spec, v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}, why)
+	if !strings.HasPrefix(audited, why) || !strings.Contains(audited, hint) {
+		t.Errorf("audited destination: %q, want the reason and the pgaudit hint", audited)
 	}
 	if !strings.Contains(audited, "spec.logging.pgaudit needs") {
 		t.Errorf("audited destination: %q, want the field that set pgaudit named", audited)
 	}
 	if baseline := notReadyReason(spec, v1alpha1.Destination{Name: "baseline", Type: v1alpha1.DestinationNone},
-		cluster, time.Minute); strings.Contains(baseline, hint) {
+		why); baseline != why {
 		t.Errorf("baseline: %q, which loads no pgaudit", baseline)
 	}
 	// pgaudit set by the destination's own logging is named there.
 	own := v1alpha1.Destination{Name: "audit", Type: v1alpha1.DestinationCSVLog, Logging: &v1alpha1.LoggingOverride{
 		Pgaudit: &v1alpha1.PgauditSpec{Log: []v1alpha1.PgauditClass{v1alpha1.PgauditAll}},
 	}}
-	if reason := notReadyReason(&v1alpha1.LoggingBenchmarkSpec{}, own, cluster, time.Minute); !strings.Contains(reason,
+	if reason := notReadyReason(&v1alpha1.LoggingBenchmarkSpec{}, own, why); !strings.Contains(reason,
 		"destination audit's logging.pgaudit needs") {
 		t.Errorf("destination's own pgaudit: %q, want it named", reason)
 	}

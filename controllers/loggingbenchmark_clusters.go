@@ -10,13 +10,13 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/shipping"
+	"github.com/logbench/logbench/internal/status"
 )
 
 type clusterState int
@@ -58,23 +58,36 @@ func (r *LoggingBenchmarkReconciler) reconcileCluster(
 		state.State = v1alpha1.DestinationReady
 		return clusterOutcome{State: clusterReady, Image: readiness.Image}, nil
 	}
+	diagnosis, err := r.diagnoseCluster(ctx, cluster)
+	if err != nil {
+		return clusterOutcome{}, err
+	}
+	if diagnosis.Final {
+		// Waiting out the ready timeout would only hide the reason.
+		pass.failDestination(state, notReadyReason(&pass.benchmark.Spec, dest,
+			fmt.Sprintf("cluster %s: %s", cluster.GetName(), diagnosis.Detail)))
+		return clusterOutcome{State: clusterFailed}, nil
+	}
 	timeout := r.clusterReadyTimeout(pass.benchmark)
 	waited := time.Since(readiness.NotReadySince)
 	if waited < timeout {
-		return clusterOutcome{State: clusterWaiting, Wait: timeout - waited}, nil
+		state.Message = status.Truncate(fmt.Sprintf("cluster %s: %s", cluster.GetName(), diagnosis.Detail))
+		if diagnosis.Trouble && state.Message != previousMessage(pass.benchmark, dest.Name) {
+			r.Recorder.Event(pass.benchmark, corev1.EventTypeWarning, EventClusterNotReady, state.Message)
+		}
+		wait := min(timeout-waited, notReadyRecheck)
+		if diagnosis.Recheck > 0 {
+			wait = min(wait, diagnosis.Recheck)
+		}
+		return clusterOutcome{State: clusterWaiting, Wait: wait}, nil
 	}
-	pass.failDestination(state, notReadyReason(&pass.benchmark.Spec, dest, cluster, timeout))
+	pass.failDestination(state, notReadyReason(&pass.benchmark.Spec, dest,
+		fmt.Sprintf("cluster %s not ready within %s: %s", cluster.GetName(), timeout, diagnosis.Detail)))
 	return clusterOutcome{State: clusterFailed}, nil
 }
 
-// notReadyReason says why a destination failed whose cluster was not ready in time.
-func notReadyReason(
-	spec *v1alpha1.LoggingBenchmarkSpec, dest v1alpha1.Destination, cluster *unstructured.Unstructured,
-	timeout time.Duration,
-) string {
-	phase, _, _ := unstructured.NestedString(cluster.Object, "status", "phase")
-	reason := fmt.Sprintf("cluster %s not ready within %s (CloudNativePG phase %q): check its pods and events",
-		cluster.GetName(), timeout, phase)
+// notReadyReason says why a destination failed whose cluster did not become ready.
+func notReadyReason(spec *v1alpha1.LoggingBenchmarkSpec, dest v1alpha1.Destination, reason string) string {
 	if v1alpha1.UsesPgaudit(spec.ServerParameters(dest)) {
 		// A server told to preload a library its image lacks never starts.
 		reason += "; " + spec.PgauditField(dest) + " needs an image with the pgaudit extension, as CloudNativePG's are"
@@ -82,36 +95,16 @@ func notReadyReason(
 	return reason
 }
 
-// createCluster creates the destination's cluster, after its shipper configuration.
+// createCluster creates the destination's cluster, after the objects it needs.
 func (r *LoggingBenchmarkReconciler) createCluster(
 	ctx context.Context, pass *benchmarkPass, state *v1alpha1.DestinationStatus, dest v1alpha1.Destination,
 ) (clusterOutcome, error) {
 	benchmark := pass.benchmark
-	if dest.Ships() {
-		config, err := shipping.Config(shippingTarget(benchmark, dest))
-		if err != nil {
-			// The destination's settings make no configuration: retrying cannot help.
-			pass.failDestination(state, fmt.Sprintf("cannot configure the shipper of cluster %s: %v", state.ClusterName, err))
-			return clusterOutcome{State: clusterFailed}, nil
-		}
-		err = r.reconcileShipperConfig(ctx, benchmark, dest, shipperConfigMapName(state.ClusterName), config)
-		if err != nil {
-			return clusterOutcome{}, err
-		}
-	}
-	if shipping.ForwardsSyslog(dest) {
-		config, err := shipping.SyslogReceiverConfig(shippingTarget(benchmark, dest))
-		if err != nil {
-			pass.failDestination(state, fmt.Sprintf("cannot configure the syslog receiver of cluster %s: %v",
-				state.ClusterName, err))
-			return clusterOutcome{State: clusterFailed}, nil
-		}
-		if err := r.createSyslogReceiver(ctx, benchmark, dest, config); err != nil {
-			return clusterOutcome{}, err
-		}
-	}
-	if err := r.reconcileNetworkPolicy(ctx, benchmark, buildNetworkPolicy(benchmark, dest, r.NetworkPeers)); err != nil {
+	if failure, err := r.reconcileDestinationObjects(ctx, benchmark, dest); err != nil {
 		return clusterOutcome{}, err
+	} else if failure != "" {
+		pass.failDestination(state, failure)
+		return clusterOutcome{State: clusterFailed}, nil
 	}
 	created, err := buildCluster(benchmark, dest, r.AgentImage, r.ImagePullSecrets)
 	if err != nil {
@@ -139,7 +132,37 @@ func (r *LoggingBenchmarkReconciler) createCluster(
 	state.State = v1alpha1.DestinationProvisioning
 	r.Recorder.Eventf(benchmark, corev1.EventTypeNormal, EventClusterCreated,
 		"Created CloudNativePG cluster %s for destination %s", created.GetName(), dest.Name)
-	return clusterOutcome{State: clusterWaiting, Wait: r.clusterReadyTimeout(benchmark)}, nil
+	return clusterOutcome{State: clusterWaiting, Wait: min(r.clusterReadyTimeout(benchmark), notReadyRecheck)}, nil
+}
+
+// reconcileDestinationObjects creates, or restores when they were deleted, the objects a
+// destination's cluster needs, before the cluster and then on every pass while it has
+// runs left: its shipper configuration, its syslog receiver, its NetworkPolicy. failure
+// says why the destination's settings make no configuration, which retrying cannot
+// change.
+func (r *LoggingBenchmarkReconciler) reconcileDestinationObjects(
+	ctx context.Context, benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination,
+) (failure string, err error) {
+	cluster := clusterName(benchmark.Name, dest.Name)
+	if dest.Ships() {
+		config, err := shipping.Config(shippingTarget(benchmark, dest))
+		if err != nil {
+			return fmt.Sprintf("cannot configure the shipper of cluster %s: %v", cluster, err), nil
+		}
+		if err := r.reconcileShipperConfig(ctx, benchmark, dest, shipperConfigMapName(cluster), config); err != nil {
+			return "", err
+		}
+	}
+	if shipping.ForwardsSyslog(dest) {
+		config, err := shipping.SyslogReceiverConfig(shippingTarget(benchmark, dest))
+		if err != nil {
+			return fmt.Sprintf("cannot configure the syslog receiver of cluster %s: %v", cluster, err), nil
+		}
+		if err := r.createSyslogReceiver(ctx, benchmark, dest, config); err != nil {
+			return "", err
+		}
+	}
+	return "", r.reconcileNetworkPolicy(ctx, benchmark, buildNetworkPolicy(benchmark, dest, r.NetworkPeers))
 }
 
 // rejectedReason says why a destination failed whose cluster the API server refused.

@@ -28,8 +28,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -71,6 +73,9 @@ type LoggingBenchmarkReconciler struct {
 
 	// cloudNativePGRecheck overrides cloudNativePGRecheckInterval, for tests.
 	cloudNativePGRecheck time.Duration
+	// podLogs reads the logs of crashed containers of clusters that are not ready; the
+	// API server's, when unset.
+	podLogs podLogReader
 
 	// finishedRuns holds, per benchmark, the Jobs whose end this process already counted
 	// and announced.
@@ -212,8 +217,10 @@ func ClientOptions() client.Options {
 }
 
 // CacheOptions keeps only the Jobs and Clusters of benchmarks in the manager's cache,
-// rather than every Job of the cluster, and watches only the given namespaces when there
-// are any: an operator with Roles in those namespaces alone can list nothing elsewhere.
+// rather than every Job of the cluster, with the metadata of the other objects of
+// benchmarks that the manager watches (keptKinds), and watches only the given
+// namespaces when there are any: an operator with Roles in those namespaces alone can
+// list nothing elsewhere.
 // Clusters are left out when watchClusters is false: a cache configured for a kind the
 // API server does not serve fails to start.
 func CacheOptions(watchNamespaces []string, watchClusters bool) cache.Options {
@@ -224,6 +231,9 @@ func CacheOptions(watchNamespaces []string, watchClusters bool) cache.Options {
 	}
 	ofBenchmarks = ofBenchmarks.Add(*requirement)
 	options := cache.Options{ByObject: map[client.Object]cache.ByObject{&batchv1.Job{}: {Label: ofBenchmarks}}}
+	for _, kept := range keptKinds() {
+		options.ByObject[kept] = cache.ByObject{Label: ofBenchmarks}
+	}
 	if watchClusters {
 		options.ByObject[NewClusterObject()] = cache.ByObject{Label: ofBenchmarks}
 	}
@@ -236,8 +246,9 @@ func CacheOptions(watchNamespaces []string, watchClusters bool) cache.Options {
 	return options
 }
 
-// SetupWithManager registers the reconciler, watching the Jobs and Clusters it owns,
-// and the readiness check that fails while CloudNativePG is unavailable.
+// SetupWithManager registers the reconciler, watching the Jobs and Clusters it owns and
+// the metadata of the other objects it keeps, and the readiness check that fails while
+// CloudNativePG is unavailable.
 func (r *LoggingBenchmarkReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
@@ -248,9 +259,20 @@ func (r *LoggingBenchmarkReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.addCloudNativePGChecks(mgr); err != nil {
 		return err
 	}
+	if r.podLogs == nil {
+		clientset, err := kubernetes.NewForConfig(mgr.GetConfig())
+		if err != nil {
+			return err
+		}
+		r.podLogs = kubeletLogs{pods: clientset.CoreV1()}
+	}
 	controller := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.LoggingBenchmark{}).
 		Owns(&batchv1.Job{})
+	for _, kept := range keptKinds() {
+		// Their deletion brings the pass that creates them again (keepCreatedObjects).
+		controller = controller.Owns(kept, builder.OnlyMetadata)
+	}
 	if r.CloudNativePGUnavailable == "" {
 		controller = controller.Owns(NewClusterObject())
 	}

@@ -11,14 +11,20 @@ import (
 
 // Event reasons.
 const (
-	EventClusterCreated    = "ClusterCreated"
-	EventClusterReady      = "ClusterReady"
-	EventClusterFailed     = "ClusterFailed"
-	EventClustersDeleted   = "ClustersDeleted"
-	EventRunStarted        = "RunStarted"
-	EventRunSucceeded      = "RunSucceeded"
-	EventRunFailed         = "RunFailed"
-	EventBenchmarkFinished = "BenchmarkFinished"
+	EventClusterCreated = "ClusterCreated"
+	EventClusterReady   = "ClusterReady"
+	EventClusterFailed  = "ClusterFailed"
+	// EventClusterNotReady says what keeps a cluster from becoming ready, each time that
+	// changes, before its destination fails for it or for the ready timeout.
+	EventClusterNotReady = "ClusterNotReady"
+	// EventWaitingForPredecessor names the object of a deleted benchmark of the same name
+	// that the benchmark waits for before creating its clusters.
+	EventWaitingForPredecessor = "WaitingForPredecessor"
+	EventClustersDeleted       = "ClustersDeleted"
+	EventRunStarted            = "RunStarted"
+	EventRunSucceeded          = "RunSucceeded"
+	EventRunFailed             = "RunFailed"
+	EventBenchmarkFinished     = "BenchmarkFinished"
 )
 
 // announceTransitions emits the events and counts of the changes a pass wrote. It runs
@@ -90,4 +96,17 @@ func (r *LoggingBenchmarkReconciler) announceRunFinished(benchmark *v1alpha1.Log
 	countRuns(benchmark, outcomeSucceeded, 1)
 	r.Recorder.Eventf(benchmark, corev1.EventTypeNormal, EventRunSucceeded,
 		"Job %s succeeded: %.1f TPS", job.Name, result.TPS)
+}
+
+// previousMessage is the destination's message in the status the pass started from: a
+// pass announces a destination's reason to wait when it differs. (Whether a message
+// tells of trouble or of CloudNativePG at work is known while the pass diagnoses, not
+// from the status announceTransitions compares.)
+func previousMessage(benchmark *v1alpha1.LoggingBenchmark, destination string) string {
+	for _, dest := range benchmark.Status.Destinations {
+		if dest.Name == destination {
+			return dest.Message
+		}
+	}
+	return ""
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -309,41 +308,27 @@ func terminationMessage(latest *corev1.Pod) (message, node string) {
 	return "", latest.Spec.NodeName
 }
 
-// unstartableReasons are the kubelet's waiting reasons of a container that will not
-// start without a change of the cluster (a missing Secret or key, an image that cannot
-// be pulled): the Job would wait for its deadline, hours away.
-var unstartableReasons = []string{
-	"CreateContainerConfigError", "CreateContainerError", "ErrImagePull", "ImagePullBackOff", "InvalidImageName",
-}
+// pendingRecheck is how often a pending run pod is looked at.
+const pendingRecheck = 30 * time.Second
 
-const (
-	// podStartGrace lets the kubelet retry a pull or a Secret created late before the run
-	// fails.
-	podStartGrace = 2 * time.Minute
-	// pendingRecheck is how often a pending run pod is looked at.
-	pendingRecheck = 30 * time.Second
-)
-
-// unstartablePod tells why a running Job's pod cannot start, once one of its containers
-// has waited for an unstartable reason past podStartGrace since the pod's creation;
-// recheck is when to look again at a pod still pending, 0 for one that runs or is gone.
+// unstartablePod tells why a running Job's pod cannot start: at once when its image does
+// not exist, else once one of its containers has waited for an unstartable reason past
+// podStartGrace since the pod's creation; recheck is when to look again at a pod still
+// pending, or at a Job whose pod is not created yet (a missing ServiceAccount stops its
+// creation), 0 for one that runs.
 func unstartablePod(pod *corev1.Pod, now time.Time) (reason string, recheck time.Duration) {
-	if pod == nil || pod.Status.Phase != corev1.PodPending {
+	if pod == nil {
+		return "", pendingRecheck
+	}
+	if pod.Status.Phase != corev1.PodPending {
 		return "", 0
 	}
-	waited := now.Sub(pod.CreationTimestamp.Time)
-	for _, container := range append(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses...) {
-		waiting := container.State.Waiting
-		if waiting == nil || !slices.Contains(unstartableReasons, waiting.Reason) {
-			continue
-		}
-		if waited < podStartGrace {
-			return "", podStartGrace - waited
-		}
-		return fmt.Sprintf("the run's pod %s could not start: container %s: %s: %s",
-			pod.Name, container.Name, waiting.Reason, waiting.Message), 0
+	trouble := diagnosePod(pod, nil)
+	giveUp, recheck := unstartableFor(trouble, pod.CreationTimestamp.Time, now)
+	if !giveUp {
+		return "", cmp.Or(recheck, pendingRecheck)
 	}
-	return "", pendingRecheck
+	return fmt.Sprintf("the run's pod %s could not start: %s", pod.Name, trouble.Message), 0
 }
 
 // primaryNode is the node of a cluster's primary instance pod, "" when there is none.

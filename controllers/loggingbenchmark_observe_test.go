@@ -55,8 +55,8 @@ func TestObserveCluster(t *testing.T) {
 }
 
 // TestUnstartablePod: a run whose pod waits for a Secret or an image fails once the
-// kubelet has retried for podStartGrace, with the kubelet's reason; a pod pending for
-// other reasons, or running, does not.
+// kubelet has retried for podStartGrace, at once when no retry can help, with the
+// kubelet's reason; a pod pending for other reasons, or running, does not.
 func TestUnstartablePod(t *testing.T) {
 	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	pod := func(phase corev1.PodPhase, reason string) *corev1.Pod {
@@ -74,7 +74,7 @@ func TestUnstartablePod(t *testing.T) {
 		wantReason  string
 		wantRecheck time.Duration
 	}{
-		{"no pod", nil, time.Hour, "", 0},
+		{"no pod yet", nil, time.Hour, "", pendingRecheck},
 		{"running", pod(corev1.PodRunning, ""), time.Hour, "", 0},
 		{"pulling", pod(corev1.PodPending, "ContainerCreating"), time.Hour, "", pendingRecheck},
 		{"missing Secret, within the grace", pod(corev1.PodPending, "CreateContainerConfigError"), 30 * time.Second,
@@ -83,6 +83,8 @@ func TestUnstartablePod(t *testing.T) {
 			`the run's pod b-csv-c1-r1-x could not start: container agent: CreateContainerConfigError: secret "loki" not found`, 0},
 		{"image not pulled", pod(corev1.PodPending, "ImagePullBackOff"), 5 * time.Minute,
 			"container agent: ImagePullBackOff", 0},
+		{"image name invalid, within the grace", pod(corev1.PodPending, "InvalidImageName"), time.Second,
+			"container agent: InvalidImageName", 0},
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {

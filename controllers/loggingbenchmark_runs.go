@@ -65,6 +65,9 @@ func (r *LoggingBenchmarkReconciler) reconcileRuns(ctx context.Context, pass *be
 	if err := r.saveRunResults(ctx, pass); err != nil {
 		return ctrl.Result{}, err
 	}
+	if err := r.keepCreatedObjects(ctx, pass); err != nil {
+		return ctrl.Result{}, err
+	}
 	next := pass.nextRun()
 	if next != nil && pass.runs.Started[next.key()] {
 		// The Job's watch brings the next pass, or the recheck of a pod not started.
@@ -92,10 +95,14 @@ func (r *LoggingBenchmarkReconciler) reconcileRuns(ctx context.Context, pass *be
 // reconcileClusters reconciles the cluster of every destination with runs left. It
 // returns the images of the ready ones and, while some are not ready, how soon the first
 // of them times out. Before it creates a cluster, it checks that no object of another
-// owner holds a name the benchmark will create (refuseTakenNames).
+// owner holds a name the benchmark will create (refuseTakenNames), once no object of a
+// deleted predecessor of the same name is in the way any more (waitForPredecessor).
 func (r *LoggingBenchmarkReconciler) reconcileClusters(
 	ctx context.Context, pass *benchmarkPass,
 ) (images map[string]string, wait time.Duration, err error) {
+	if wait, err := r.waitForPredecessor(ctx, pass); err != nil || wait > 0 {
+		return nil, wait, err
+	}
 	for _, dest := range pass.benchmark.Spec.EffectiveDestinations() {
 		if pass.hasRunsLeft(dest.Name) && pass.clusters[clusterName(pass.benchmark.Name, dest.Name)] == nil {
 			if err := r.refuseTakenNames(ctx, pass.benchmark); err != nil {

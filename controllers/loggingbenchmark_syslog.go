@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -22,10 +23,6 @@ import (
 // for as the cluster is before the destination's runs.
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;create;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;create;delete
-
-// syslogReceiverPoll is how often a pass checks a receiver that is not ready yet: the
-// operator watches no Deployments.
-const syslogReceiverPoll = 2 * time.Second
 
 // createSyslogReceiver creates the receiver of a forwarding Syslog destination, whose
 // configuration is config. An existing ConfigMap or NetworkPolicy of the benchmark is
@@ -58,26 +55,29 @@ func (r *LoggingBenchmarkReconciler) createControlled(
 	if err := ctrl.SetControllerReference(benchmark, object, r.Scheme); err != nil {
 		return err
 	}
-	err := r.Create(ctx, object)
-	if !apierrors.IsAlreadyExists(err) {
-		if err != nil {
-			return fmt.Errorf("creating %s: %w", object.GetName(), err)
-		}
-		return nil
-	}
 	existing, ok := object.DeepCopyObject().(client.Object)
 	if !ok {
 		return fmt.Errorf("%T is no client.Object", object)
 	}
-	if err := r.Get(ctx, client.ObjectKeyFromObject(object), existing); err != nil {
+	// Read first: every pass of a running benchmark checks that its receiver is there.
+	err := r.Get(ctx, client.ObjectKeyFromObject(object), existing)
+	if err == nil {
+		return refuseAdoption(existing, benchmark, true)
+	} else if !apierrors.IsNotFound(err) {
 		return fmt.Errorf("reading %s: %w", object.GetName(), err)
 	}
-	return refuseAdoption(existing, benchmark, true)
+	if err := r.Create(ctx, object); apierrors.IsAlreadyExists(err) {
+		return refuseTaken(ctx, r.APIReader, object, benchmark)
+	} else if err != nil {
+		return fmt.Errorf("creating %s: %w", object.GetName(), err)
+	}
+	return nil
 }
 
 // checkSyslogReceiver tells whether the receiver of a forwarding Syslog destination, whose
-// cluster is ready, serves; a receiver not ready within the cluster ready timeout of its
-// creation fails its destination, as a cluster does.
+// cluster is ready, serves; a receiver whose image does not exist fails its destination
+// at once, one not ready within the cluster ready timeout of its creation when that
+// ends, as a cluster does.
 func (r *LoggingBenchmarkReconciler) checkSyslogReceiver(
 	ctx context.Context, pass *benchmarkPass, dest v1alpha1.Destination,
 ) (clusterOutcome, error) {
@@ -86,9 +86,10 @@ func (r *LoggingBenchmarkReconciler) checkSyslogReceiver(
 	deployment := &appsv1.Deployment{}
 	key := client.ObjectKey{Namespace: benchmark.Namespace, Name: syslogReceiverName(benchmark.Name, dest.Name)}
 	if err := r.Get(ctx, key, deployment); apierrors.IsNotFound(err) {
-		pass.failDestination(state, fmt.Sprintf("the syslog receiver Deployment %s is gone: logbench creates it "+
-			"with the cluster only", key.Name))
-		return clusterOutcome{State: clusterFailed}, nil
+		// Deleted since this pass restored it (keepCreatedObjects): the next pass does again.
+		state.State = v1alpha1.DestinationProvisioning
+		state.Message = fmt.Sprintf("syslog receiver %s: the Deployment is being created again", key.Name)
+		return clusterOutcome{State: clusterWaiting, Wait: notReadyRecheck}, nil
 	} else if err != nil {
 		return clusterOutcome{}, fmt.Errorf("reading the syslog receiver %s: %w", key.Name, err)
 	}
@@ -96,15 +97,58 @@ func (r *LoggingBenchmarkReconciler) checkSyslogReceiver(
 		state.State = v1alpha1.DestinationReady
 		return clusterOutcome{State: clusterReady}, nil
 	}
+	// The destination is not ready while its receiver is not, whatever its cluster.
+	state.State = v1alpha1.DestinationProvisioning
+	trouble, err := r.receiverTrouble(ctx, benchmark, dest)
+	if err != nil {
+		return clusterOutcome{}, err
+	}
+	giveUp, graceLeft := unstartableFor(trouble.podTrouble, trouble.created, time.Now())
+	if giveUp {
+		pass.failDestination(state, fmt.Sprintf("syslog receiver %s: %s", key.Name, trouble.Message))
+		return clusterOutcome{State: clusterFailed}, nil
+	}
+	state.Message = fmt.Sprintf("syslog receiver %s: %s", key.Name, cmp.Or(trouble.Message, "starting"))
 	timeout := r.clusterReadyTimeout(benchmark)
 	if waited := time.Since(deployment.CreationTimestamp.Time); waited < timeout {
-		// The destination is not ready while its receiver is not, whatever its cluster.
-		state.State = v1alpha1.DestinationProvisioning
-		return clusterOutcome{State: clusterWaiting, Wait: min(syslogReceiverPoll, timeout-waited)}, nil
+		// The Deployment's watch brings the pass that sees it ready.
+		wait := min(notReadyRecheck, timeout-waited)
+		if graceLeft > 0 {
+			wait = min(wait, graceLeft)
+		}
+		return clusterOutcome{State: clusterWaiting, Wait: wait}, nil
 	}
-	pass.failDestination(state, fmt.Sprintf("syslog receiver %s not ready within %s: check its pod and events",
-		key.Name, timeout))
+	reason := fmt.Sprintf("syslog receiver %s not ready within %s: check its pod and events", key.Name, timeout)
+	if trouble.Message != "" {
+		reason = fmt.Sprintf("syslog receiver %s not ready within %s: %s", key.Name, timeout, trouble.Message)
+	}
+	pass.failDestination(state, reason)
 	return clusterOutcome{State: clusterFailed}, nil
+}
+
+// receiverPodTrouble is what is wrong with a syslog receiver's pod, created then.
+type receiverPodTrouble struct {
+	podTrouble
+	created time.Time
+}
+
+// receiverTrouble says what is wrong with the newest pod of a syslog receiver that has
+// trouble, with the pod's name; empty when nothing is.
+func (r *LoggingBenchmarkReconciler) receiverTrouble(
+	ctx context.Context, benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination,
+) (receiverPodTrouble, error) {
+	var pods corev1.PodList
+	if err := r.apiReader().List(ctx, &pods, client.InNamespace(benchmark.Namespace),
+		client.MatchingLabels(syslogReceiverLabels(benchmark.Name, dest.Name))); err != nil {
+		return receiverPodTrouble{}, fmt.Errorf("listing the pods of the syslog receiver of %s: %w", dest.Name, err)
+	}
+	for _, pod := range podsToExamine(pods.Items) {
+		if trouble := diagnosePod(pod, nil); trouble.Message != "" {
+			trouble.Message = fmt.Sprintf("pod %s: %s", pod.Name, trouble.Message)
+			return receiverPodTrouble{podTrouble: trouble, created: pod.CreationTimestamp.Time}, nil
+		}
+	}
+	return receiverPodTrouble{}, nil
 }
 
 // deleteSyslogReceivers deletes the Deployments and Services of a benchmark's forwarding

@@ -60,10 +60,15 @@ var _ = AfterSuite(func() {
 	}
 })
 
-// startOperator runs the reconciler in a manager of its own, as the operator command
-// does, until the returned function stops it; specs restart it to play operator restarts.
-func startOperator(clusterReadyTimeout time.Duration) (stop func()) {
-	cancel, stopped := runOperator(cfg, &LoggingBenchmarkReconciler{ClusterReadyTimeout: clusterReadyTimeout}, "0")
+// startOperator runs the reconciler, as configure changes it, in a manager of its own, as
+// the operator command does, until the returned function stops it; specs restart it to
+// play operator restarts.
+func startOperator(clusterReadyTimeout time.Duration, configure ...func(*LoggingBenchmarkReconciler)) (stop func()) {
+	reconciler := &LoggingBenchmarkReconciler{ClusterReadyTimeout: clusterReadyTimeout}
+	for _, change := range configure {
+		change(reconciler)
+	}
+	cancel, stopped := runOperator(cfg, reconciler, "0")
 	return func() {
 		cancel()
 		Eventually(stopped, 30*time.Second).Should(Receive(BeNil()))

@@ -79,7 +79,27 @@ func Set(benchmark *v1alpha1.LoggingBenchmark, observed Observation) {
 	}
 	markCompletion(current)
 	reason, message := degradation(failures, len(observed.Planned), current.Results)
-	setConditions(benchmark, reason, message)
+	setConditions(benchmark, reason, message, destinationNotes(current.Phase, observed.Destinations))
+}
+
+// destinationNotes says, while runs remain, what each destination that is not ready
+// waits for and why each failed one did, so that the Ready condition, which kubectl get
+// shows, tells why the benchmark is not there yet.
+func destinationNotes(phase v1alpha1.Phase, destinations []v1alpha1.DestinationStatus) string {
+	if phase.IsFinished() {
+		return ""
+	}
+	var notes []string
+	for _, dest := range destinations {
+		switch {
+		case dest.Message == "":
+		case dest.State == v1alpha1.DestinationFailed:
+			notes = append(notes, fmt.Sprintf("destination %s failed: %s", dest.Name, dest.Message))
+		case dest.State == v1alpha1.DestinationPending || dest.State == v1alpha1.DestinationProvisioning:
+			notes = append(notes, fmt.Sprintf("destination %s: %s", dest.Name, dest.Message))
+		}
+	}
+	return strings.Join(notes, "; ")
 }
 
 // SetInvalid records a spec that cannot run at all: the benchmark fails before any run.
@@ -94,7 +114,7 @@ func Fail(benchmark *v1alpha1.LoggingBenchmark, reason string, cause error) {
 	current.Phase = v1alpha1.PhaseFailed
 	current.Progress.RunsTotal = benchmark.Spec.RunsTotal()
 	markCompletion(current)
-	setConditions(benchmark, reason, Truncate(cause.Error()))
+	setConditions(benchmark, reason, Truncate(cause.Error()), "")
 }
 
 func markCompletion(current *v1alpha1.LoggingBenchmarkStatus) {
@@ -140,18 +160,24 @@ func SetBlocked(benchmark *v1alpha1.LoggingBenchmark, reason, message string) {
 }
 
 // setConditions derives the conditions from the phase and progress; degradedReason is
-// empty when nothing failed and every count is consistent.
-func setConditions(benchmark *v1alpha1.LoggingBenchmark, degradedReason, degradedMessage string) {
+// empty when nothing failed and every count is consistent, and notes, empty or not, say
+// what the destinations wait for (destinationNotes).
+func setConditions(benchmark *v1alpha1.LoggingBenchmark, degradedReason, degradedMessage, notes string) {
 	phase := benchmark.Status.Phase
 	phaseReason := v1alpha1.PhaseReasons[phase]
 	phaseMessage := fmt.Sprintf("%s: %s runs done", phase, benchmark.Status.Progress.Text)
-	setCondition(benchmark, v1alpha1.ConditionReady, phase == v1alpha1.PhaseSucceeded, phaseReason, phaseMessage)
-	setCondition(benchmark, v1alpha1.ConditionProgressing, !phase.IsFinished(), phaseReason, phaseMessage)
-	setCondition(benchmark, v1alpha1.ConditionComplete, phase == v1alpha1.PhaseSucceeded, phaseReason, phaseMessage)
 	failedMessage := phaseMessage
 	if phase == v1alpha1.PhaseFailed && degradedReason != "" {
 		failedMessage = Truncate(phaseMessage + "; " + degradedMessage)
 	}
+	// Ready says why the benchmark is not ready: what it waits for, or why it failed.
+	readyMessage := failedMessage
+	if notes != "" {
+		readyMessage = Truncate(phaseMessage + "; " + notes)
+	}
+	setCondition(benchmark, v1alpha1.ConditionReady, phase == v1alpha1.PhaseSucceeded, phaseReason, readyMessage)
+	setCondition(benchmark, v1alpha1.ConditionProgressing, !phase.IsFinished(), phaseReason, phaseMessage)
+	setCondition(benchmark, v1alpha1.ConditionComplete, phase == v1alpha1.PhaseSucceeded, phaseReason, phaseMessage)
 	setCondition(benchmark, v1alpha1.ConditionFailed, phase == v1alpha1.PhaseFailed, phaseReason, failedMessage)
 	if degradedReason == "" {
 		setCondition(benchmark, v1alpha1.ConditionDegraded, false, v1alpha1.ReasonNoFailures,

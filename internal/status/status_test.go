@@ -160,3 +160,44 @@ func TestSetBlocked(t *testing.T) {
 		}
 	}
 }
+
+// TestReadySaysWhy: the Ready condition, which kubectl get shows, said only the phase
+// while a destination waited for a reason its status held.
+func TestReadySaysWhy(t *testing.T) {
+	waiting := v1alpha1.DestinationStatus{Name: "csv", State: v1alpha1.DestinationProvisioning,
+		Message: "cluster b-csv: pod b-csv-1: not scheduled: 0/1 nodes are available"}
+	failed := v1alpha1.DestinationStatus{Name: "typo", State: v1alpha1.DestinationFailed,
+		Message: "cluster b-typo: pod b-typo-1: container fluent-bit: ErrImagePull: not found"}
+	ready := v1alpha1.DestinationStatus{Name: "json", State: v1alpha1.DestinationReady, Message: "ignored"}
+	for name, tc := range map[string]struct {
+		observed Observation
+		want     string
+	}{
+		"provisioning": {
+			Observation{Planned: []results.RunKey{csvRun(1)}, Phase: v1alpha1.PhaseProvisioning,
+				Destinations: []v1alpha1.DestinationStatus{waiting, failed, ready}},
+			"Provisioning: 0/1 runs done; destination csv: " + waiting.Message + "; destination typo failed: " +
+				failed.Message,
+		},
+		"failed": {
+			Observation{Planned: []results.RunKey{csvRun(1)}, Done: true,
+				Finished:     map[results.RunKey]v1alpha1.RepeatResult{csvRun(1): {Repeat: 1, Error: failed.Message}},
+				Destinations: []v1alpha1.DestinationStatus{failed}},
+			"Failed: 1/1 runs done; 1 of 1 runs failed; first csv/1/1: " + failed.Message,
+		},
+		"nothing to say": {
+			Observation{Planned: []results.RunKey{csvRun(1)}, Phase: v1alpha1.PhaseRunning,
+				Destinations: []v1alpha1.DestinationStatus{ready}},
+			"Running: 0/1 runs done",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			benchmark := csvBenchmark(1)
+			Set(benchmark, tc.observed)
+			if got := meta.FindStatusCondition(benchmark.Status.Conditions, v1alpha1.ConditionReady); got == nil ||
+				got.Message != tc.want {
+				t.Errorf("Ready = %+v, want the message %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,155 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+)
+
+// A benchmark deleted and created again at once (kubectl delete -f, then kubectl apply -f
+// of the same file) names its objects as its predecessor did, while the garbage collector
+// is still deleting the predecessor's: a new Cluster that CloudNativePG creates beside
+// the old one's PersistentVolumeClaims and Jobs, still being released, comes up
+// unrecoverable. The names stay the same, since users and their scripts know a
+// benchmark's clusters by them (<benchmark>-<destination>); instead, the new benchmark
+// creates nothing until every object of its predecessor in the way of its names is gone.
+
+// predecessorRecheck is how often a benchmark waiting for its predecessor's objects
+// looks again: the PersistentVolumeClaims and CloudNativePG's Jobs are not watched.
+const predecessorRecheck = 3 * time.Second
+
+// waitForPredecessor tells how long to wait before creating the benchmark's clusters,
+// 0 when nothing of a predecessor is in the way or every cluster exists; while it waits,
+// each destination without a cluster says which object it waits for.
+func (r *LoggingBenchmarkReconciler) waitForPredecessor(ctx context.Context, pass *benchmarkPass) (
+	time.Duration, error,
+) {
+	creating := false
+	for _, dest := range pass.benchmark.Spec.EffectiveDestinations() {
+		missing := pass.clusters[clusterName(pass.benchmark.Name, dest.Name)] == nil
+		creating = creating || missing && pass.hasRunsLeft(dest.Name)
+	}
+	if !creating {
+		return 0, nil
+	}
+	waiting, err := r.predecessorInTheWay(ctx, pass.benchmark)
+	if err != nil || waiting == "" {
+		return 0, err
+	}
+	for i := range pass.destinations {
+		state := &pass.destinations[i]
+		if state.State == v1alpha1.DestinationPending && pass.hasRunsLeft(state.Name) {
+			if previous := previousMessage(pass.benchmark, state.Name); previous != waiting {
+				r.Recorder.Event(pass.benchmark, corev1.EventTypeNormal, EventWaitingForPredecessor, waiting)
+			}
+			state.Message = waiting
+		}
+	}
+	return predecessorRecheck, nil
+}
+
+// predecessorInTheWay names the first object in the way of the benchmark's names that a
+// predecessor left: one of logbench's, or of CloudNativePG's for a cluster the benchmark
+// has not created yet. "" when there is none.
+func (r *LoggingBenchmarkReconciler) predecessorInTheWay(
+	ctx context.Context, benchmark *v1alpha1.LoggingBenchmark,
+) (string, error) {
+	for _, planned := range plannedObjects(benchmark) {
+		if planned.shared {
+			// The benchmarks of a namespace share it, the new one with the old.
+			continue
+		}
+		existing := &metav1.PartialObjectMetadata{}
+		existing.SetGroupVersionKind(planned.kind)
+		err := r.apiReader().Get(ctx, client.ObjectKey{Namespace: benchmark.Namespace, Name: planned.name}, existing)
+		switch {
+		case apierrors.IsNotFound(err) && planned.kind == ClusterGVK:
+			// The Cluster is gone; CloudNativePG's objects of it may not be.
+			if waiting, err := r.previousClusterLeftovers(ctx, benchmark.Namespace, planned.name); err != nil ||
+				waiting != "" {
+				return waiting, err
+			}
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return "", fmt.Errorf("reading %s %s: %w", planned.kind.Kind, planned.name, err)
+		default:
+			if waiting := predecessorsObject(existing, planned.kind.Kind, benchmark); waiting != "" {
+				return waiting, nil
+			}
+		}
+	}
+	jobs := &metav1.PartialObjectMetadataList{}
+	jobs.SetGroupVersionKind(batchv1.SchemeGroupVersion.WithKind("JobList"))
+	if err := r.apiReader().List(ctx, jobs, client.InNamespace(benchmark.Namespace),
+		client.MatchingLabels(benchmarkLabels(benchmark.Name))); err != nil {
+		return "", fmt.Errorf("listing the Jobs of benchmark %s: %w", benchmark.Name, err)
+	}
+	for i := range jobs.Items {
+		if waiting := predecessorsObject(&jobs.Items[i], "Job", benchmark); waiting != "" {
+			return waiting, nil
+		}
+	}
+	return "", nil
+}
+
+// previousClusterLeftovers names the first PersistentVolumeClaim or Job that
+// CloudNativePG created for an earlier Cluster named cluster and that is still there:
+// owned by that Cluster, or being deleted. A new Cluster of the name would take them
+// over half-released. The claims go last of a Cluster's objects, once its pods have
+// stopped, so its Secrets, which the operator may not read, are gone by then.
+func (r *LoggingBenchmarkReconciler) previousClusterLeftovers(
+	ctx context.Context, namespace, cluster string,
+) (string, error) {
+	for _, kind := range []schema.GroupVersionKind{
+		corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaimList"),
+		batchv1.SchemeGroupVersion.WithKind("JobList"),
+	} {
+		leftovers := &metav1.PartialObjectMetadataList{}
+		leftovers.SetGroupVersionKind(kind)
+		if err := r.apiReader().List(ctx, leftovers, client.InNamespace(namespace),
+			client.MatchingLabels{cnpgClusterLabel: cluster}); err != nil {
+			return "", fmt.Errorf("listing the %ss of cluster %s: %w", kind.Kind, cluster, err)
+		}
+		for _, leftover := range leftovers.Items {
+			if leftover.DeletionTimestamp != nil || ownedByKind(&leftover, ClusterGVK.Kind) {
+				return fmt.Sprintf("waiting for the previous cluster %s's %s %s to be deleted",
+					cluster, kind.Kind[:len(kind.Kind)-len("List")], leftover.Name), nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// predecessorsObject says what to wait for when object, of the given kind, is in the way
+// of the benchmark's names and will go by itself: a predecessor's (its controller is a
+// LoggingBenchmark of the same name with another UID, which the garbage collector
+// deletes), or any object already being deleted. "" otherwise: the benchmark's own, or
+// another owner's, which refuseTakenNames refuses.
+func predecessorsObject(object client.Object, kind string, benchmark *v1alpha1.LoggingBenchmark) string {
+	if owner := metav1.GetControllerOf(object); owner != nil && owner.Kind == "LoggingBenchmark" &&
+		owner.APIVersion == v1alpha1.GroupVersion.String() && owner.Name == benchmark.Name && owner.UID != benchmark.UID {
+		return fmt.Sprintf("waiting for the previous benchmark's %s %s to be deleted", kind, object.GetName())
+	}
+	if object.GetDeletionTimestamp() != nil && !metav1.IsControlledBy(object, benchmark) {
+		return fmt.Sprintf("waiting for %s %s to be deleted", kind, object.GetName())
+	}
+	return ""
+}
+
+func ownedByKind(object client.Object, kind string) bool {
+	for _, owner := range object.GetOwnerReferences() {
+		if owner.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
