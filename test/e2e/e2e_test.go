@@ -309,7 +309,7 @@ var _ = Describe("logbench", Ordered, func() {
 	})
 
 	It("fails a destination whose image no registry holds within two minutes, with the pull error, and completes the others",
-		func(ctx SpecContext) {
+		Label("lifecycle"), func(ctx SpecContext) {
 			unready := newBenchmark("unready")
 			benchmark = unready
 			unready.Spec.Baseline.Enabled = false
