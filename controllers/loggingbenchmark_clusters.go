@@ -37,7 +37,8 @@ type clusterOutcome struct {
 }
 
 // reconcileCluster creates the destination's cluster when missing and checks it is ready;
-// a cluster not ready within its ready timeout fails its destination and its runs.
+// one that is not says why (diagnoseCluster), and fails its destination and its runs at
+// once when the cause cannot heal, else once its ready timeout passes.
 func (r *LoggingBenchmarkReconciler) reconcileCluster(
 	ctx context.Context,
 	pass *benchmarkPass,
