@@ -114,22 +114,23 @@ func (l LoggingSpec) sourceCountedSettings() []string {
 		settings = append(settings, "transactionSampleRate="+formatRate(*l.TransactionSampleRate))
 	}
 	if explain := l.AutoExplain; explain != nil {
-		autoExplain := "autoExplain=" + strconv.Itoa(int(explain.MinDuration))
+		autoExplain := []string{"autoExplain=" + strconv.Itoa(int(explain.MinDuration))}
+		format := explain.EffectiveFormat()
 		for _, option := range []struct {
 			name string
 			on   bool
 		}{
 			{"analyze", explain.Analyze}, {"buffers", explain.Buffers}, {"verbose", explain.Verbose},
-			{"nested", explain.NestedStatements}, {string(explain.EffectiveFormat()), explain.EffectiveFormat() != AutoExplainText},
+			{"nested", explain.NestedStatements}, {string(format), format != AutoExplainText},
 		} {
 			if option.on {
-				autoExplain += "/" + option.name
+				autoExplain = append(autoExplain, option.name)
 			}
 		}
 		if explain.SampleRate != nil {
-			autoExplain += "/sample=" + formatRate(*explain.SampleRate)
+			autoExplain = append(autoExplain, "sample="+formatRate(*explain.SampleRate))
 		}
-		settings = append(settings, autoExplain)
+		settings = append(settings, strings.Join(autoExplain, "/"))
 	}
 	if l.LockWaits {
 		settings = append(settings, "lockWaits=on")

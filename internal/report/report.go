@@ -217,8 +217,12 @@ func loggingSettings(l v1alpha1.LoggingSpec) string {
 			audit.LogSetting(), onOff(audit.LogParameter), onOff(audit.LogRelation))
 	}
 	counted := l.SourceCountedParameters()
-	for _, name := range slices.Sorted(maps.Keys(counted)) {
-		settings += fmt.Sprintf(", %s=%s", name, counted[name])
+	names := slices.Sorted(maps.Keys(counted))
+	for i, name := range names {
+		names[i] = name + "=" + counted[name]
+	}
+	if len(names) > 0 {
+		settings += ", " + strings.Join(names, ", ")
 	}
 	return settings
 }
