@@ -139,8 +139,9 @@ func TestConfigurationInputRulesAreTheCRDs(t *testing.T) {
 	if unsafeRule < 0 {
 		t.Fatal("no rule of the CRD refuses archive_command")
 	}
-	var listed []string
-	for _, match := range regexp.MustCompile(`'([a-z_]+)'`).FindAllStringSubmatch(rules[unsafeRule], -1) {
+	matches := regexp.MustCompile(`'([a-z_]+)'`).FindAllStringSubmatch(rules[unsafeRule], -1)
+	listed := make([]string, 0, len(matches))
+	for _, match := range matches {
 		listed = append(listed, match[1])
 	}
 	if !slices.Equal(slices.Sorted(slices.Values(listed)), slices.Sorted(slices.Values(UnsafeParameters))) {

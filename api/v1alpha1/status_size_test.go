@@ -98,14 +98,14 @@ func largestShape(repeats int) (destinations, clientCounts int) {
 // status repeats in every row.
 func shapeSpec(destinations, clientCounts, repeats int) string {
 	linePrefix := "%a" + longest(maxLinePrefixLength-2)
-	var listed []map[string]any
+	listed := make([]map[string]any, 0, destinations-1)
 	for i := range destinations - 1 {
 		listed = append(listed, map[string]any{
 			"name": fmt.Sprintf("%020d", i), "type": v1alpha1.DestinationFluentBitSidecar,
 			"logging": map[string]any{"linePrefix": linePrefix},
 		})
 	}
-	var clients []int
+	clients := make([]int, 0, clientCounts)
 	for c := range clientCounts {
 		clients = append(clients, 1000-c)
 	}

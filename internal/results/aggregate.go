@@ -96,15 +96,15 @@ func droppedText(summary v1alpha1.Summary, exactRows, boundRows int) string {
 	if boundRows > 0 {
 		known = append(known, "≥"+strconv.FormatInt(summary.DroppedAtLeast, 10))
 	}
-	text := strings.Join(known, " + ")
+	cell := strings.Join(known, " + ")
 	if unknown := len(summary.DropsUnknown); unknown > 0 {
 		rows := "rows"
 		if unknown == 1 {
 			rows = "row"
 		}
-		text = strings.TrimPrefix(fmt.Sprintf("%s, %d %s unknown", text, unknown, rows), ", ")
+		cell = strings.TrimPrefix(fmt.Sprintf("%s, %d %s unknown", cell, unknown, rows), ", ")
 	}
-	return text
+	return cell
 }
 
 // RowName names a row as destination/clients.
