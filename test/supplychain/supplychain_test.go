@@ -111,8 +111,8 @@ func TestActionsArePinnedByCommit(t *testing.T) {
 			if strings.HasPrefix(reference, "./") {
 				continue
 			}
-			if strings.HasPrefix(reference, "docker://") {
-				if !pinnedImage.MatchString(strings.TrimPrefix(reference, "docker://")) {
+			if image, ok := strings.CutPrefix(reference, "docker://"); ok {
+				if !pinnedImage.MatchString(image) {
 					t.Errorf("%s:%d: %s is not pinned by digest", name, number+1, reference)
 				}
 				continue
@@ -240,7 +240,7 @@ func TestPermissionsAreExplicit(t *testing.T) {
 
 // runs joins the run scripts of a job's steps.
 func runs(j job) string {
-	var scripts []string
+	scripts := make([]string, 0, len(j.Steps))
 	for _, s := range j.Steps {
 		scripts = append(scripts, s.Run)
 	}
@@ -340,7 +340,7 @@ func TestDockerfileBaseImagesArePinned(t *testing.T) {
 	arguments := map[string]string{}
 	stages := map[string]bool{}
 	froms := 0
-	for _, line := range strings.Split(string(data), "\n") {
+	for line := range strings.SplitSeq(string(data), "\n") {
 		fields := strings.Fields(line)
 		if len(fields) < 2 {
 			continue
