@@ -74,11 +74,12 @@ func (s *LoggingBenchmarkSpec) ValidateConfigurationInput() error {
 	return errs.ToAggregate()
 }
 
-// RefusedInServerValues matches what would end a quoted value or a line of
-// postgresql.conf: CloudNativePG writes values between single quotes, doubling neither
-// them nor the file's escape character, the backslash. Control characters (newlines,
-// tabs, NUL) have no place in a setting either. The CEL rules of the CRD hold the same
-// expression.
+// RefusedInServerValues matches what could end a quoted value or a line of
+// postgresql.conf: CloudNativePG writes values between single quotes and doubles a quote
+// in them, but leaves the file's escape character, the backslash, which then escapes
+// the first of the two, and newlines. Quotes are refused too, so that no writer's
+// quoting matters; control characters (newlines, tabs, NUL) have no place in a setting.
+// The CEL rules of the CRD hold the same expression.
 const RefusedInServerValues = `[\p{Cc}\\']`
 
 // RefusedInShipperValues matches what the shippers' configurations must not carry:

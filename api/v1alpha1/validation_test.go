@@ -369,7 +369,8 @@ var _ = Describe("LoggingBenchmark admission", func() {
 		Entry("more than 64 parameters", "postgres: {parameters: {"+flowItems(65, `custom.setting_%d: "1"`)+"}}",
 			"spec.postgres.parameters", "must have at most 64 items"),
 
-		// What postgresql.conf, which CloudNativePG writes without escaping, cannot hold.
+		// What postgresql.conf cannot hold as CloudNativePG writes it: a name as given, a
+		// value with its quotes doubled but not its backslashes or newlines.
 		Entry("a refused parameter with a trailing space", `postgres: {parameters: {"archive_command ": "true"}}`,
 			"spec.postgres", "parameter names must be PostgreSQL parameter names"),
 		Entry("a parameter name holding a line", `postgres: {parameters: {"work_mem = 1\narchive_command": "true"}}`,
