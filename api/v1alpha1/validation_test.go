@@ -538,10 +538,6 @@ var _ = Describe("LoggingBenchmark admission", func() {
 			`postgres: {parameters: {shared_buffers: 256MB, log_min_messages: warning}}`,
 		),
 		Entry(
-			"logging parameters that leave the run's records as they are",
-			`postgres: {parameters: {log_min_messages: LOG, log_error_verbosity: verbose, lc_messages: en_US.UTF-8, deadlock_timeout: 10ms, log_checkpoints: "on", log_autovacuum_min_duration: "0"}}`,
-		),
-		Entry(
 			"parameters of every form PostgreSQL's configuration file takes",
 			`postgres: {parameters: {work_mem: 64MB, Maintenance_Work_Mem: 1GB, pg_stat_statements.max: "10000", `+
 				`search_path: '"$user", public', _private.x1: "on"}}`,
