@@ -4,24 +4,32 @@ package e2e
 
 import (
 	"context"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers"
 )
 
 // The admission policy the chart installs decides with the rights of whoever creates a
 // benchmark: a ServiceAccount bound only to the chart's editor ClusterRole may not name
 // a Secret it cannot read, an image outside allowedImages, nor a toleration or node
 // selector outside placement (hack/install-logbench.sh allows
-// config/samples/production.yaml's node pool). Every create is a dry run: admission
-// answers it as it would a real one, and no benchmark runs.
+// config/samples/production.yaml's node pool), nor configuration input that could end a
+// line or a quoted value in postgresql.conf. Every create but one is a dry run:
+// admission answers it as it would a real one, and no benchmark runs; the one benchmark
+// created, named next to another CloudNativePG cluster, must fail before it creates
+// anything.
 var _ = Describe("admission with the requester's rights", func() {
 	const (
 		editorAccount    = "benchmark-editor"
@@ -123,6 +131,81 @@ var _ = Describe("admission with the requester's rights", func() {
 		benchmark.Spec.Postgres.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual,
 			Value: "databases", Effect: corev1.TaintEffectNoSchedule}}
 		Expect(createAsEditor(ctx, benchmark)).To(Succeed())
+	})
+
+	It("refuses configuration input that could end a line or a quoted value, saying why", func(ctx SpecContext) {
+		const badName, badValue = "parameter names must be PostgreSQL parameter names",
+			"parameter values must hold no control characters"
+		for _, refused := range []struct {
+			parameters map[string]benchv1alpha1.ParameterValue
+			message    string
+		}{
+			{map[string]benchv1alpha1.ParameterValue{"archive_command ": "true"}, badName},
+			{map[string]benchv1alpha1.ParameterValue{"archive_command": "true"}, "run a shell command"},
+			{map[string]benchv1alpha1.ParameterValue{"work_mem": "64MB\narchive_command = 'true'"}, badValue},
+			{map[string]benchv1alpha1.ParameterValue{"work_mem": "64MB\\"}, badValue},
+			{map[string]benchv1alpha1.ParameterValue{"work_mem": "64MB' "}, badValue},
+		} {
+			benchmark := newBenchmark("admission-parameters")
+			benchmark.Spec.Postgres.Parameters = refused.parameters
+			Expect(createAsEditor(ctx, benchmark)).To(MatchError(ContainSubstring(refused.message)),
+				"parameters %q", refused.parameters)
+		}
+		benchmark := newBenchmark("admission-line-prefix")
+		benchmark.Spec.Logging.LinePrefix = "%m %a\nlog_destination = 'syslog'"
+		Expect(createAsEditor(ctx, benchmark)).To(MatchError(ContainSubstring("linePrefix must hold no control characters")))
+
+		benchmark = newBenchmark("admission-parameters-accepted")
+		benchmark.Spec.Postgres.Parameters = map[string]benchv1alpha1.ParameterValue{"work_mem": "64MB"}
+		Expect(createAsEditor(ctx, benchmark)).To(Succeed())
+	})
+
+	// A benchmark named next to a CloudNativePG cluster it does not own fails before it
+	// creates anything: no NetworkPolicy of it selects the other cluster's pods.
+	It("creates nothing when a name it needs belongs to another cluster", func(ctx SpecContext) {
+		const name = "admission-taken"
+		foreign := &unstructured.Unstructured{}
+		foreign.SetGroupVersionKind(controllers.ClusterGVK)
+		foreign.SetNamespace(benchmarkNamespace)
+		foreign.SetName(name + "-csvlog")
+		Expect(unstructured.SetNestedField(foreign.Object, int64(1), "spec", "instances")).To(Succeed())
+		Expect(unstructured.SetNestedField(foreign.Object, postgresImage, "spec", "imageName")).To(Succeed())
+		Expect(unstructured.SetNestedField(foreign.Object, "1Gi", "spec", "storage", "size")).To(Succeed())
+		Expect(k8sClient.Create(ctx, foreign)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, foreign))).To(Succeed())
+		})
+
+		benchmark := newBenchmark(name)
+		Expect(editor.Create(ctx, benchmark)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, benchmark))).To(Succeed())
+		})
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(benchmark), benchmark)).To(Succeed())
+			degraded := meta.FindStatusCondition(benchmark.Status.Conditions, benchv1alpha1.ConditionDegraded)
+			g.Expect(degraded).NotTo(BeNil())
+			g.Expect(degraded.Reason).To(Equal(benchv1alpha1.ReasonForeignObject))
+			g.Expect(degraded.Message).To(ContainSubstring("Cluster " + benchmarkNamespace + "/" + foreign.GetName()))
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+
+		var policies networkingv1.NetworkPolicyList
+		Expect(k8sClient.List(ctx, &policies, client.InNamespace(benchmarkNamespace))).To(Succeed())
+		for _, policy := range policies.Items {
+			Expect(policy.Labels).NotTo(HaveKeyWithValue(controllers.LabelBenchmark, name),
+				"NetworkPolicy %s belongs to the refused benchmark", policy.Name)
+			Expect(policy.Name).NotTo(HavePrefix(name+"-"), "NetworkPolicy %s", policy.Name)
+		}
+		clusters := &unstructured.UnstructuredList{}
+		clusters.SetGroupVersionKind(controllers.ClusterGVK.GroupVersion().WithKind("ClusterList"))
+		Expect(k8sClient.List(ctx, clusters, client.InNamespace(benchmarkNamespace))).To(Succeed())
+		for _, cluster := range clusters.Items {
+			if cluster.GetName() != foreign.GetName() {
+				Expect(cluster.GetName()).NotTo(HavePrefix(name+"-"), "the refused benchmark created Cluster %s", cluster.GetName())
+			}
+		}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(foreign), foreign)).To(Succeed())
+		Expect(foreign.GetOwnerReferences()).To(BeEmpty())
 	})
 
 	It("accepts a benchmark naming only what the user may use", func(ctx SpecContext) {
