@@ -27,6 +27,9 @@ var cnpgHopelessPhases = []string{
 // the configuration's.
 const serverRefusals = 2
 
+// podKind is the kind of the involved object of the events read about pods.
+const podKind = "Pod"
+
 // clusterEvidence is what tells why a CloudNativePG cluster is not ready.
 type clusterEvidence struct {
 	Cluster *unstructured.Unstructured
@@ -164,7 +167,7 @@ func eventsWanted(pods []corev1.Pod, claims []corev1.PersistentVolumeClaim) []co
 	for i := range pods {
 		if pods[i].Status.Phase == corev1.PodPending && pods[i].DeletionTimestamp == nil &&
 			diagnosePod(&pods[i], nil).Message == "" {
-			wanted = append(wanted, corev1.ObjectReference{Kind: "Pod", Name: pods[i].Name, UID: pods[i].UID})
+			wanted = append(wanted, corev1.ObjectReference{Kind: podKind, Name: pods[i].Name, UID: pods[i].UID})
 		}
 	}
 	for _, claim := range claims {
@@ -182,13 +185,13 @@ func eventsWanted(pods []corev1.Pod, claims []corev1.PersistentVolumeClaim) []co
 func pendingObject(evidence clusterEvidence) string {
 	for _, object := range eventsWanted(evidence.Pods, evidence.Claims) {
 		what := "pod " + object.Name
-		if object.Kind != "Pod" {
+		if object.Kind != podKind {
 			what = object.Kind + " " + object.Name
 		}
 		if event := lastEvent(evidence.Events, object); event != nil {
 			return fmt.Sprintf("%s is pending: %s: %s", what, event.Reason, event.Message)
 		}
-		if object.Kind != "Pod" {
+		if object.Kind != podKind {
 			return what + " is pending"
 		}
 	}

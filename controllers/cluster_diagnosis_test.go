@@ -52,7 +52,7 @@ func TestDiagnoseCluster(t *testing.T) {
 		{Pod: "b-csv-1-initdb-b", Container: "initdb"}:          initdbRefusedLog,
 		{Pod: "b-csv-1", Container: "postgres", Previous: true}: initdbRefusedLog,
 	}
-	succeededInitdb := created(failedJobPod("b-csv-1-initdb-b", "b-csv-1-initdb", "initdb", 0), start.Add(time.Minute))
+	succeededInitdb := created(failedJobPod("b-csv-1-initdb-b", 0), start.Add(time.Minute))
 	succeededInitdb.Status.Phase = corev1.PodSucceeded
 	tests := []struct {
 		name     string
@@ -68,7 +68,7 @@ func TestDiagnoseCluster(t *testing.T) {
 				Final: true, Trouble: true}},
 		{"unrecoverable, with the failed initdb's reason", clusterEvidence{
 			Cluster: cnpgCluster(unrecoverable, failedJobs),
-			Pods:    []corev1.Pod{created(failedJobPod("b-csv-1-initdb-a", "b-csv-1-initdb", "initdb", 1), start)},
+			Pods:    []corev1.Pod{created(failedJobPod("b-csv-1-initdb-a", 1), start)},
 			Logs:    refusedLogs,
 		}, clusterDiagnosis{
 			Detail: `CloudNativePG phase "` + unrecoverable + `": ` + failedJobs +
@@ -93,15 +93,15 @@ func TestDiagnoseCluster(t *testing.T) {
 			Final: true, Trouble: true}},
 		{"initdb refused once: the Job retries", clusterEvidence{
 			Cluster: cnpgCluster(settingUp, ""),
-			Pods:    []corev1.Pod{created(failedJobPod("b-csv-1-initdb-a", "b-csv-1-initdb", "initdb", 1), start)},
+			Pods:    []corev1.Pod{created(failedJobPod("b-csv-1-initdb-a", 1), start)},
 			Logs:    refusedLogs,
 		}, clusterDiagnosis{Detail: "pod b-csv-1-initdb-a: container initdb exited with code 1: " + refusedWorkMem,
 			Trouble: true}},
 		{"initdb refused twice", clusterEvidence{
 			Cluster: cnpgCluster(settingUp, ""),
 			Pods: []corev1.Pod{
-				created(failedJobPod("b-csv-1-initdb-a", "b-csv-1-initdb", "initdb", 1), start),
-				created(failedJobPod("b-csv-1-initdb-b", "b-csv-1-initdb", "initdb", 1), start.Add(time.Minute)),
+				created(failedJobPod("b-csv-1-initdb-a", 1), start),
+				created(failedJobPod("b-csv-1-initdb-b", 1), start.Add(time.Minute)),
 			},
 			Logs: refusedLogs,
 		}, clusterDiagnosis{
@@ -111,20 +111,20 @@ func TestDiagnoseCluster(t *testing.T) {
 		{"initdb failed before it succeeded", clusterEvidence{
 			Cluster: cnpgCluster(settingUp, "Creating primary instance b-csv-1"),
 			Pods: []corev1.Pod{
-				created(failedJobPod("b-csv-1-initdb-a", "b-csv-1-initdb", "initdb", 1), start),
+				created(failedJobPod("b-csv-1-initdb-a", 1), start),
 				succeededInitdb,
 			},
 			Logs: refusedLogs,
 		}, clusterDiagnosis{Detail: `CloudNativePG phase "Setting up primary": Creating primary instance b-csv-1`}},
 		{"an instance crash-looping on its configuration", clusterEvidence{
 			Cluster: cnpgCluster("Waiting for the instances to become active", ""),
-			Pods:    []corev1.Pod{crashLoopingPod("b-csv-1", "postgres", 1, 3, "Error")},
+			Pods:    []corev1.Pod{crashLoopingPod(1, 3, "Error")},
 			Logs:    refusedLogs,
 		}, clusterDiagnosis{Detail: "pod b-csv-1 (3 failures): container postgres exited with code 1: " + refusedWorkMem,
 			Final: true, Trouble: true}},
 		{"an instance killed for its memory", clusterEvidence{
 			Cluster: cnpgCluster("Waiting for the instances to become active", ""),
-			Pods:    []corev1.Pod{crashLoopingPod("b-csv-1", "postgres", 137, 3, "OOMKilled")},
+			Pods:    []corev1.Pod{crashLoopingPod(137, 3, "OOMKilled")},
 		}, clusterDiagnosis{Detail: "pod b-csv-1 (3 failures): container postgres exited with code 137 (OOMKilled)",
 			Trouble: true}},
 		{"no node for the instance", clusterEvidence{

@@ -42,10 +42,10 @@ type kubeletLogs struct {
 
 func (k kubeletLogs) TailLog(ctx context.Context, namespace string, container containerRef) (string, error) {
 	lines, limit := int64(crashLogLines), int64(crashLogBytes)
-	log, err := k.pods.Pods(namespace).GetLogs(container.Pod, &corev1.PodLogOptions{
+	tail, err := k.pods.Pods(namespace).GetLogs(container.Pod, &corev1.PodLogOptions{
 		Container: container.Container, Previous: container.Previous, TailLines: &lines, LimitBytes: &limit,
 	}).DoRaw(ctx)
-	return string(log), err
+	return string(tail), err
 }
 
 // diagnoseCluster reads what tells why cluster is not ready and says why.

@@ -8,7 +8,6 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/logbench/logbench/api/v1alpha1"
 )
@@ -36,11 +35,11 @@ var _ = Describe("LoggingBenchmark reconciler and a missing Secret", func() {
 			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "nosecret-loki-1",
 				Labels: map[string]string{cnpgClusterLabel: cluster.GetName()},
 				OwnerReferences: []metav1.OwnerReference{{APIVersion: ClusterGVK.GroupVersion().String(),
-					Kind: ClusterGVK.Kind, Name: cluster.GetName(), UID: cluster.GetUID(), Controller: ptr.To(true)}},
+					Kind: ClusterGVK.Kind, Name: cluster.GetName(), UID: cluster.GetUID(), Controller: new(true)}},
 			},
 			Spec: corev1.PodSpec{
 				// The namespace enforces the restricted Pod Security Standard.
-				SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true),
+				SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: new(true),
 					SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 				Containers: []corev1.Container{{Name: "shipper", Image: "cr.fluentbit.io/fluent/fluent-bit",
 					SecurityContext: restrictedContainerSecurityContext()}},

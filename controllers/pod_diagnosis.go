@@ -200,8 +200,8 @@ const configurationErrors = "contains errors"
 // the instance manager's last error, if any.
 func serverMessage(log string) (message string, refused bool) {
 	lines := logLines(log)
-	for i := len(lines) - 1; i >= 0; i-- {
-		fatal := fromSeverity(lines[i].text, serverSeverities...)
+	for i, line := range slices.Backward(lines) {
+		fatal := fromSeverity(line.text, serverSeverities...)
 		if fatal == "" {
 			continue
 		}
@@ -216,9 +216,9 @@ func serverMessage(log string) (message string, refused bool) {
 		}
 		return strings.Join(append(causes, fatal), "; "), true
 	}
-	for i := len(lines) - 1; i >= 0; i-- {
-		if lines[i].level == "error" {
-			return lines[i].text, false
+	for _, line := range slices.Backward(lines) {
+		if line.level == "error" {
+			return line.text, false
 		}
 	}
 	// Other lines are left out: a status must not quote what a container may print.

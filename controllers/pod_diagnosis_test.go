@@ -60,13 +60,13 @@ func waitingPod(name, container, reason, message string) corev1.Pod {
 	return pod
 }
 
-// crashLoopingPod is a running pod whose container failed restarts+1 times with exitCode,
-// each time without a termination message.
-func crashLoopingPod(name, container string, exitCode, restarts int32, reason string) corev1.Pod {
-	pod := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}}
+// crashLoopingPod is the running instance pod b-csv-1 whose postgres container failed
+// restarts+1 times with exitCode, each time without a termination message.
+func crashLoopingPod(exitCode, restarts int32, reason string) corev1.Pod {
+	pod := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "b-csv-1"}}
 	pod.Status.Phase = corev1.PodRunning
 	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{
-		Name: container, RestartCount: restarts,
+		Name: "postgres", RestartCount: restarts,
 		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
 			Reason: "CrashLoopBackOff", Message: "back-off 20s restarting failed container",
 		}},
@@ -77,11 +77,13 @@ func crashLoopingPod(name, container string, exitCode, restarts int32, reason st
 	return pod
 }
 
-// failedJobPod is a pod of a Job whose container exited with exitCode.
-func failedJobPod(name, job, container string, exitCode int32) corev1.Pod {
-	pod := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"batch.kubernetes.io/job-name": job}}}
+// failedJobPod is a pod of the initdb Job b-csv-1-initdb whose initdb container exited
+// with exitCode.
+func failedJobPod(name string, exitCode int32) corev1.Pod {
+	pod := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name,
+		Labels: map[string]string{"batch.kubernetes.io/job-name": "b-csv-1-initdb"}}}
 	pod.Status.Phase = corev1.PodFailed
-	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: container, State: corev1.ContainerState{
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "initdb", State: corev1.ContainerState{
 		Terminated: &corev1.ContainerStateTerminated{ExitCode: exitCode, Reason: "Error"},
 	}}}
 	return pod
@@ -106,7 +108,7 @@ func TestDiagnosePod(t *testing.T) {
 	ready := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "b-csv-1"}}
 	ready.Status.Phase = corev1.PodRunning
 	ready.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
-	withMessage := crashLoopingPod("b-csv-1", "postgres", 1, 0, "Error")
+	withMessage := crashLoopingPod(1, 0, "Error")
 	withMessage.Status.ContainerStatuses[0].LastTerminationState.Terminated.Message = "the agent's last words"
 	refusedLog := map[containerRef]string{
 		{Pod: "b-csv-1", Container: "postgres", Previous: true}: initdbRefusedLog,
@@ -127,17 +129,17 @@ func TestDiagnosePod(t *testing.T) {
 		{"a missing Secret", waitingPod("b-csv-1", "fluent-bit", "CreateContainerConfigError", `secret "loki" not found`),
 			nil, podTrouble{Message: `container fluent-bit: CreateContainerConfigError: secret "loki" not found`,
 				Unstartable: true}},
-		{"a server refusing to start, twice", crashLoopingPod("b-csv-1", "postgres", 1, 2, "Error"), refusedLog,
+		{"a server refusing to start, twice", crashLoopingPod(1, 2, "Error"), refusedLog,
 			podTrouble{Message: "container postgres exited with code 1: " + refusedWorkMem, Crashed: true, Failures: 2,
 				ServerRefused: true}},
-		{"a crash whose log could not be read", crashLoopingPod("b-csv-1", "postgres", 1, 1, "Error"), nil,
+		{"a crash whose log could not be read", crashLoopingPod(1, 1, "Error"), nil,
 			podTrouble{Message: "container postgres exited with code 1", Crashed: true, Failures: 1}},
-		{"killed for its memory", crashLoopingPod("b-csv-1", "postgres", 137, 3, "OOMKilled"), refusedLog,
+		{"killed for its memory", crashLoopingPod(137, 3, "OOMKilled"), refusedLog,
 			podTrouble{Message: "container postgres exited with code 137 (OOMKilled): " + refusedWorkMem,
 				Crashed: true, Failures: 3}},
 		{"a termination message", withMessage, refusedLog,
 			podTrouble{Message: "container postgres exited with code 1: the agent's last words", Crashed: true, Failures: 1}},
-		{"a failed Job pod", failedJobPod("b-csv-1-initdb-x", "b-csv-1-initdb", "initdb", 1), refusedLog,
+		{"a failed Job pod", failedJobPod("b-csv-1-initdb-x", 1), refusedLog,
 			podTrouble{Message: "container initdb exited with code 1: " + refusedWorkMem, Crashed: true, Failures: 1,
 				ServerRefused: true}},
 		{"no node for it", unschedulable, nil,
@@ -156,12 +158,13 @@ func TestDiagnosePod(t *testing.T) {
 // that of a failed Job pod's container its current one; a container that left a
 // termination message needs none.
 func TestCrashedContainers(t *testing.T) {
-	looping := crashLoopingPod("b-csv-1", "postgres", 1, 2, "Error")
-	job := failedJobPod("b-csv-1-initdb-x", "b-csv-1-initdb", "initdb", 1)
-	told := failedJobPod("b-csv-1-initdb-y", "b-csv-1-initdb", "initdb", 1)
+	looping := crashLoopingPod(1, 2, "Error")
+	job := failedJobPod("b-csv-1-initdb-x", 1)
+	told := failedJobPod("b-csv-1-initdb-y", 1)
 	told.Status.ContainerStatuses[0].State.Terminated.Message = "why"
-	var got []containerRef
-	for _, pod := range []corev1.Pod{looping, job, told} {
+	pods := []corev1.Pod{looping, job, told}
+	got := make([]containerRef, 0, len(pods))
+	for _, pod := range pods {
 		got = append(got, crashedContainers(&pod)...)
 	}
 	want := []containerRef{

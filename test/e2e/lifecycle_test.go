@@ -179,8 +179,9 @@ func writeManifest(benchmark *benchv1alpha1.LoggingBenchmark) string {
 
 // clusterNamesOf are the names of the benchmark's clusters.
 func clusterNamesOf(benchmark *benchv1alpha1.LoggingBenchmark) []string {
-	var names []string
-	for _, destination := range benchmark.Spec.EffectiveDestinations() {
+	destinations := benchmark.Spec.EffectiveDestinations()
+	names := make([]string, 0, len(destinations))
+	for _, destination := range destinations {
 		names = append(names, benchmark.Name+"-"+destination.Name)
 	}
 	return names

@@ -214,7 +214,7 @@ func expectSealedPod(ctx context.Context, pod corev1.Pod, added []corev1.Contain
 func runTwins(ctx context.Context, pod corev1.Pod, image string, containers []corev1.Container) map[string]sealProbe {
 	suffix := strings.ToLower(rand.Text()[:5])
 	twins := map[string]string{}
-	var ephemeral []corev1.EphemeralContainer
+	ephemeral := make([]corev1.EphemeralContainer, 0, len(containers))
 	for _, container := range containers {
 		twin := corev1.EphemeralContainer{EphemeralContainerCommon: corev1.EphemeralContainerCommon{
 			Name:  fmt.Sprintf("seal-%s-%s", strings.TrimPrefix(container.Name, "logbench-"), suffix),
