@@ -29,6 +29,9 @@ func CheckCounter(spec *v1alpha1.LoggingBenchmarkSpec, counterLibrary string) er
 	return nil
 }
 
+// listSeparators are what shared_preload_libraries's list syntax reads specially.
+const listSeparators = ",\" \t\n\r"
+
 // FindCounter returns the counter library every local server preloads, as
 // shared_preload_libraries and CREATE FUNCTION take it: the file path names (absolute),
 // or, without one, the installation's own when logbench_counter is installed in its
@@ -43,6 +46,10 @@ func FindCounter(inst localpg.Installation, path string) (string, error) {
 	absolute, err := filepath.Abs(path)
 	if err != nil {
 		return "", err
+	}
+	if strings.ContainsAny(absolute, listSeparators) {
+		return "", fmt.Errorf("the %s library %s: its path holds a comma, a quote or white space, which "+
+			"shared_preload_libraries, a list, would split or need quoted: move it", v1alpha1.CounterExtension, absolute)
 	}
 	// PostgreSQL adds the suffix to a path without one, as CREATE FUNCTION does.
 	file := absolute

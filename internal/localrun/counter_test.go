@@ -147,6 +147,10 @@ func TestFindCounter(t *testing.T) {
 			t.Errorf("FindCounter(%q) = %q, %v; want the absolute path of %s", given, got, err, built)
 		}
 	}
+	if _, err := FindCounter(inst, filepath.Join(root, "a,b", "logbench_counter.so")); err == nil ||
+		!strings.Contains(err.Error(), "shared_preload_libraries") {
+		t.Errorf("FindCounter of a path with a comma: %v, want it refused", err)
+	}
 	if _, err := FindCounter(inst, filepath.Join(root, "missing.so")); err == nil || !strings.Contains(err.Error(), "missing.so") {
 		t.Errorf("FindCounter of a missing library: %v, want an error naming it", err)
 	}
