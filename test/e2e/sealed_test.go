@@ -50,11 +50,21 @@ attempt() {
   local error
   if error=$("$@" 2>&1 >/dev/null); then echo read; else echo "${error##*: }"; fi
 }
+# The kubelet mounts the token at /var/run/secrets, which is a link to /run in most
+# images: an absolute link under /proc/PID/root resolves in the reader's root, not the
+# process's, so the token is read at /run/secrets first, then at /var/run/secrets.
+token() {
+  local first
+  first=$(attempt cat "$1/root/run/secrets/kubernetes.io/serviceaccount/token")
+  if [ "$first" = read ]; then echo read; return; fi
+  [ -L "$1/root/var/run" ] && { echo "$first"; return; }
+  attempt cat "$1/root/var/run/secrets/kubernetes.io/serviceaccount/token"
+}
 echo "self	$(identity /proc/self)"
 for dir in /proc/[0-9]*; do
   who=$(identity "$dir" 2>/dev/null) || continue
   cgroup=$(cat "$dir/cgroup" 2>/dev/null) || continue
-  echo "process	${dir#/proc/}	$who	${cgroup//$'\n'/|}	$(attempt cat "$dir/environ")	$(attempt cat "$dir/root/var/run/secrets/kubernetes.io/serviceaccount/token")	$(attempt ls "$dir/root/controller")"
+  echo "process	${dir#/proc/}	$who	${cgroup//$'\n'/|}	$(attempt cat "$dir/environ")	$(token "$dir")	$(attempt ls "$dir/root/controller")"
 done
 `
 
