@@ -21,35 +21,6 @@ const initdbRefusedLog = `{"level":"info","ts":"2026-11-27T10:00:01.1Z","logger"
 const refusedWorkMem = `LOG: invalid value for parameter "work_mem": "lots"; ` +
 	`FATAL: configuration file "/var/lib/postgresql/data/pgdata/postgresql.conf" contains errors`
 
-func TestServerMessage(t *testing.T) {
-	tests := []struct {
-		name        string
-		log         string
-		want        string
-		wantRefused bool
-	}{
-		{"a refused parameter, with the line that names it", initdbRefusedLog, refusedWorkMem, true},
-		{"a csvlog record", `{"level":"info","logger":"postgres","msg":"record","record":{"error_severity":"FATAL",` +
-			`"message":"could not access file \"pgaudit\": No such file or directory"}}`,
-			`FATAL: could not access file "pgaudit": No such file or directory`, true},
-		{"a raw line", "2026-11-27 10:00:01.123 UTC [1] PANIC:  could not locate a valid checkpoint record\n",
-			"PANIC: could not locate a valid checkpoint record", true},
-		{"the instance manager's error", `{"level":"info","msg":"Starting up instance"}` + "\n" +
-			`{"level":"error","msg":"Error while bootstrapping data directory","error":"cannot create directory"}`,
-			"Error while bootstrapping data directory: cannot create directory", false},
-		{"nothing the server or the instance manager said", "one\ntwo\n\n", "", false},
-		{"nothing", "", "", false},
-	}
-	for _, test := range tests {
-		t.Run(test.name, func(t *testing.T) {
-			got, refused := serverMessage(test.log)
-			if got != test.want || refused != test.wantRefused {
-				t.Errorf("serverMessage = %q, %t; want %q, %t", got, refused, test.want, test.wantRefused)
-			}
-		})
-	}
-}
-
 // waitingPod is a pending pod one of whose containers waits for reason.
 func waitingPod(name, container, reason, message string) corev1.Pod {
 	pod := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}}
