@@ -38,7 +38,7 @@ type runner struct {
 // it is listed here with the test or script that runs it.
 var runners = map[string]runner{
 	// .ci/run installs these packages when they are missing, then runs make test.
-	"sudo apt-get install -y etcd-server postgresql chromium python3-pip unzip jq && make test": {
+	"sudo apt-get install -y etcd-server postgresql postgresql-server-dev-15 libkrb5-dev chromium python3-pip unzip jq && make test": {
 		file: ".ci/run", evidence: "\nmake test\n",
 	},
 	// TestQuickSample runs the local benchmark of config/samples/quick.yaml with the
