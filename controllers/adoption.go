@@ -124,38 +124,70 @@ func plannedJobNames(benchmark *v1alpha1.LoggingBenchmark) map[string]bool {
 	return names
 }
 
+// heldNames is what holds, before the benchmark creates anything, the names it will
+// create: each planned object with the object of its name (nil when there is none), and
+// the namespace's Jobs. Read once a pass, from the API server (the cache holds no object
+// of another owner), and read by both waitForPredecessor and refuseTakenNames.
+type heldNames struct {
+	objects []heldName
+	jobs    []metav1.PartialObjectMetadata
+}
+
+// heldName is a planned object and the object that holds its name, nil when none does.
+type heldName struct {
+	plannedObject
+	existing *metav1.PartialObjectMetadata
+}
+
+// readHeldNames reads the metadata of whatever holds the names the benchmark creates.
+func (r *LoggingBenchmarkReconciler) readHeldNames(
+	ctx context.Context, benchmark *v1alpha1.LoggingBenchmark,
+) (heldNames, error) {
+	var held heldNames
+	for _, planned := range plannedObjects(benchmark) {
+		existing := &metav1.PartialObjectMetadata{}
+		existing.SetGroupVersionKind(planned.kind)
+		err := r.apiReader().Get(ctx, client.ObjectKey{Namespace: benchmark.Namespace, Name: planned.name}, existing)
+		switch {
+		case apierrors.IsNotFound(err):
+			existing = nil
+		case err != nil:
+			return heldNames{}, fmt.Errorf("reading %s %s: %w", planned.kind.Kind, planned.name, err)
+		}
+		held.objects = append(held.objects, heldName{plannedObject: planned, existing: existing})
+	}
+	jobs := &metav1.PartialObjectMetadataList{}
+	jobs.SetGroupVersionKind(batchv1.SchemeGroupVersion.WithKind("JobList"))
+	if err := r.apiReader().List(ctx, jobs, client.InNamespace(benchmark.Namespace)); err != nil {
+		return heldNames{}, fmt.Errorf("listing the Jobs of namespace %s: %w", benchmark.Namespace, err)
+	}
+	for i := range jobs.Items {
+		jobs.Items[i].SetGroupVersionKind(batchv1.SchemeGroupVersion.WithKind("Job"))
+	}
+	held.jobs = jobs.Items
+	return held, nil
+}
+
 // refuseTakenNames returns a foreignObjectError for the first object the benchmark would
 // create whose name an object that is not the benchmark's holds (refuseAdoption). It
 // runs before the benchmark creates anything, so that a benchmark refused for a name
 // leaves nothing behind: no NetworkPolicy selecting the pods of a cluster it does not
-// own, no configuration, no Job. It reads the objects' metadata only, from the API
-// server: the cache holds none of another owner.
-func (r *LoggingBenchmarkReconciler) refuseTakenNames(ctx context.Context, benchmark *v1alpha1.LoggingBenchmark) error {
-	for _, planned := range plannedObjects(benchmark) {
-		existing := &metav1.PartialObjectMetadata{}
-		existing.SetGroupVersionKind(planned.kind)
-		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: benchmark.Namespace, Name: planned.name}, existing)
-		if apierrors.IsNotFound(err) {
+// own, no configuration, no Job.
+func refuseTakenNames(benchmark *v1alpha1.LoggingBenchmark, held heldNames) error {
+	for _, name := range held.objects {
+		if name.existing == nil {
 			continue
-		} else if err != nil {
-			return fmt.Errorf("reading %s %s: %w", planned.kind.Kind, planned.name, err)
 		}
-		if err := refuseAdoption(existing, benchmark, !planned.shared); err != nil {
+		if err := refuseAdoption(name.existing, benchmark, !name.shared); err != nil {
 			return err
 		}
 	}
-	jobs := &metav1.PartialObjectMetadataList{}
-	jobs.SetGroupVersionKind(batchv1.SchemeGroupVersion.WithKind("JobList"))
-	if err := r.APIReader.List(ctx, jobs, client.InNamespace(benchmark.Namespace)); err != nil {
-		return fmt.Errorf("listing the Jobs of namespace %s: %w", benchmark.Namespace, err)
-	}
 	planned := plannedJobNames(benchmark)
-	for i := range jobs.Items {
-		job := &jobs.Items[i]
+	for i := range held.jobs {
+		job := &held.jobs[i]
 		if !planned[job.Name] {
 			continue
 		}
-		job.SetGroupVersionKind(batchv1.SchemeGroupVersion.WithKind("Job"))
 		if err := refuseAdoption(job, benchmark, true); err != nil {
 			return err
 		}

@@ -160,6 +160,17 @@ func (p *benchmarkPass) hasRunsLeft(destination string) bool {
 	return false
 }
 
+// createsClusters reports whether a destination with runs left has no cluster yet: the
+// pass may create one.
+func (p *benchmarkPass) createsClusters() bool {
+	for _, dest := range p.benchmark.Spec.EffectiveDestinations() {
+		if p.hasRunsLeft(dest.Name) && p.clusters[clusterName(p.benchmark.Name, dest.Name)] == nil {
+			return true
+		}
+	}
+	return false
+}
+
 func (p *benchmarkPass) destination(name string) *v1alpha1.DestinationStatus {
 	for i := range p.destinations {
 		if p.destinations[i].Name == name {

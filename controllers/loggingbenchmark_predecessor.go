@@ -7,8 +7,8 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -28,20 +28,12 @@ import (
 const predecessorRecheck = 3 * time.Second
 
 // waitForPredecessor tells how long to wait before creating the benchmark's clusters,
-// 0 when nothing of a predecessor is in the way or every cluster exists; while it waits,
-// each destination without a cluster says which object it waits for.
-func (r *LoggingBenchmarkReconciler) waitForPredecessor(ctx context.Context, pass *benchmarkPass) (
-	time.Duration, error,
-) {
-	creating := false
-	for _, dest := range pass.benchmark.Spec.EffectiveDestinations() {
-		missing := pass.clusters[clusterName(pass.benchmark.Name, dest.Name)] == nil
-		creating = creating || missing && pass.hasRunsLeft(dest.Name)
-	}
-	if !creating {
-		return 0, nil
-	}
-	waiting, err := r.predecessorInTheWay(ctx, pass.benchmark)
+// 0 when nothing of a predecessor holds the names it creates; while it waits, each
+// destination without a cluster says which object it waits for.
+func (r *LoggingBenchmarkReconciler) waitForPredecessor(
+	ctx context.Context, pass *benchmarkPass, held heldNames,
+) (time.Duration, error) {
+	waiting, err := r.predecessorInTheWay(ctx, pass.benchmark, held)
 	if err != nil || waiting == "" {
 		return 0, err
 	}
@@ -61,40 +53,31 @@ func (r *LoggingBenchmarkReconciler) waitForPredecessor(ctx context.Context, pas
 // predecessor left: one of logbench's, or of CloudNativePG's for a cluster the benchmark
 // has not created yet. "" when there is none.
 func (r *LoggingBenchmarkReconciler) predecessorInTheWay(
-	ctx context.Context, benchmark *v1alpha1.LoggingBenchmark,
+	ctx context.Context, benchmark *v1alpha1.LoggingBenchmark, held heldNames,
 ) (string, error) {
-	for _, planned := range plannedObjects(benchmark) {
-		if planned.shared {
-			// The benchmarks of a namespace share it, the new one with the old.
-			continue
-		}
-		existing := &metav1.PartialObjectMetadata{}
-		existing.SetGroupVersionKind(planned.kind)
-		err := r.apiReader().Get(ctx, client.ObjectKey{Namespace: benchmark.Namespace, Name: planned.name}, existing)
+	for _, name := range held.objects {
 		switch {
-		case apierrors.IsNotFound(err) && planned.kind == ClusterGVK:
+		case name.shared:
+			// The benchmarks of a namespace share it, the new one with the old.
+		case name.existing == nil && name.kind == ClusterGVK:
 			// The Cluster is gone; CloudNativePG's objects of it may not be.
-			if waiting, err := r.previousClusterLeftovers(ctx, benchmark.Namespace, planned.name); err != nil ||
+			if waiting, err := r.previousClusterLeftovers(ctx, benchmark.Namespace, name.name); err != nil ||
 				waiting != "" {
 				return waiting, err
 			}
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return "", fmt.Errorf("reading %s %s: %w", planned.kind.Kind, planned.name, err)
-		default:
-			if waiting := predecessorsObject(existing, planned.kind.Kind, benchmark); waiting != "" {
+		case name.existing != nil:
+			if waiting := predecessorsObject(name.existing, name.kind.Kind, benchmark); waiting != "" {
 				return waiting, nil
 			}
 		}
 	}
-	jobs := &metav1.PartialObjectMetadataList{}
-	jobs.SetGroupVersionKind(batchv1.SchemeGroupVersion.WithKind("JobList"))
-	if err := r.apiReader().List(ctx, jobs, client.InNamespace(benchmark.Namespace),
-		client.MatchingLabels(benchmarkLabels(benchmark.Name))); err != nil {
-		return "", fmt.Errorf("listing the Jobs of benchmark %s: %w", benchmark.Name, err)
-	}
-	for i := range jobs.Items {
-		if waiting := predecessorsObject(&jobs.Items[i], "Job", benchmark); waiting != "" {
+	benchmarkJobs := labels.SelectorFromSet(benchmarkLabels(benchmark.Name))
+	for i := range held.jobs {
+		job := &held.jobs[i]
+		if !benchmarkJobs.Matches(labels.Set(job.Labels)) {
+			continue
+		}
+		if waiting := predecessorsObject(job, "Job", benchmark); waiting != "" {
 			return waiting, nil
 		}
 	}

@@ -100,15 +100,16 @@ func (r *LoggingBenchmarkReconciler) reconcileRuns(ctx context.Context, pass *be
 func (r *LoggingBenchmarkReconciler) reconcileClusters(
 	ctx context.Context, pass *benchmarkPass,
 ) (images map[string]string, wait time.Duration, err error) {
-	if wait, err := r.waitForPredecessor(ctx, pass); err != nil || wait > 0 {
-		return nil, wait, err
-	}
-	for _, dest := range pass.benchmark.Spec.EffectiveDestinations() {
-		if pass.hasRunsLeft(dest.Name) && pass.clusters[clusterName(pass.benchmark.Name, dest.Name)] == nil {
-			if err := r.refuseTakenNames(ctx, pass.benchmark); err != nil {
-				return nil, 0, err
-			}
-			break
+	if pass.createsClusters() {
+		held, err := r.readHeldNames(ctx, pass.benchmark)
+		if err != nil {
+			return nil, 0, err
+		}
+		if wait, err := r.waitForPredecessor(ctx, pass, held); err != nil || wait > 0 {
+			return nil, wait, err
+		}
+		if err := refuseTakenNames(pass.benchmark, held); err != nil {
+			return nil, 0, err
 		}
 	}
 	images = map[string]string{}
