@@ -268,15 +268,12 @@ func TestCounterRefusesWithoutPreload(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a PostgreSQL extension and starts a PostgreSQL server")
 	}
-	inst, err := localpg.FindInstallation()
-	if err != nil {
-		t.Skipf("no local PostgreSQL server binaries; install postgresql to run this test: %v", err)
-	}
+	inst := localpgtest.Local(t)
 	library := buildCounter(t, inst)
 	server := startServer(t, inst, nil)
 	installFunctions(t, server, library)
 	conn := connect(t, server, nil)
-	_, err = conn.Exec(context.Background(), "SELECT * FROM logbench_counter.records()")
+	_, err := conn.Exec(context.Background(), "SELECT * FROM logbench_counter.records()")
 	if err == nil || !strings.Contains(err.Error(), "must be loaded via shared_preload_libraries") {
 		t.Fatalf("records() without the library preloaded: %v, want an error saying to preload it", err)
 	}

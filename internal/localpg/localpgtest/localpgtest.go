@@ -30,19 +30,27 @@ func postgreSQL18Dirs() []string {
 
 // Run runs test once per installation to measure, each in its own subtest named after
 // its version: the one localpg.FindInstallation picks on this machine, then PostgreSQL
-// 18 unless that is the local one. Without a local server the whole test is skipped;
+// 18 unless that is the local one. Without a local server the whole test stops (Local);
 // the subtest of PostgreSQL 18 fails or is skipped as PostgreSQL18 says, and the local
 // one runs either way.
 func Run(t *testing.T, test func(t *testing.T, inst localpg.Installation)) {
 	t.Helper()
-	local, err := localpg.FindInstallation()
-	if err != nil {
-		t.Skipf("no local PostgreSQL server binaries; install postgresql to run this test: %v", err)
-	}
+	local := Local(t)
 	t.Run(fmt.Sprintf("pg%d", local.Version), func(t *testing.T) { test(t, local) })
 	if local.Version != 18 {
 		t.Run("pg18", func(t *testing.T) { test(t, PostgreSQL18(t)) })
 	}
+}
+
+// Local returns the installation localpg.FindInstallation picks on this machine. When
+// there is none the test fails if CI=true and is skipped, saying so, otherwise.
+func Local(t testing.TB) localpg.Installation {
+	t.Helper()
+	local, err := localpg.FindInstallation()
+	if err != nil {
+		Missing(t, fmt.Sprintf("no local PostgreSQL server binaries; install postgresql to run this test: %v", err))
+	}
+	return local
 }
 
 // PostgreSQL18 returns the PostgreSQL 18 installation named by $LOGBENCH_POSTGRESQL18_BIN
