@@ -344,7 +344,7 @@ e2e-local-lanes: loki otelcol ## Run the shipping tests and the specs labelled s
 	@start=$$(date +%s); \
 	{ $(MAKE) --no-print-directory test-shipping && $(MAKE) --no-print-directory e2e-local E2E_LABEL_FILTER='stack || settings'; } \
 		>$(LOCALBIN)/e2e-stack.log 2>&1 & stack=$$!; \
-	$(MAKE) --no-print-directory e2e-local E2E_LABEL_FILTER='!stack && !settings' >$(LOCALBIN)/e2e-others.log 2>&1 & others=$$!; \
+	$(MAKE) --no-print-directory e2e-local E2E_LABEL_FILTER='!stack && !settings && !upgrade' >$(LOCALBIN)/e2e-others.log 2>&1 & others=$$!; \
 	stack_rc=0; wait $$stack || stack_rc=$$?; echo "e2e-local-lanes: the shipping tests and the stack and settings specs ended (exit $$stack_rc) after $$(( $$(date +%s) - start ))s"; \
 	others_rc=0; wait $$others || others_rc=$$?; echo "e2e-local-lanes: the other specs ended (exit $$others_rc), both lanes after $$(( $$(date +%s) - start ))s"; \
 	cat $(LOCALBIN)/e2e-stack.log $(LOCALBIN)/e2e-others.log; \
@@ -360,6 +360,19 @@ e2e-local: ## Run the e2e suite's specs E2E_LABEL_FILTER selects on the running 
 	E2E_LOKI_IMAGE=logbench.local/loki:$(LOKI_VERSION) E2E_COLLECTOR_IMAGE=logbench.local/otelcol:$(OTELCOL_BUILDER_VERSION:v%=%) \
 	E2E_FLUENT_BIT_IMAGE=logbench.local/fluent-bit:$(FLUENT_BIT_VERSION) \
 	$(GO_BUILD_ENV) go test -tags e2e ./test/e2e/ -v -ginkgo.v -ginkgo.no-color -ginkgo.label-filter='$(E2E_LABEL_FILTER)' -timeout $(E2E_TIMEOUT)
+
+# UPGRADE_FROM is the release users upgrade from: the latest tag, or before the first
+# one the commit below (bump it when the chart or the status changes shape).
+UPGRADE_FROM ?= $(shell git describe --tags --match 'v[0-9]*' --abbrev=0 2>/dev/null || echo a99c411f93a1a5bc748b653938928214a8f529fd)
+
+# The upgrade spec replaces the operator that every other spec uses: it runs alone, after
+# them, on the running local cluster.
+.PHONY: e2e-upgrade
+e2e-upgrade: helm ## Upgrade the local cluster's logbench from UPGRADE_FROM to this tree while a benchmark runs (the upgrade spec).
+	from=$$(UPGRADE_FROM=$(UPGRADE_FROM) hack/local-cluster/images.sh logbench_previous) && \
+	to=$$(hack/local-cluster/images.sh logbench) && hack/local-cluster/load.sh && \
+	E2E_UPGRADE_FROM_IMAGE=$$from E2E_UPGRADE_FROM_CHART=$(LOCALBIN)/upgrade-from/charts/logbench E2E_UPGRADE_TO_IMAGE=$$to \
+		$(MAKE) --no-print-directory e2e-local E2E_LABEL_FILTER=upgrade
 
 # KIND_IMAGES=upstream pulls kind's node image and the upstream images, as users do;
 # KIND_IMAGES=offline builds them here (hack/kind/node-image.sh), for machines that reach

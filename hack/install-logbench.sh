@@ -3,7 +3,9 @@
 # it; the e2e cluster providers differ only in the image and the cluster they point Helm
 # at.
 # Usage: hack/install-logbench.sh IMAGE [--kubeconfig FILE | --kube-context NAME]
-#          [--prometheus-release NAME]
+#          [--prometheus-release NAME] [--chart DIR]
+# --chart installs the chart in DIR (the upgrade spec's earlier release) instead of this
+# tree's.
 # With --prometheus-release, the chart's ServiceMonitor and PrometheusRule are enabled and
 # labelled release: NAME, as docs/prometheus.md tells kube-prometheus-stack users to install it.
 set -euo pipefail
@@ -21,6 +23,7 @@ helm_flags=()
 E2E_NAMESPACE=logbench-e2e
 kubectl_flags=()
 monitoring=()
+chart=${REPO_ROOT}/charts/logbench
 while (($#)); do
   case $1 in
     --kubeconfig) kubectl_flags+=(--kubeconfig "$2"); helm_flags+=("$1" "$2") ;;
@@ -28,6 +31,7 @@ while (($#)); do
     --prometheus-release)
       monitoring=(--set serviceMonitor.enabled=true --set-string "serviceMonitor.labels.release=$2"
         --set prometheusRule.enabled=true --set-string "prometheusRule.labels.release=$2") ;;
+    --chart) chart=$2 ;;
     *) echo "$0: unknown flag $1" >&2; exit 2 ;;
   esac
   shift 2
@@ -49,8 +53,8 @@ kubectl "${kubectl_flags[@]}" create namespace "$E2E_NAMESPACE" --dry-run=client
 (cd "$REPO_ROOT" && make --no-print-directory helm >/dev/null)
 # Helm installs the chart's crds/ on the first install only: an upgrade needs the new
 # schema applied first.
-kubectl "${kubectl_flags[@]}" apply --server-side --force-conflicts -f "${REPO_ROOT}/charts/logbench/crds/" >/dev/null
-"${REPO_ROOT}/bin/helm" upgrade --install logbench "${REPO_ROOT}/charts/logbench" "${helm_flags[@]}" \
+kubectl "${kubectl_flags[@]}" apply --server-side --force-conflicts -f "${chart}/crds/" >/dev/null
+"${REPO_ROOT}/bin/helm" upgrade --install logbench "$chart" "${helm_flags[@]}" \
   --namespace logbench-system --create-namespace \
   --set-string "image.repository=${image%:*}" --set-string "image.tag=${image##*:}" \
   --set "watchNamespaces={${E2E_NAMESPACE}}" --set "allowedImages={${allowed_images}}" "${placement[@]}" \

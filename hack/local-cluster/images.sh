@@ -3,8 +3,9 @@
 # from the Go module proxy, the PostgreSQL operand from Debian's packages, and umoci
 # assembles OCI layouts that `ctr images import` loads. Each archive lands in IMAGE_CACHE
 # and is never rebuilt once there, except logbench's, whose tag follows its binary.
-# Usage: hack/local-cluster/images.sh [pause|coredns|cnpg|postgres|fluentbit|logbench|loki|otelcol|prometheus]...
-# Prints nothing on stdout but, for logbench, the image reference it built.
+# Usage: hack/local-cluster/images.sh [pause|coredns|cnpg|postgres|fluentbit|logbench|logbench_previous|loki|otelcol|prometheus]...
+# Prints nothing on stdout but, for logbench and logbench_previous, the image reference
+# it built.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -277,26 +278,64 @@ build_prometheus() {
 # digest, so that a changed operator rolls out without a pull policy of Always. The binary
 # is stamped with the Makefile's version and commit (not the date, which would change
 # the binary, and the image, at every build).
-build_logbench() {
-  local binary=${LOCAL_BIN}/logbench
-  (
-    cd "$REPO_ROOT"
-    local package=github.com/logbench/logbench/internal/version
-    CGO_ENABLED=0 go build -trimpath -o "$binary" -ldflags "-s -w \
-      -X ${package}.Version=$(make --no-print-directory -s print-VERSION) \
-      -X ${package}.Commit=$(make --no-print-directory -s print-COMMIT)" ./cmd/logbench
-  )
-  local tag
-  tag=dev-$(sha256sum "$binary" | cut -c1-12)
-  local archive=${IMAGE_CACHE}/logbench_${tag}.tar
-  if [ ! -f "$archive" ]; then
-    rm -f "${IMAGE_CACHE}"/logbench_dev-*.tar
+# go_build_logbench SOURCE VERSION COMMIT OUTPUT builds the logbench binary of the source
+# tree SOURCE as the release does, stamped with VERSION and COMMIT.
+go_build_logbench() {
+  local package=github.com/logbench/logbench/internal/version
+  (cd "$1" && CGO_ENABLED=0 go build -trimpath -o "$4" -ldflags "-s -w \
+    -X ${package}.Version=$2 -X ${package}.Commit=$3" ./cmd/logbench)
+}
+
+# pack_logbench BINARY TAG packs a logbench binary as IMAGE_REGISTRY/logbench:TAG, unless
+# that archive exists, and prints the image reference.
+pack_logbench() {
+  local binary=$1 tag=$2
+  if [ ! -f "${IMAGE_CACHE}/logbench_${tag}.tar" ]; then
     fresh_rootfs logbench
     cp "$binary" "$ROOTFS/logbench"
     oci_archive logbench "$tag" 65532:65532 /logbench
     rm -rf "$ROOTFS"
   fi
   echo "${IMAGE_REGISTRY}/logbench:${tag}"
+}
+
+# build_logbench builds this tree's logbench, tagged by its binary: an unchanged tree keeps
+# its image, and only the latest development image is cached.
+build_logbench() {
+  local binary=${LOCAL_BIN}/logbench tag
+  go_build_logbench "$REPO_ROOT" "$(make -C "$REPO_ROOT" --no-print-directory -s print-VERSION)" \
+    "$(make -C "$REPO_ROOT" --no-print-directory -s print-COMMIT)" "$binary"
+  tag=dev-$(sha256sum "$binary" | cut -c1-12)
+  [ -f "${IMAGE_CACHE}/logbench_${tag}.tar" ] || rm -f "${IMAGE_CACHE}"/logbench_dev-*.tar
+  pack_logbench "$binary" "$tag"
+}
+
+# build_logbench_previous builds the logbench that users upgrade from, the git ref
+# UPGRADE_FROM, from this clone's history: its source, chart included, goes to
+# bin/upgrade-from (the upgrade spec installs that chart) and its image is tagged
+# upgrade-from-<commit>.
+build_logbench_previous() {
+  [ -n "${UPGRADE_FROM:-}" ] || die "UPGRADE_FROM must name the git ref (tag or commit) to upgrade from"
+  local commit source=${REPO_ROOT}/bin/upgrade-from
+  # A shallow clone (as CI systems make) lacks the history: fetch it once.
+  if ! git -C "$REPO_ROOT" rev-parse --verify --quiet "${UPGRADE_FROM}^{commit}" >/dev/null &&
+    [ "$(git -C "$REPO_ROOT" rev-parse --is-shallow-repository)" = true ]; then
+    git -C "$REPO_ROOT" fetch --quiet --unshallow --tags >&2 || die "could not fetch this clone's history to find ${UPGRADE_FROM}"
+  fi
+  commit=$(git -C "$REPO_ROOT" rev-parse --verify --quiet "${UPGRADE_FROM}^{commit}") ||
+    die "${UPGRADE_FROM} is no commit of this clone"
+  if [ "$(cat "${source}/.commit" 2>/dev/null)" != "$commit" ]; then
+    rm -rf "$source"
+    mkdir -p "$source"
+    git -C "$REPO_ROOT" archive "$commit" | tar -x -C "$source"
+    echo "$commit" >"${source}/.commit"
+  fi
+  local tag=upgrade-from-${commit:0:12}
+  if [ ! -f "${IMAGE_CACHE}/logbench_${tag}.tar" ]; then
+    log "building logbench ${UPGRADE_FROM} (${commit:0:12}), the version the upgrade spec starts from"
+    go_build_logbench "$source" "$(git -C "$REPO_ROOT" describe --tags --always "$commit")" "$commit" "${source}/logbench"
+  fi
+  pack_logbench "${source}/logbench" "$tag"
 }
 
 mkdir -p "$IMAGE_CACHE" "$LOCAL_BIN"

@@ -153,3 +153,17 @@ wait_for() {
     sleep 1
   done
 }
+
+# import_images loads every cached archive that containerd does not hold yet.
+import_images() {
+  local present archive name tag
+  present=$("${CTR[@]}" images ls -q)
+  for archive in "${IMAGE_CACHE}"/*_*.tar; do
+    name=$(basename "$archive" .tar)
+    tag=${name#*_}
+    name=${name%%_*}
+    grep -qxF "${IMAGE_REGISTRY}/${name}:${tag}" <<<"$present" && continue
+    log "importing ${IMAGE_REGISTRY}/${name}:${tag}"
+    "${CTR[@]}" images import --base-name "${IMAGE_REGISTRY}/${name}" "$archive" >/dev/null
+  done
+}

@@ -281,20 +281,6 @@ EOF
     iptables -S KUBE-ROUTER-FORWARD
 }
 
-# import_images loads every cached archive that containerd does not hold yet.
-import_images() {
-  local present archive name tag
-  present=$("${CTR[@]}" images ls -q)
-  for archive in "${IMAGE_CACHE}"/*_*.tar; do
-    name=$(basename "$archive" .tar)
-    tag=${name#*_}
-    name=${name%%_*}
-    grep -qxF "${IMAGE_REGISTRY}/${name}:${tag}" <<<"$present" && continue
-    log "importing ${IMAGE_REGISTRY}/${name}:${tag}"
-    "${CTR[@]}" images import --base-name "${IMAGE_REGISTRY}/${name}" "$archive" >/dev/null
-  done
-}
-
 install_addons() {
   log "installing CoreDNS, storage, CloudNativePG ${CNPG_VERSION} and logbench"
   sed -e "s#@DNS_SERVICE_IP@#${DNS_SERVICE_IP}#" -e "s#@COREDNS_IMAGE@#${COREDNS_IMAGE}#" \
