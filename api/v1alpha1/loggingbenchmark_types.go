@@ -141,6 +141,12 @@ type PostgresSpec struct {
 	// above (cloudnative-pg issue #10815); debug measures the workaround.
 	// +optional
 	InstanceManagerLogLevel InstanceManagerLogLevel `json:"instanceManagerLogLevel,omitempty"`
+
+	// Counter loads the logbench_counter extension into the servers, which then count
+	// the records they log for each run; the logging settings no model predicts need it.
+	// Without it, expected records are predicted, and those settings are refused.
+	// +optional
+	Counter *CounterSpec `json:"counter,omitempty"`
 }
 
 // ParameterValue is the value of a PostgreSQL parameter, written into postgresql.conf as
@@ -417,6 +423,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.type != 'Stdout' || !has(self.loki) || !has(self.loki.labels)",message="loki.labels label a shipper's records; a Stdout destination's records are labelled by the platform's node agent: select them with loki.selector"
 // +kubebuilder:validation:XValidation:rule="!has(self.containerLog) || (self.type == 'Stdout' && has(self.loki))",message="containerLog applies only to Stdout destinations counted in Loki"
 // +kubebuilder:validation:XValidation:rule="!has(self.syslog) || self.type == 'Syslog'",message="syslog applies only to destinations of type Syslog"
+// +kubebuilder:validation:XValidation:rule="!has(self.syslog) || !has(self.syslog.receiver) || self.syslog.receiver != 'Rsyslog' || !has(self.shipper) || !has(self.shipper.output)",message="the Rsyslog receiver writes a file in which logbench counts the records: leave shipper.output out"
 // +kubebuilder:validation:XValidation:rule="!has(self.logging) || self.type != 'None'",message="a destination of type None is the baseline and logs nothing: it cannot take logging settings; give them to a destination of another type"
 type Destination struct {
 	// Name identifies the destination; it is part of the cluster's name.
@@ -484,7 +491,40 @@ const (
 	SyslogTCP SyslogTransport = "tcp"
 )
 
-// SyslogSpec is PostgreSQL's syslog configuration and the receiver's transport.
+// SyslogReceiver is the program that receives the records on the instance pod's /dev/log.
+// +kubebuilder:validation:Enum=FluentBit;Rsyslog
+type SyslogReceiver string
+
+const (
+	// SyslogFluentBit is a Fluent Bit sidecar, which keeps every message it reads and
+	// may forward them (transport udp or tcp).
+	SyslogFluentBit SyslogReceiver = "FluentBit"
+	// SyslogRsyslog is rsyslogd, the system syslog daemon of Debian and most
+	// distributions, in a sidecar with its configuration as Debian ships it but for what
+	// running unprivileged beside PostgreSQL needs: it writes the messages to a file that
+	// logbench counts.
+	SyslogRsyslog SyslogReceiver = "Rsyslog"
+)
+
+// SyslogRateLimit is rsyslog's rate limiting of the system socket (imuxsock's
+// SysSock.RateLimit.Interval and SysSock.RateLimit.Burst), for each sending process: of
+// the messages a process sends in an interval, opened by its first message after the
+// previous one ended, the first burst are kept and the rest dropped.
+type SyslogRateLimit struct {
+	// IntervalSeconds is SysSock.RateLimit.Interval.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=3600
+	IntervalSeconds int32 `json:"intervalSeconds"`
+
+	// Burst is SysSock.RateLimit.Burst: the messages of a process kept in an interval.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000000
+	Burst int32 `json:"burst"`
+}
+
+// SyslogSpec is PostgreSQL's syslog configuration, the receiver and its transport.
+// +kubebuilder:validation:XValidation:rule="!has(self.receiver) || self.receiver != 'Rsyslog' || !has(self.transport) || self.transport == 'local'",message="the Rsyslog receiver counts the records in the instance pod: it takes transport local only"
+// +kubebuilder:validation:XValidation:rule="!has(self.rateLimit) || (has(self.receiver) && self.receiver == 'Rsyslog')",message="rateLimit is rsyslog's: it applies only to receiver Rsyslog"
 type SyslogSpec struct {
 	// Facility is syslog_facility.
 	// +kubebuilder:default=LOCAL0
@@ -511,6 +551,23 @@ type SyslogSpec struct {
 	// pod's /dev/log; udp or tcp, at a receiver Service the local receiver forwards to.
 	// +kubebuilder:default=local
 	Transport SyslogTransport `json:"transport,omitempty"`
+
+	// Receiver is the program on /dev/log: FluentBit (the default) or Rsyslog, with
+	// transport local. Debian bookworm's rsyslog (8.2302) does not rate-limit by default
+	// (imuxsock's SysSock.RateLimit.Interval is 0 since rsyslog 5.9.5); rsyslog 5.8, the
+	// system daemon of the distributions of PostgreSQL 9.2's time, kept 200 messages of
+	// each process in 5 seconds and dropped the rest, as the article whose syslog kept
+	// about 0.5% of the records found: set rateLimit to measure such a limit. The
+	// destination's shipper.image, when set, is rsyslog's image, and shipper.output does
+	// not apply: rsyslog writes a file, in which logbench counts the records.
+	// +kubebuilder:default=FluentBit
+	Receiver SyslogReceiver `json:"receiver,omitempty"`
+
+	// RateLimit turns on rsyslog's rate limiting of the system socket, which its default
+	// leaves off; receiver Rsyslog only. {intervalSeconds: 5, burst: 200} is rsyslog
+	// 5.8's default.
+	// +optional
+	RateLimit *SyslogRateLimit `json:"rateLimit,omitempty"`
 }
 
 // LoggingOverride is a destination's own logging: each field set replaces the one of
@@ -802,10 +859,17 @@ const (
 // The API server fills in clients' default before it validates: a ramp is accepted
 // beside that default only, which cannot be told from clients set to it.
 // +kubebuilder:validation:XValidation:rule="!has(self.ramp) || self.clients == [1, 4]",message="ramp replaces clients: leave clients unset"
+// +kubebuilder:validation:XValidation:rule="!has(self.scripts) || self.builtin == 'SelectOnly'",message="scripts replace the builtin workload: leave builtin unset"
 type WorkloadSpec struct {
 	// Builtin is the pgbench builtin script reproduced (with the run's tag in it).
 	// +kubebuilder:default=SelectOnly
 	Builtin BuiltinWorkload `json:"builtin,omitempty"`
+
+	// Scripts are the user's own pgbench scripts, run instead of the builtin; scale and
+	// unloggedTables then do nothing (their init creates what they use). They need the
+	// records counted at the source (logbench_counter).
+	// +optional
+	Scripts *WorkloadScripts `json:"scripts,omitempty"`
 
 	// QueryMode is pgbench's --protocol.
 	// +kubebuilder:default=Prepared
