@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"encoding/json"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -70,8 +71,55 @@ type cnpgLocalObjectReference struct {
 }
 
 type cnpgPostgresConfiguration struct {
-	Parameters        map[string]string `json:"parameters,omitempty"`
-	EnableAlterSystem bool              `json:"enableAlterSystem,omitempty"`
+	Parameters map[string]string `json:"parameters,omitempty"`
+	// SharedPreloadLibraries come before those CloudNativePG adds for the parameters'
+	// namespaces, and a library listed twice keeps its first place.
+	SharedPreloadLibraries []string                     `json:"shared_preload_libraries,omitempty"`
+	EnableAlterSystem      bool                         `json:"enableAlterSystem,omitempty"`
+	Extensions             []cnpgExtensionConfiguration `json:"extensions,omitempty"`
+}
+
+// cnpgExtensionConfiguration is CloudNativePG's ExtensionConfiguration: an image mounted
+// as a volume at /extensions/<name>, whose /share and /lib CloudNativePG appends to
+// extension_control_path and dynamic_library_path.
+type cnpgExtensionConfiguration struct {
+	Name  string                   `json:"name"`
+	Image corev1.ImageVolumeSource `json:"image"`
+}
+
+// cnpgManagedLibraries are the libraries CloudNativePG preloads when a parameter of
+// their namespace (the library's name, then a dot) is set, in its order
+// (pkg/postgres/configuration.go ManagedExtensions, v1.30.0).
+var cnpgManagedLibraries = []string{"pgaudit", "pg_stat_statements", "auto_explain", "pg_failover_slots"}
+
+// counterExtensionVolume names the counter's image volume; CloudNativePG's extension
+// names are DNS labels, without the underscore of the library's name.
+const counterExtensionVolume = "logbench-counter"
+
+// counterConfiguration adds the logbench_counter extension to a cluster's PostgreSQL
+// configuration. The counter must be the last library to install its log hook, to count
+// only what the others let through (logbench_counter/README.md): CloudNativePG puts
+// the libraries of a Cluster's list first and its managed ones after, so the list
+// names the managed ones the parameters load, in CloudNativePG's order, then the counter.
+func counterConfiguration(config *cnpgPostgresConfiguration, counter *v1alpha1.CounterSpec) {
+	if counter == nil {
+		return
+	}
+	for _, library := range cnpgManagedLibraries {
+		for name := range config.Parameters {
+			if strings.HasPrefix(name, library+".") {
+				config.SharedPreloadLibraries = append(config.SharedPreloadLibraries, library)
+				break
+			}
+		}
+	}
+	config.SharedPreloadLibraries = append(config.SharedPreloadLibraries, v1alpha1.CounterExtension)
+	if counter.Source == v1alpha1.CounterInExtensionImage {
+		config.Extensions = []cnpgExtensionConfiguration{{
+			Name:  counterExtensionVolume,
+			Image: corev1.ImageVolumeSource{Reference: counter.ExtensionImage},
+		}}
+	}
 }
 
 type cnpgStorageConfiguration struct {
@@ -120,6 +168,7 @@ func buildCluster(
 			Tolerations:  pg.Tolerations,
 		},
 	}
+	counterConfiguration(&spec.PostgreSQL, pg.Counter)
 	for _, secret := range pullSecrets {
 		spec.ImagePullSecrets = append(spec.ImagePullSecrets, cnpgLocalObjectReference{Name: secret.Name})
 	}

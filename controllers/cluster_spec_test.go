@@ -402,3 +402,59 @@ func TestBuildClusterRunsAddedContainersAsOtherUsers(t *testing.T) {
 		})
 	}
 }
+
+// TestBuildClusterWithCounter: with a counter every cluster, the baseline's too, preloads
+// logbench_counter after the libraries CloudNativePG loads for its parameters, and an
+// extension image is mounted as CloudNativePG's image volume extension.
+func TestBuildClusterWithCounter(t *testing.T) {
+	zero := int32(0)
+	logging := v1alpha1.LoggingSpec{Statement: v1alpha1.StatementNone,
+		AutoExplain: &v1alpha1.AutoExplainSpec{MinDuration: 0},
+		Pgaudit:     &v1alpha1.PgauditSpec{Log: []v1alpha1.PgauditClass{v1alpha1.PgauditRead}}}
+	csv := v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}
+	baseline := v1alpha1.Destination{Name: "baseline", Type: v1alpha1.DestinationNone}
+	sampled := v1alpha1.Destination{Name: "sampled", Type: v1alpha1.DestinationCSVLog,
+		Logging: &v1alpha1.LoggingOverride{MinDurationSample: &zero}}
+	operand := &v1alpha1.CounterSpec{Source: v1alpha1.CounterInOperandImage}
+	image := &v1alpha1.CounterSpec{Source: v1alpha1.CounterInExtensionImage,
+		ExtensionImage: "ghcr.io/logbench/logbench-counter:18"}
+	for _, tc := range []struct {
+		name       string
+		counter    *v1alpha1.CounterSpec
+		logging    v1alpha1.LoggingSpec
+		dest       v1alpha1.Destination
+		libraries  []string
+		extensions []any
+	}{
+		{name: "no counter", logging: logging, dest: csv},
+		{name: "operand image, auto_explain and pgaudit", counter: operand, logging: logging, dest: csv,
+			libraries: []string{"pgaudit", "auto_explain", "logbench_counter"}},
+		{name: "operand image, the baseline", counter: operand, logging: logging, dest: baseline,
+			libraries: []string{"logbench_counter"}},
+		{name: "operand image, sampling only", counter: operand, dest: sampled,
+			logging: v1alpha1.LoggingSpec{Statement: v1alpha1.StatementNone}, libraries: []string{"logbench_counter"}},
+		{name: "extension image", counter: image, logging: logging, dest: baseline,
+			libraries: []string{"logbench_counter"}, extensions: []any{map[string]any{
+				"name": "logbench-counter", "image": map[string]any{"reference": "ghcr.io/logbench/logbench-counter:18"}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			benchmark := &v1alpha1.LoggingBenchmark{
+				ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: "ns"},
+				Spec: v1alpha1.LoggingBenchmarkSpec{Postgres: v1alpha1.PostgresSpec{Counter: tc.counter},
+					Logging: tc.logging, Destinations: []v1alpha1.Destination{tc.dest}},
+			}
+			cluster, err := buildCluster(benchmark, tc.dest, "", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			libraries, _, _ := unstructured.NestedStringSlice(cluster.Object, "spec", "postgresql", "shared_preload_libraries")
+			if !slices.Equal(libraries, tc.libraries) {
+				t.Errorf("shared_preload_libraries = %q, want %q", libraries, tc.libraries)
+			}
+			extensions, _, _ := unstructured.NestedSlice(cluster.Object, "spec", "postgresql", "extensions")
+			if !equality.Semantic.DeepEqual(extensions, tc.extensions) {
+				t.Errorf("extensions = %v, want %v", extensions, tc.extensions)
+			}
+		})
+	}
+}
