@@ -57,6 +57,7 @@ func buildJob(benchmark *v1alpha1.LoggingBenchmark, run plannedRun, in jobInput)
 		Clients:      run.Clients,
 		Repeat:       run.Repeat,
 		DrainTimeout: spec.DrainTimeout,
+		Counter:      spec.Postgres.Counter,
 	}.Encode()
 	if err != nil {
 		return nil, err

@@ -75,6 +75,14 @@ func Run(ctx context.Context, req Request, env Environment) (v1alpha1.RepeatResu
 	if execution.Meter, err = podMeter(ctx, env, req); err != nil {
 		return v1alpha1.RepeatResult{}, err
 	}
+	if req.Counter != nil {
+		source, closeSource, err := counterSource(ctx, conn, env)
+		if err != nil {
+			return v1alpha1.RepeatResult{}, err
+		}
+		defer closeSource()
+		execution.Source = source
+	}
 	if err := bench.WarmUp(ctx, execution, runPgbench); err != nil {
 		return v1alpha1.RepeatResult{}, err
 	}
@@ -151,6 +159,22 @@ func serverFiles(ctx context.Context, route destination.Route, env Environment, 
 		return nil, func() {}, err
 	}
 	return dest, func() { reader.Close(context.Background()) }, nil
+}
+
+// counterSource creates the logbench_counter extension in the application database
+// through conn, a superuser's session, and reads it through a session of its own, which
+// stays free while the first one works. Neither session carries the run's tag, so the
+// statements they make the server log count under no run's name.
+func counterSource(ctx context.Context, conn *pgx.Conn, env Environment) (bench.Source, func(), error) {
+	if _, err := conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS "+v1alpha1.CounterExtension); err != nil {
+		return nil, nil, fmt.Errorf("creating the %s extension, which spec.postgres.counter loads: %w",
+			v1alpha1.CounterExtension, err)
+	}
+	reader, err := env.Connect(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return bench.SourceOver(reader), func() { reader.Close(context.Background()) }, nil
 }
 
 // ensurePgbenchTables initialises the pgbench tables once per cluster: later runs find

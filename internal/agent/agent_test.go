@@ -16,7 +16,14 @@ import (
 	"github.com/logbench/logbench/internal/localpg"
 	"github.com/logbench/logbench/internal/localpg/localpgtest"
 	"github.com/logbench/logbench/internal/records"
+	"github.com/logbench/logbench/internal/testenv"
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	localpgtest.RemoveCounterBuilds()
+	os.Exit(code)
+}
 
 // TestRunCountsEveryFileDestination plays a CloudNativePG instance with a local server
 // (logging collector on, statement logging from the spec as the operator sets it) and
@@ -208,4 +215,103 @@ func offsetInLog(t *testing.T, dir serverDirectory, text string) int64 {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestRunCountsAtTheSourceFromAnExtensionImage plays a CloudNativePG instance on
+// PostgreSQL 18 with logbench_counter mounted as an image volume extension: its library in
+// <image>/lib and its control file and script in <image>/share/extension, on
+// dynamic_library_path and extension_control_path as CloudNativePG sets them. With
+// spec.postgres.counter the agent creates the extension and a sampled run's expected
+// records are the server's count, all of them delivered to the csvlog file.
+func TestRunCountsAtTheSourceFromAnExtensionImage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL server")
+	}
+	installation := localpgtest.PostgreSQL18(t)
+	library := localpgtest.CounterLibrary(t, installation)
+	image := extensionImageLayout(t, library)
+	zero, tenth := int32(0), 0.1
+	logging := v1alpha1.LoggingSpec{Statement: v1alpha1.StatementNone, LinePrefix: "%m [%p] %q%u@%d %a ",
+		MinDurationSample: &zero, StatementSampleRate: &tenth}
+	workload := v1alpha1.WorkloadSpec{Builtin: v1alpha1.WorkloadSelectOnly, QueryMode: v1alpha1.QueryPrepared,
+		Scale: 1, Duration: metav1.Duration{Duration: time.Second}}
+	dest := v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}
+	spec := v1alpha1.LoggingBenchmarkSpec{Logging: logging}
+	settings := spec.ServerParameters(dest)
+	settings["logging_collector"] = "on"
+	settings["shared_preload_libraries"] = v1alpha1.CounterExtension
+	settings["dynamic_library_path"] = "$libdir:" + filepath.Join(image, "lib")
+	settings["extension_control_path"] = "$system:" + filepath.Join(image, "share")
+	server, err := localpg.Start(context.Background(), localpg.Config{Installation: installation, Settings: settings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := server.Stop(context.Background()); err != nil {
+			t.Logf("stopping PostgreSQL: %v", err)
+		}
+	})
+	for _, variable := range server.Env() {
+		name, value, _ := strings.Cut(variable, "=")
+		t.Setenv(name, value)
+	}
+	env := Environment{
+		Connect:      func(ctx context.Context) (*pgx.Conn, error) { return pgx.Connect(ctx, server.ConnString()) },
+		Pgbench:      installation.Binary("pgbench"),
+		ScratchDir:   t.TempDir(),
+		LogDirectory: filepath.Join(server.LogDir(), "destination"),
+	}
+	result, err := Run(context.Background(), Request{
+		Benchmark: "test", Destination: dest, Logging: logging, Workload: workload, Clients: 1, Repeat: 1,
+		DrainTimeout: metav1.Duration{Duration: 10 * time.Second},
+		Counter:      &v1alpha1.CounterSpec{Source: v1alpha1.CounterInExtensionImage, ExtensionImage: "counter:18"},
+	}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	records := result.Records
+	if records.ExpectedSource != v1alpha1.ExpectedCounted || records.Expected <= 0 ||
+		records.Expected >= result.Transactions {
+		t.Errorf("records %+v of %d transactions: want a sample of them counted at the source", records,
+			result.Transactions)
+	}
+	if records.Dropped == nil || *records.Dropped != 0 || records.Delivered != records.Expected {
+		t.Errorf("records %+v, want all %d delivered", records, records.Expected)
+	}
+}
+
+// extensionImageLayout lays the counter's files out as an extension image holds them,
+// in a directory the server (the OS user postgres when the tests run as root) can read.
+func extensionImageLayout(t *testing.T, library string) string {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	image, err := os.MkdirTemp("", "logbench-counter-image-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(image) })
+	files := map[string]string{
+		filepath.Join(root, "logbench_counter", "logbench_counter.control"):                "share/extension",
+		filepath.Join(root, "logbench_counter", "countersql", "logbench_counter--1.0.sql"): "share/extension",
+		library + ".so": "lib",
+	}
+	for from, dir := range files {
+		content, err := os.ReadFile(from)
+		if err == nil {
+			err = os.MkdirAll(filepath.Join(image, dir), 0o755)
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(image, dir, filepath.Base(from)), content, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(image, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return image
 }

@@ -41,6 +41,9 @@ type Request struct {
 	Repeat int32 `json:"repeat"`
 	// DrainTimeout bounds the wait for the last record.
 	DrainTimeout metav1.Duration `json:"drainTimeout"`
+	// Counter is spec.postgres.counter: the server preloads logbench_counter, and the
+	// run's expected records are its count. Nil: they are predicted.
+	Counter *v1alpha1.CounterSpec `json:"counter,omitempty"`
 }
 
 // Encode returns the request as the value of RequestEnv.
