@@ -26,7 +26,7 @@ IMG ?= $(IMAGE_REPOSITORY):$(VERSION)
 # CONTAINER_TOOL defines the container tool used to build the image (docker, podman, ...).
 CONTAINER_TOOL ?= docker
 
-# FUZZTIME is how many inputs `make fuzz` (and so `make test`) fuzzes each Fuzz target with (Nx), or for how long.
+# FUZZTIME is how many inputs `make fuzz` (and so `make check`) fuzzes each Fuzz target with (Nx), or for how long.
 FUZZTIME ?= 50000x
 
 # Recipes fail on the first failing command, including inside pipes.
@@ -83,40 +83,30 @@ vet: ## Run go vet against code, the e2e, shipping and dist suites' build tags i
 	$(GO_BUILD_ENV) go vet ./...
 	$(GO_BUILD_ENV) go vet -tags e2e,shipping,dist ./test/... ./internal/shipping/
 
-# End-to-end tests carry the e2e build tag, so go test ./... leaves them out.
-# The chart's tests (test/chart) run bin/helm, which the helm target builds.
-# The ground-truth tests measure PostgreSQL 18 beside the local server: postgresql18
-# installs it, and the tests find it through LOGBENCH_POSTGRESQL18_BIN.
+# make test is the README's test command: the unit, envtest, ground-truth, chart and docs
+# tests, in minutes once built. End-to-end tests carry the e2e build tag, so go test ./...
+# leaves them out. The chart's tests (test/chart) run bin/helm, which the helm target
+# builds. The ground-truth tests measure PostgreSQL 18 beside the local server:
+# postgresql18 installs it, and the tests find it through LOGBENCH_POSTGRESQL18_BIN.
 .PHONY: test
-# make dist of this machine's platform (goreleaser's build included) runs beside the Go
-# tests; its tests, the type check of the release's other platforms (make crosscheck)
-# and the fuzzing pass after them. These only build and check, so they run at the lowest
-# CPU priority: on a busy machine (CI runs the e2e suite once the Go tests passed, which
-# $(LOCALBIN)/test-go.passed says) they take the CPU left idle. make test-dist builds and
-# tests every platform's archive.
-test: $(LOCALBIN) ## Run the Go tests (make test-go, make test-promql), the release-artifact tests on this machine's archive, make crosscheck and the fuzzing pass (make fuzz).
-	@rm -f $(LOCALBIN)/test-go.passed
-	@# make dist wipes dist/ first: gone before the generators walk ./..., which fail on a
-	@# folder that vanishes under them.
-	@rm -rf dist
-	@nice -n 19 $(MAKE) --no-print-directory dist DIST_PLATFORMS=$(HOST_PLATFORM) >$(LOCALBIN)/dist.log 2>&1 & dist=$$!; \
-	tested=0; $(MAKE) --no-print-directory test-go || tested=$$?; \
-	[ $$tested -ne 0 ] || touch $(LOCALBIN)/test-go.passed; \
-	wait $$dist || { cat $(LOCALBIN)/dist.log; echo "make test: make dist failed (log above)" >&2; exit 1; }; \
-	exit $$tested
-	nice -n 19 $(MAKE) --no-print-directory test-promql
-	nice -n 19 env DIST_PLATFORMS=$(HOST_PLATFORM) $(GO_BUILD_ENV) go test -tags dist ./test/dist/ -count=1
-	nice -n 19 $(MAKE) --no-print-directory crosscheck
-	nice -n 19 $(MAKE) --no-print-directory fuzz
-
-.PHONY: test-go
-test-go: manifests helm-sync generate fmt vet envtest helm postgresql18 ## Run the unit, envtest, ground-truth, chart and docs tests.
+test: manifests helm-sync generate fmt vet envtest helm postgresql18 ## Run the unit, envtest, ground-truth, chart and docs tests.
 	KUBEBUILDER_ASSETS="$(ENVTEST_DIR)" LOGBENCH_POSTGRESQL18_BIN="$$(hack/install-postgresql.sh)" $(GO_BUILD_ENV) go test ./... -coverprofile cover.out
 
+# make check builds and checks what make test does not run: this machine's release
+# archive and its tests (make test-dist builds every platform's), the type check of the
+# release's other platforms, the fuzzing pass, the PromQL tests and the generated files.
+.PHONY: check
+check: ## Build and test this machine's release archive, type-check the other platforms, fuzz, run the PromQL tests, verify the generated files.
+	$(MAKE) --no-print-directory test-dist DIST_PLATFORMS=$(HOST_PLATFORM)
+	$(MAKE) --no-print-directory crosscheck
+	$(MAKE) --no-print-directory fuzz
+	$(MAKE) --no-print-directory test-promql
+	$(MAKE) --no-print-directory verify-generated
+
 # The PromQL tests are a module of their own (test/promql): Prometheus's promql packages,
-# which logbench does not link, stay out of its go.mod. They measure nothing, so make test
-# runs them after the Go tests, at the lowest priority. Built in the flavour of make
-# prometheus-stack (GO_BUILD_ENV), they find Prometheus's packages compiled by it.
+# which logbench does not link, stay out of its go.mod; make check runs them. Built in the
+# flavour of make prometheus-stack (GO_BUILD_ENV), they find Prometheus's packages
+# compiled by it.
 .PHONY: test-promql
 test-promql: ## Run the PromQL tests of the dashboards and alerts (test/promql).
 	cd test/promql && $(GO_BUILD_ENV) go vet ./... && $(GO_BUILD_ENV) go test ./...
@@ -159,6 +149,32 @@ lint: golangci-lint actionlint zizmor ## Run golangci-lint (.golangci.yml; the e
 .PHONY: lint-fix
 lint-fix: golangci-lint ## Run golangci-lint and apply the fixes it can.
 	$(GO_BUILD_ENV) $(GOLANGCI_LINT) run --fix
+
+##@ CI
+
+# side-by-side,FIRST,SECOND runs make FIRST and make SECOND at once, SECOND's output in
+# bin/ci-<its first target>.log, printed when both have ended, and fails if either failed.
+define side-by-side
+$(MAKE) --no-print-directory $(2) >$(LOCALBIN)/ci-$(firstword $(2)).log 2>&1 & second=$$!; \
+first_rc=0; $(MAKE) --no-print-directory $(1) || first_rc=$$?; \
+second_rc=0; wait $$second || second_rc=$$?; \
+echo "make ci: make $(2) ended (exit $$second_rc) after $$(( $$(date +%s) - start ))s; its log:"; \
+cat $(LOCALBIN)/ci-$(firstword $(2)).log; \
+echo "make ci: make $(1) (exit $$first_rc), make $(2) (exit $$second_rc) after $$(( $$(date +%s) - start ))s"; \
+[ $$first_rc -eq 0 ] && [ $$second_rc -eq 0 ]
+endef
+
+# make ci is what CI runs, and the only place that says what runs beside what, for a
+# machine of two cores: first the tests, checks and lint beside the build of the e2e
+# stack and the local cluster's bring-up (both mostly compile, and take about as long
+# cold), then the e2e suite, whose two lanes keep both cores busy. The cluster comes
+# down at the end, whatever failed. The local cluster needs root.
+.PHONY: ci
+ci: | $(LOCALBIN) ## Run everything CI runs: make test, check and lint beside make e2e-up, then make e2e-suite.
+	@start=$$(date +%s); status=0; \
+	{ $(call side-by-side,test check lint,e2e-up) && $(MAKE) --no-print-directory e2e-suite; } || status=$$?; \
+	$(MAKE) --no-print-directory local-cluster-down; \
+	echo "make ci: exit $$status after $$(( $$(date +%s) - start ))s"; exit $$status
 
 ##@ Build
 
@@ -209,17 +225,17 @@ docker-buildx: ## Build the image IMG for PLATFORMS and push it (or write it whe
 # dist/ first, build-installer's files included.
 #
 # DIST_PLATFORMS (GOOS/GOARCH, space-separated) narrows the CLI archives to those of the
-# release's platforms; exported, it tells test/dist which to expect. make test builds
+# release's platforms; exported, it tells test/dist which to expect. make check builds
 # this machine's only, the archive its tests run, and type-checks the others' code
-# (hack/crosscheck), which rejects what their builds would: cold, each other platform
-# compiles every dependency again, 6.5 CPU-minutes on CI's two cores (2026-11-27).
+# (hack/crosscheck), which rejects what their builds would at a fraction of the CPU: cold,
+# each other platform compiles every dependency again (docs/development.md).
 export RELEASE_PLATFORMS = linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 HOST_PLATFORM := $(shell go env GOOS)/$(shell go env GOARCH)
 export DIST_PLATFORMS ?=
 # DIST_SBOMS=true adds an SPDX SBOM of each archive, <archive>.sbom.json, which syft
 # (bin/syft, pinned below) writes from the archived binary's Go build information, and
 # which checksums.txt then covers; exported, it tells test/dist to expect them. The
-# release workflow sets it; make test leaves it off, since syft takes minutes to build.
+# release workflow sets it; make check leaves it off, since syft takes minutes to build.
 export DIST_SBOMS ?=
 DIST_SBOM_TOOLS = $(if $(filter true,$(DIST_SBOMS)),syft)
 
@@ -332,11 +348,10 @@ E2E_FAILURES = grep -F -A 10 -e '[FAILED]' -e '--- FAIL:'
 # initialise, Jobs come and go between the runs): e2e-local-lanes runs the shipping tests
 # and the specs labelled stack in one go test process, the other specs in another, side
 # by side on the running local cluster. The settings matrix (label settings) joins the
-# stack's lane, which makes the lanes about as long (14m06s and 13m on 2 cores in a cold
-# .ci/run, 2026-11-27). The lanes create benchmarks of their own names in one namespace
-# and share the operator; a spec that lists the namespace tolerates the other lane's pods
-# (the leak search skips a pod gone since it was listed and a container not started
-# yet). Each lane logs to
+# stack's lane, which makes the lanes about as long (docs/development.md). The lanes
+# create benchmarks of their own names in one namespace and share the operator; a spec
+# that lists the namespace tolerates the other lane's pods (the leak search skips a pod
+# gone since it was listed and a container not started yet). Each lane logs to
 # bin/e2e-<lane>.log, printed when both have ended.
 .PHONY: e2e-local-lanes
 e2e-local-lanes: loki otelcol ## Run the shipping tests and the specs labelled stack beside the other e2e specs, on the running local cluster.
@@ -373,6 +388,17 @@ e2e-upgrade: helm ## Upgrade the local cluster's logbench from UPGRADE_FROM to t
 	to=$$(hack/local-cluster/images.sh logbench) && hack/local-cluster/load.sh && \
 	E2E_UPGRADE_FROM_IMAGE=$$from E2E_UPGRADE_FROM_CHART=$(LOCALBIN)/upgrade-from/charts/logbench E2E_UPGRADE_TO_IMAGE=$$to \
 		$(MAKE) --no-print-directory e2e-local E2E_LABEL_FILTER=upgrade
+
+.PHONY: e2e-up
+e2e-up: loki otelcol prometheus-stack local-cluster-up ## Build Loki, the collector and the Prometheus stack, then bring the local cluster up with them.
+
+.PHONY: e2e-suite
+e2e-suite: e2e-local-lanes e2e-upgrade ## Run the shipping tests, the e2e suite and the upgrade spec on the running local cluster.
+
+.PHONY: e2e
+e2e: ## Bring the local cluster up, run the shipping tests, the e2e suite and the upgrade spec, take the cluster down.
+	@status=0; { $(MAKE) --no-print-directory e2e-up && $(MAKE) --no-print-directory e2e-suite; } || status=$$?; \
+	$(MAKE) --no-print-directory local-cluster-down; exit $$status
 
 # KIND_IMAGES=upstream pulls kind's node image and the upstream images, as users do;
 # KIND_IMAGES=offline builds them here (hack/kind/node-image.sh), for machines that reach

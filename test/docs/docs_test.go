@@ -37,9 +37,10 @@ type runner struct {
 // block added to the docs with the runnable marker fails TestRunnableBlocksAreRun until
 // it is listed here with the test or script that runs it.
 var runners = map[string]runner{
-	// .ci/run installs these packages when they are missing, then runs make test.
+	// .ci/run installs these packages when they are missing, then runs make ci, whose
+	// first phase is make test.
 	"sudo apt-get install -y etcd-server postgresql postgresql-server-dev-15 libkrb5-dev chromium python3-pip unzip jq && make test": {
-		file: ".ci/run", evidence: "\nmake test\n",
+		file: "Makefile", evidence: "$(call side-by-side,test check lint,e2e-up)",
 	},
 	// TestQuickSample runs the local benchmark of config/samples/quick.yaml with the
 	// distribution's PostgreSQL, through the runner `logbench run --local` calls.
