@@ -162,7 +162,8 @@ func (r *LoggingBenchmarkReconciler) reconcileBenchmark(
 		return ctrl.Result{}, nil
 	}
 	// The CRD admits these settings for logbench run --local, which loads the counter
-	// they need; the clusters' images do not have it yet.
+	// they need; in a cluster they need spec.postgres.counter. The admission policy
+	// refuses the same, but it may not be installed.
 	if err := benchmark.Spec.ValidateForClusters(); err != nil {
 		status.SetInvalid(benchmark, err)
 		return ctrl.Result{}, nil

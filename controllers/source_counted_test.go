@@ -7,16 +7,18 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/agent"
 )
 
 // The CRD admits the logging settings only a count at the source accounts for, since
-// logbench run --local reads the same CRD and loads the counter; the clusters' PostgreSQL
-// images do not have it, so the operator refuses them.
+// logbench run --local reads the same CRD and loads the counter; in a cluster they need
+// spec.postgres.counter, which the operator checks again behind the admission policy.
 var _ = Describe("LoggingBenchmark reconciler's settings counted at the source", func() {
 	ctx := context.Background()
 
@@ -40,10 +42,39 @@ var _ = Describe("LoggingBenchmark reconciler's settings counted at the source",
 		Expect(degraded.Reason).To(Equal(v1alpha1.ReasonInvalidSpec))
 		Expect(degraded.Message).To(And(
 			ContainSubstring("spec.logging.minDurationSample, spec.logging.statementSampleRate"),
-			ContainSubstring("logbench_counter extension in the PostgreSQL image"),
-			ContainSubstring("not yet supported in clusters"),
+			ContainSubstring("logbench_counter extension"),
+			ContainSubstring("spec.postgres.counter"),
 		))
 		Expect(clusterExists(namespace, "sampled-baseline")()).To(BeFalse())
 		Expect(listJobs(namespace)).To(BeEmpty())
+	})
+
+	It("runs a sampled benchmark with the counter: every cluster preloads it and the agent counts", func() {
+		DeferCleanup(startOperator(time.Minute))
+		namespace := newNamespace()
+		counted := newBenchmark(namespace, "counted", v1alpha1.CleanupNever)
+		zero, tenth := int32(0), 0.1
+		counted.Spec.Logging.MinDurationSample, counted.Spec.Logging.StatementSampleRate = &zero, &tenth
+		counted.Spec.Postgres.Counter = &v1alpha1.CounterSpec{Source: v1alpha1.CounterInOperandImage}
+		counted.Spec.Workload.Seed = seedRunningFirst(&counted.Spec, "baseline")
+		Expect(k8sClient.Create(ctx, counted)).To(Succeed())
+
+		for _, name := range []string{"counted-baseline", "counted-csv"} {
+			libraries, _, _ := unstructured.NestedStringSlice(getCluster(namespace, name).Object,
+				"spec", "postgresql", "shared_preload_libraries")
+			Expect(libraries).To(Equal([]string{v1alpha1.CounterExtension}), name)
+			markClusterReady(namespace, name)
+		}
+		job := getJob(namespace, "counted-baseline-c1-r1")
+		var encoded string
+		for _, env := range job.Spec.Template.Spec.Containers[0].Env {
+			if env.Name == agent.RequestEnv {
+				encoded = env.Value
+			}
+		}
+		request, err := agent.DecodeRequest(encoded)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(request.Counter).To(Equal(counted.Spec.Postgres.Counter))
+		Expect(getBenchmark(Default, namespace, "counted").Status.Phase).NotTo(Equal(v1alpha1.PhaseFailed))
 	})
 })

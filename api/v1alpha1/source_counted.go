@@ -195,9 +195,10 @@ func setFields(fields []namedField) []string {
 	return set
 }
 
-// FieldsNeedingCounter lists the fields of the spec, as paths, that set logging whose
-// records only a count at the source knows (sampling, auto_explain, lock waits,
-// temporary files): each needs the CounterExtension in the servers.
+// FieldsNeedingCounter lists the fields of the spec, as paths, that set logging or a
+// workload whose records only a count at the source knows (sampling, auto_explain, lock
+// waits, temporary files, the user's scripts): each needs the CounterExtension in the
+// servers.
 func (s *LoggingBenchmarkSpec) FieldsNeedingCounter() []string {
 	var paths []string
 	for _, name := range s.Logging.sourceCountedFields() {
@@ -211,20 +212,26 @@ func (s *LoggingBenchmarkSpec) FieldsNeedingCounter() []string {
 			paths = append(paths, fmt.Sprintf("spec.destinations[%d].logging.%s", i, name))
 		}
 	}
+	if s.Workload.Scripts != nil {
+		paths = append(paths, "spec.workload.scripts")
+	}
 	return paths
 }
 
-// ErrCounterNotInClusters: the operator's clusters run PostgreSQL images without the
-// CounterExtension, so no count at the source can make their expected records exact.
-var ErrCounterNotInClusters = errors.New("needs the " + CounterExtension + " extension in the PostgreSQL image, " +
-	"which counts the records the server logs at the source; not yet supported in clusters: " +
-	"measure these settings with logbench run --local")
+// ErrCounterNotLoaded: the benchmark's clusters do not load the CounterExtension, so
+// no count at the source can make the expected records of these settings exact. The
+// requester-rights ValidatingAdmissionPolicy refuses the same with the same words.
+var ErrCounterNotLoaded = errors.New("need the " + CounterExtension + " extension, which counts the records " +
+	"the server logs at the source: set spec.postgres.counter (source OperandImage with an operand image " +
+	"that has it, as logbench's PostgreSQL images do, or ExtensionImage on PostgreSQL 18), " +
+	"or measure these settings with logbench run --local")
 
 // ValidateForClusters refuses what the operator cannot measure in its clusters: the
-// settings that need a count at the source (FieldsNeedingCounter).
+// settings that need a count at the source (FieldsNeedingCounter) without
+// spec.postgres.counter. Local runs load the counter themselves and ignore the field.
 func (s *LoggingBenchmarkSpec) ValidateForClusters() error {
-	if fields := s.FieldsNeedingCounter(); len(fields) > 0 {
-		return fmt.Errorf("%s %w", strings.Join(fields, ", "), ErrCounterNotInClusters)
+	if fields := s.FieldsNeedingCounter(); len(fields) > 0 && s.Postgres.Counter == nil {
+		return fmt.Errorf("%s %w", strings.Join(fields, ", "), ErrCounterNotLoaded)
 	}
 	return nil
 }

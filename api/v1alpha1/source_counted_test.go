@@ -92,9 +92,18 @@ func TestClustersRefuseWhatOnlyTheCounterCounts(t *testing.T) {
 		t.Errorf("FieldsNeedingCounter = %q, want %q", got, want)
 	}
 	err := spec.ValidateForClusters()
-	if !errors.Is(err, ErrCounterNotInClusters) || !strings.Contains(err.Error(), strings.Join(want, ", ")) ||
-		!strings.Contains(err.Error(), "logbench_counter extension in the PostgreSQL image") {
-		t.Errorf("ValidateForClusters = %v, want the fields refused, naming the extension", err)
+	if !errors.Is(err, ErrCounterNotLoaded) || !strings.Contains(err.Error(), strings.Join(want, ", ")) ||
+		!strings.Contains(err.Error(), "logbench_counter extension") || !strings.Contains(err.Error(), "spec.postgres.counter") {
+		t.Errorf("ValidateForClusters = %v, want the fields refused, naming the extension and spec.postgres.counter", err)
+	}
+	for _, counter := range []CounterSpec{
+		{Source: CounterInOperandImage}, {Source: CounterInExtensionImage, ExtensionImage: "ghcr.io/logbench/counter:18"},
+	} {
+		counted := spec
+		counted.Postgres.Counter = &counter
+		if err := counted.ValidateForClusters(); err != nil {
+			t.Errorf("ValidateForClusters with the counter from %s: %v", counter.Source, err)
+		}
 	}
 	plain := LoggingBenchmarkSpec{Logging: LoggingSpec{Statement: StatementAll, Connections: true},
 		Destinations: []Destination{{Name: "csv", Type: DestinationCSVLog}}}
