@@ -16,17 +16,24 @@ import (
 	"github.com/logbench/logbench/api/v1alpha1"
 )
 
-// Options describe one pgbench run of a script file.
+// Options describe one pgbench run of script files.
 type Options struct {
-	ScriptFile string
-	Clients    int
-	Threads    int
+	Scripts []Script
+	Clients int
+	Threads int
 	// Duration of the run (-T); ignored when Transactions is set.
 	Duration time.Duration
 	// Transactions per client (-t), for runs whose size must be known in advance.
 	Transactions int
 	QueryMode    v1alpha1.QueryMode
 	Scale        int
+}
+
+// Script is a script file of a run and its weight: each transaction runs one of the
+// run's scripts, drawn in proportion to their weights.
+type Script struct {
+	File   string
+	Weight int32
 }
 
 // progressAfterRun is added to the run's length to get a progress interval (-P) that
@@ -40,18 +47,21 @@ const transactionRunProgress = 24 * time.Hour
 // RunArgs returns the arguments of a benchmark run; libpq's environment chooses the
 // server.
 func RunArgs(o Options) []string {
-	args := []string{
-		// -n: without it pgbench vacuums and truncates pgbench_history under the run's
-		// application_name before starting, adding records to the run's count.
-		"-n",
-		"-f", o.ScriptFile,
+	// -n: without it pgbench vacuums and truncates pgbench_history under the run's
+	// application_name before starting, adding records to the run's count.
+	args := []string{"-n"}
+	for _, script := range o.Scripts {
+		// pgbench splits the weight off at the last '@', so a file name may hold one.
+		args = append(args, "-f", script.File+"@"+strconv.Itoa(int(script.Weight)))
+	}
+	args = append(args,
 		// Custom scripts do not detect the scale; the builtins' random ranges need it.
-		"-D", "scale=" + strconv.Itoa(o.Scale),
+		"-D", "scale="+strconv.Itoa(o.Scale),
 		"-M", strings.ToLower(string(o.QueryMode)),
 		"-c", strconv.Itoa(o.Clients),
 		"-j", strconv.Itoa(o.Threads),
 		"-r",
-	}
+	)
 	if o.Transactions > 0 {
 		args = append(args, "-t", strconv.Itoa(o.Transactions))
 		return append(args, "-P", seconds(transactionRunProgress))

@@ -154,7 +154,7 @@ func runScript(
 		t.Fatal(err)
 	}
 	const clients = 2
-	args := pgbench.RunArgs(pgbench.Options{ScriptFile: scriptFile, Clients: clients, Threads: 1,
+	args := pgbench.RunArgs(pgbench.Options{Scripts: []pgbench.Script{{File: scriptFile, Weight: 1}}, Clients: clients, Threads: 1,
 		Transactions: groundTruthTransactions, QueryMode: mode, Scale: 1})
 	output, err := pgbenchCommand(pgbenchPath, server, []string{"PGAPPNAME=" + tag}, args).CombinedOutput()
 	if err != nil {
