@@ -88,6 +88,8 @@ type Execution struct {
 	WarmupTag string
 	// ScriptDir is a writable directory for the pgbench script.
 	ScriptDir string
+	// ScriptsDir holds the files of workload.scripts, by key, when it is set.
+	ScriptsDir string
 	// Clock times the drain; nil means SystemClock.
 	Clock Clock
 	// Meter measures the server during pgbench and the shipper until the drain ends; nil
@@ -98,9 +100,9 @@ type Execution struct {
 	Source Source
 }
 
-// ErrNeedsSource: the logging settings log records no model predicts, and the server
-// has no counter to count them at the source.
-var ErrNeedsSource = errors.New("these logging settings log records no model predicts, so the run's expected " +
+// ErrNeedsSource: the logging settings or the workload's own scripts log records no
+// model predicts, and the server has no counter to count them at the source.
+var ErrNeedsSource = errors.New("these settings log records no model predicts, so the run's expected " +
 	"records must be counted at the source, by the " + v1alpha1.CounterExtension + " extension, which the server " +
 	"does not have")
 
@@ -113,7 +115,7 @@ func Run(
 	runPgbench PgbenchRunner,
 	dest Destination,
 ) (v1alpha1.RepeatResult, error) {
-	settings := records.SettingsFor(exec.Destination, exec.Logging)
+	settings := settingsFor(exec)
 	if len(settings.Unpredicted) > 0 && exec.Source == nil {
 		return v1alpha1.RepeatResult{}, fmt.Errorf("%s: %w", strings.Join(settings.Unpredicted, ", "), ErrNeedsSource)
 	}
@@ -228,6 +230,17 @@ func Run(
 	return result, nil
 }
 
+// settingsFor returns the logging settings of the execution's server, the workload's
+// own scripts among those that log records no model predicts: their statements are the
+// user's.
+func settingsFor(exec Execution) records.Settings {
+	settings := records.SettingsFor(exec.Destination, exec.Logging)
+	if exec.Workload.Scripts != nil {
+		settings.Unpredicted = append(settings.Unpredicted, "workload.scripts")
+	}
+	return settings
+}
+
 // reconcile accounts for the run's records counted by the drain against the
 // expectation, or lets an Accounting destination do so.
 func reconcile(
@@ -323,33 +336,54 @@ func WarmUp(ctx context.Context, exec Execution, runPgbench PgbenchRunner) error
 	return nil
 }
 
-// runTagged runs the workload's script for duration with the sessions named tag, and
-// returns the script and pgbench's output.
+// runTagged runs the workload's scripts for duration with the sessions named tag, and
+// returns the script the model reads (none of the user's scripts) and pgbench's output.
 func runTagged(
 	ctx context.Context, exec Execution, tag string, duration time.Duration, runPgbench PgbenchRunner,
 ) (workload.Script, []byte, error) {
-	script, err := workload.ForBuiltin(exec.Workload.Builtin, tag)
+	script, files, remove, err := scriptFiles(exec, tag)
 	if err != nil {
 		return workload.Script{}, nil, err
 	}
-	scriptFile := filepath.Join(exec.ScriptDir, tag+".pgbench")
-	if err := os.WriteFile(scriptFile, []byte(script.Text), 0o644); err != nil {
-		return workload.Script{}, nil, fmt.Errorf("writing pgbench script: %w", err)
-	}
-	defer func() { _ = os.Remove(scriptFile) }()
+	defer remove()
 	opts := pgbench.Options{
-		ScriptFile: scriptFile,
-		Clients:    int(exec.Clients),
-		Threads:    Threads(exec.Workload.Threads, exec.Clients),
-		Duration:   duration,
-		QueryMode:  exec.Workload.QueryMode,
-		Scale:      int(exec.Workload.Scale),
+		Scripts:   files,
+		Clients:   int(exec.Clients),
+		Threads:   Threads(exec.Workload.Threads, exec.Clients),
+		Duration:  duration,
+		QueryMode: exec.Workload.QueryMode,
+		Scale:     int(exec.Workload.Scale),
 	}
+	// The tag reaches the server as the sessions' application_name, whoever wrote the
+	// scripts: it is how the server's counter and every destination find the run's
+	// records.
 	output, err := runPgbench(ctx, pgbench.RunArgs(opts), []string{"PGAPPNAME=" + tag})
 	if err != nil {
 		return workload.Script{}, output, fmt.Errorf("pgbench: %w\n%s", err, tail(output))
 	}
 	return script, output, nil
+}
+
+// scriptFiles returns the pgbench scripts of a run whose sessions are named tag: the
+// workload's own, in ScriptsDir, or else its builtin reproduced with the tag, written to
+// ScriptDir (remove removes what was written), with the model's view of it.
+func scriptFiles(exec Execution, tag string) (_ workload.Script, _ []pgbench.Script, remove func(), _ error) {
+	if scripts := exec.Workload.Scripts; scripts != nil {
+		files := make([]pgbench.Script, 0, len(scripts.Files))
+		for _, file := range scripts.Files {
+			files = append(files, pgbench.Script{File: filepath.Join(exec.ScriptsDir, string(file.Key)), Weight: file.Weight})
+		}
+		return workload.Script{Name: "workload.scripts"}, files, func() {}, nil
+	}
+	script, err := workload.ForBuiltin(exec.Workload.Builtin, tag)
+	if err != nil {
+		return workload.Script{}, nil, nil, err
+	}
+	scriptFile := filepath.Join(exec.ScriptDir, tag+".pgbench")
+	if err := os.WriteFile(scriptFile, []byte(script.Text), 0o644); err != nil {
+		return workload.Script{}, nil, nil, fmt.Errorf("writing pgbench script: %w", err)
+	}
+	return script, []pgbench.Script{{File: scriptFile, Weight: 1}}, func() { _ = os.Remove(scriptFile) }, nil
 }
 
 // Threads resolves workload.threads: 0 means min(clients, CPUs available here).
