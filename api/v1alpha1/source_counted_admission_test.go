@@ -32,10 +32,18 @@ var _ = Describe("LoggingBenchmark admission of the settings counted at the sour
 			"spec.destinations[0].logging.statementSampleRate", "should be less than or equal to 1"),
 		Entry("a sample rate as a postgres parameter", `postgres: {parameters: {log_statement_sample_rate: "0.1"}}`,
 			"spec.postgres", "statementSampleRate"),
+		Entry("a counter from an extension image without the image", `postgres: {counter: {source: ExtensionImage}}`,
+			"spec.postgres.counter", "extensionImage is required with source ExtensionImage"),
+		Entry("a counter from the operand image with an extension image",
+			`postgres: {counter: {source: OperandImage, extensionImage: "ghcr.io/logbench/logbench-counter:18"}}`,
+			"spec.postgres.counter", "extensionImage is required with source ExtensionImage, and only with it"),
+		Entry("a counter from elsewhere", `postgres: {counter: {source: Sidecar}}`,
+			"spec.postgres.counter.source", "Unsupported value"),
 	)
 
-	// Admission takes them in every cluster, for logbench run --local, which reads the
-	// same CRD; the operator refuses them in its clusters (ValidateForClusters).
+	// The CRD takes them without a counter, for logbench run --local, which reads the
+	// same CRD and loads the counter itself; in a cluster the admission policy and the
+	// operator (ValidateForClusters) refuse them without spec.postgres.counter.
 	DescribeTable(
 		"accepts a valid setting",
 		func(specYAML string) {
@@ -48,5 +56,10 @@ var _ = Describe("LoggingBenchmark admission of the settings counted at the sour
 		Entry("every setting in a destination's logging",
 			`destinations: [{name: csv, type: CSVLog, logging: {minDurationSample: -1, statementSampleRate: 0, `+
 				`transactionSampleRate: 0, lockWaits: false, tempFiles: -1, autoExplain: {minDuration: 250}}}]`),
+		Entry("sampling with the counter from the operand image",
+			`{postgres: {counter: {source: OperandImage}}, logging: {minDurationSample: 0, statementSampleRate: 0.1}}`),
+		Entry("sampling with the counter from an extension image",
+			`{postgres: {counter: {source: ExtensionImage, extensionImage: "ghcr.io/logbench/logbench-counter:18"}}, `+
+				`logging: {minDurationSample: 0, statementSampleRate: 0.1}}`),
 	)
 })

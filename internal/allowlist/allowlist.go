@@ -142,6 +142,9 @@ func oneOf(allowed []string) string {
 // empty image is logbench's or CloudNativePG's default, chosen by the administrator.
 func (r Rules) disallowedImages(spec *v1alpha1.LoggingBenchmarkSpec) []string {
 	images := []string{spec.Postgres.ImageName}
+	if counter := spec.Postgres.Counter; counter != nil {
+		images = append(images, counter.ExtensionImage)
+	}
 	for _, dest := range spec.Destinations {
 		if dest.Shipper != nil {
 			images = append(images, dest.Shipper.Image)

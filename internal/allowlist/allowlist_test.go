@@ -40,6 +40,14 @@ func TestCheck(t *testing.T) {
 		{name: "an image outside the list", rules: defaults, spec: func(spec *v1alpha1.LoggingBenchmarkSpec) {
 			spec.Postgres.ImageName = "registry.example/postgresql:18"
 		}, want: []string{"registry.example/postgresql:18", "one of ghcr.io/cloudnative-pg/", "allowedImages"}},
+		{name: "a counter's extension image outside the list", rules: defaults,
+			spec: func(spec *v1alpha1.LoggingBenchmarkSpec) {
+				spec.Postgres.Counter = &v1alpha1.CounterSpec{Source: v1alpha1.CounterInExtensionImage,
+					ExtensionImage: "registry.example/logbench-counter:18"}
+			}, want: []string{"registry.example/logbench-counter:18", "allowedImages"}},
+		{name: "a counter in the operand image", rules: defaults, spec: func(spec *v1alpha1.LoggingBenchmarkSpec) {
+			spec.Postgres.Counter = &v1alpha1.CounterSpec{Source: v1alpha1.CounterInOperandImage}
+		}},
 		{name: "a shipper image sharing a repository's name", rules: defaults,
 			spec: func(spec *v1alpha1.LoggingBenchmarkSpec) {
 				spec.Destinations = []v1alpha1.Destination{{Name: "otel", Type: v1alpha1.DestinationLoki,

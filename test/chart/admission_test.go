@@ -75,6 +75,19 @@ func TestAdmissionWithTheRequestersRights(t *testing.T) {
 			want: []string{"otel/opentelemetry-collector-contrib-fork:1", "are not allowed"},
 		},
 		{
+			name: "a counter's extension image outside allowedImages",
+			spec: `{postgres: {counter: {source: ExtensionImage, extensionImage: "registry.example/counter:18"}}, ` +
+				`destinations: [{name: csv, type: CSVLog}]}`,
+			want: []string{"registry.example/counter:18", "are not allowed"},
+		},
+		{
+			name: "sampled logging without the counter",
+			spec: `{logging: {minDurationSample: 0, statementSampleRate: 0.1}, ` +
+				`destinations: [{name: csv, type: CSVLog}, {name: waits, type: Stderr, logging: {lockWaits: false}}]}`,
+			want: []string{"spec.logging.minDurationSample, spec.logging.statementSampleRate, " +
+				"spec.destinations[1].logging.lockWaits need the logbench_counter extension", "spec.postgres.counter"},
+		},
+		{
 			name: "a toleration of the control plane's taint",
 			spec: csvWithPostgres(`{tolerations: [{key: node-role.kubernetes.io/control-plane, operator: Exists, ` +
 				`effect: NoSchedule}]}`),
@@ -142,6 +155,14 @@ func TestAdmissionWithTheRequestersRights(t *testing.T) {
 			`{name: loki, type: Loki, loki: {url: "http://loki:3100", auth: {bearerToken: {secretName: ` + readableSecret + `}}}},` +
 			`{name: fb, type: FluentBitSidecar, shipper: {image: "cr.fluentbit.io/fluent/fluent-bit:5.0.3"}}]}`
 		if err := editor.Create(ctx, benchmark(t, spec)); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("accepts sampled logging with the counter", func(t *testing.T) {
+		spec := `{postgres: {counter: {source: ExtensionImage, extensionImage: "ghcr.io/logbench/logbench-counter:18"}}, ` +
+			`logging: {minDurationSample: 0, statementSampleRate: 0.1}, destinations: [{name: csv, type: CSVLog}]}`
+		if err := editor.Create(ctx, benchmark(t, spec), client.DryRunAll); err != nil {
 			t.Fatal(err)
 		}
 	})
