@@ -55,7 +55,8 @@ FLUENT_BIT_IMAGE=${IMAGE_REGISTRY}/fluent-bit:${FLUENT_BIT_VERSION}
 FLUENT_BIT_BINARY=${LOGBENCH_FLUENT_BIT:-${REPO_ROOT}/../shared/tools/fluent-bit-${FLUENT_BIT_VERSION}/fluent-bit}
 
 # The bridge CNI enforces no NetworkPolicy: kube-router's network policy controller does,
-# alone, built from hack/local-cluster/netpol at the kube-router version its go.mod pins.
+# alone, built from hack/local-cluster/netpol at the kube-router version its go.mod pins
+# (build_netpol), here and in kind's offline node image.
 NETPOL_BINARY=${LOCAL_BIN}/netpol
 
 # Processes in start order; down.sh stops them in reverse.
@@ -120,6 +121,11 @@ go_module_build() {
     go mod tidy >/dev/null 2>&1
     CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out" "$package"
   )
+}
+
+# build_netpol builds NETPOL_BINARY, in the build flavour of every other build here.
+build_netpol() {
+  (cd "${REPO_ROOT}/hack/local-cluster/netpol" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$NETPOL_BINARY" .)
 }
 
 # docker_image_exists IMAGE succeeds when the Docker engine holds IMAGE.

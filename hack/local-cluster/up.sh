@@ -389,8 +389,7 @@ KUBE_VERSION=$KUBE_VERSION "${REPO_ROOT}/hack/build-kube.sh" "$KUBE_BIN" \
 # After Kubernetes, not beside it: the network policy controller (kube-router) shares a
 # third of its packages with it, client-go at the same versions in the same build
 # flavour, and finds them compiled. Go's build cache makes this a few seconds once built.
-(cd "${REPO_ROOT}/hack/local-cluster/netpol" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$NETPOL_BINARY" .) \
-  >"${IMAGE_CACHE}/netpol-build.log" 2>&1 &
+build_netpol >"${IMAGE_CACHE}/netpol-build.log" 2>&1 &
 netpol_build=$!
 [ -x /usr/bin/etcd ] && ln -sf /usr/bin/etcd "${KUBE_BIN}/etcd"
 (cd "$REPO_ROOT" && make --no-print-directory helm >/dev/null)
