@@ -6,10 +6,13 @@
 # Kubernetes comes from hack/build-kube.sh, and the images kubeadm asks for are built at
 # the versions it names (etcd, CoreDNS) and preloaded, with the images the e2e suite runs
 # (hack/local-cluster/images.sh) and kind's default storage (local-path-provisioner).
-# The one difference in networking: the node's pods share a CNI bridge written into the
-# image (single node, pod subnet 10.244.0.0/24) where kind would apply kindnetd.
+# The one difference in networking: where kind would apply kindnetd, the node's pods share
+# a CNI bridge written into the image (single node), and the local cluster's network
+# policy controller runs as a DaemonSet (network_files).
 # Usage: hack/kind/node-image.sh   (as root, with Docker; KIND_VERSION, KIND_NODE_IMAGE)
-# Prints the node image's reference on stdout.
+#   Prints the node image's reference on stdout.
+#        hack/kind/node-image.sh --network-files DIR
+#   Writes the node's network files into DIR only (no root, no Docker), for the tests.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../local-cluster/lib.sh"
 
@@ -22,6 +25,10 @@ CRICTL_VERSION=1.34.0
 KIND_NODE_BIN=${REPO_ROOT}/bin/kind-node
 BUILD_CONTAINER=logbench-kind-node-build
 PRELOADED_LABEL=io.logbench.preloaded
+# The image of the local cluster's network policy controller, at the kube-router version
+# its module pins.
+NETPOL_IMAGE=${IMAGE_REGISTRY}/kube-router-netpol:$(awk '$1 == "github.com/cloudnativelabs/kube-router/v2" {print $2}' \
+  "${REPO_ROOT}/hack/local-cluster/netpol/go.mod")
 
 # debian_rootfs NAME PACKAGES prints a bootstrapped bookworm folder, kept until imported.
 debian_rootfs() {
@@ -89,20 +96,6 @@ build_base() {
     systemctl mask systemd-binfmt.service
     ctr oci spec | jq ".hooks.createContainer[.hooks.createContainer | length] |= . + {\"path\": \"/kind/bin/mount-product-files.sh\"}" |
       jq "del(.process.rlimits)" > /etc/containerd/cri-base.json'
-  # The pods' network (see the header): bridge and host-local from Debian's plugins.
-  mkdir -p "$rootfs/etc/cni/net.d"
-  cat > "$rootfs/etc/cni/net.d/10-bridge.conflist" <<'CNI'
-{
-  "cniVersion": "0.4.0",
-  "name": "kind-offline",
-  "plugins": [
-    {"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": true, "hairpinMode": true,
-     "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.244.0.0/24"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
-    {"type": "portmap", "capabilities": {"portMappings": true}},
-    {"type": "loopback"}
-  ]
-}
-CNI
   import_rootfs "$rootfs" "${BASE_IMAGE}-rootfs" 'ENV container=docker' \
     'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]'
   # systemd stops on SIGRTMIN+3, which only a build sets (docker import takes no STOPSIGNAL).
@@ -117,8 +110,13 @@ CNI
 # kube_image IMAGE BINARY PATH [ENTRYPOINT] makes IMAGE of the Kubernetes base image
 # with BINARY at PATH, where the upstream image of the same name has it.
 kube_image() {
+  docker_image_exists "$1" || build_kube_image "$@"
+}
+
+# build_kube_image IMAGE BINARY PATH [ENTRYPOINT] builds what kube_image makes, even if
+# IMAGE exists: Docker's build cache keeps the image when BINARY did not change.
+build_kube_image() {
   local image=$1 binary=$2 path=$3 entrypoint=${4:-}
-  docker_image_exists "$image" && return
   local context
   context=$(mktemp -d)
   cp "$binary" "$context/binary"
@@ -137,8 +135,9 @@ build_quietly() { DOCKER_BUILDKIT=0 docker build -q -t "$1" "$2" 2>/dev/null >/d
 # node's containerd names and images.sh builds), from the binaries it runs in them.
 build_kube_images() {
   if ! docker_image_exists "$KUBE_BASE_IMAGE"; then
-    # kube-proxy programs iptables with the image's own iptables and conntrack.
-    import_rootfs "$(debian_rootfs kind-kube iptables,conntrack,ca-certificates)" "$KUBE_BASE_IMAGE" \
+    # kube-proxy and the network policy controller program the node's netfilter with
+    # the image's own iptables, ipset and conntrack.
+    import_rootfs "$(debian_rootfs kind-kube iptables,ipset,conntrack,ca-certificates)" "$KUBE_BASE_IMAGE" \
       'ENV PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin'
   fi
   local image name tag
@@ -186,14 +185,22 @@ storage_manifest() {
     sed -e "s#\` + storageProvisionerImage + \`#${STORAGE_IMAGE}#" -e "s#\` + storageHelperImage + \`#${KUBE_BASE_IMAGE}#"
 }
 
-# The default CNI manifest kind applies: the network is the bridge in the image.
-CNI_MANIFEST='apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: kind-offline-network
-  namespace: kube-system
-data:
-  cni: "pods share the bridge of /etc/cni/net.d/10-bridge.conflist, written into the offline node image (hack/kind/node-image.sh)"'
+# build_netpol_image makes the image of the network policy controller from the binary the
+# local cluster runs (one build of hack/local-cluster/netpol for both).
+build_netpol_image() {
+  build_netpol
+  build_kube_image "$NETPOL_IMAGE" "$NETPOL_BINARY" /usr/local/bin/netpol /usr/local/bin/netpol
+}
+
+# network_files DIR writes the node's network into DIR, at its paths in the node: the
+# pods share a CNI bridge (bridge and host-local from Debian's plugins, one node), which
+# enforces no NetworkPolicy; kind's default CNI manifest, which kind applies where its own
+# node image has kindnetd, runs the network policy controller that does.
+network_files() {
+  mkdir -p "$1/etc/cni/net.d" "$1/kind/manifests"
+  cp "${REPO_ROOT}/hack/kind/cni-bridge.conflist" "$1/etc/cni/net.d/10-bridge.conflist"
+  sed "s#@NETPOL_IMAGE@#${NETPOL_IMAGE}#" "${REPO_ROOT}/hack/kind/netpol.yaml" >"$1/kind/manifests/default-cni.yaml"
+}
 
 build_node() {
   log "building the node image ${NODE_IMAGE}"
@@ -208,7 +215,11 @@ build_node() {
   done
   docker cp "${KIND_NODE_BIN}/crictl-v${CRICTL_VERSION}" "${BUILD_CONTAINER}:/usr/local/bin/crictl"
   "${node[@]}" sh -c "mkdir -p /kind/manifests && echo v${KUBE_VERSION} > /kind/version"
-  "${node[@]}" sh -c 'cat > /kind/manifests/default-cni.yaml' <<<"$CNI_MANIFEST"
+  local network
+  network=$(mktemp -d)
+  network_files "$network"
+  tar -C "$network" -c . | "${node[@]}" tar -C / -x --no-overwrite-dir
+  rm -rf "$network"
   storage_manifest | "${node[@]}" sh -c 'cat > /kind/manifests/default-storage.yaml'
 
   "${node[@]}" bash -c 'nohup containerd >/dev/null 2>&1 &'
@@ -216,8 +227,9 @@ build_node() {
   # kind labels preloaded images pinned, which Debian's containerd 1.6 does not know: the
   # kubelet may collect them when the disk is 85% full, and nothing could pull them again.
   local import=(ctr --namespace=k8s.io images import --all-platforms --no-unpack --digests)
-  log "preloading ${KUBE_IMAGES[*]} ${STORAGE_IMAGE} ${KUBE_BASE_IMAGE}"
-  docker save "${KUBE_IMAGES[@]}" "$STORAGE_IMAGE" "$KUBE_BASE_IMAGE" | "${node[@]}" "${import[@]}" - >/dev/null
+  log "preloading ${KUBE_IMAGES[*]} ${STORAGE_IMAGE} ${KUBE_BASE_IMAGE} ${NETPOL_IMAGE}"
+  docker save "${KUBE_IMAGES[@]}" "$STORAGE_IMAGE" "$KUBE_BASE_IMAGE" "$NETPOL_IMAGE" |
+    "${node[@]}" "${import[@]}" - >/dev/null
   # The images the e2e suite runs, as images.sh archived them for the local cluster; the
   # pause image is also the node's sandbox image, under the name containerd's config gives.
   local archive name
@@ -245,9 +257,23 @@ suite_archives() {
   done
 }
 
-# preloaded prints the suite's archives the node image holds, which the image's label
-# records: a pinned version that changes makes the image again.
-preloaded() { basename -a "${SUITE_ARCHIVES[@]}" | paste -sd, -; }
+# preloaded prints the suite's archives the node image holds, the network policy
+# controller's image and a digest of the network files, which the image's label records:
+# a pinned version, controller or network that changes makes the image again.
+preloaded() {
+  local network
+  network=$(mktemp -d)
+  network_files "$network"
+  printf '%s,%s,network-%s\n' "$(basename -a "${SUITE_ARCHIVES[@]}" | paste -sd, -)" \
+    "$(docker image inspect -f '{{.Id}}' "$NETPOL_IMAGE")" "$(tar -C "$network" -c --sort=name --mtime=@0 --owner=0 --group=0 . | sha256sum | cut -c1-12)"
+  rm -rf "$network"
+}
+
+if [ "${1:-}" = --network-files ]; then
+  [ -n "${2:-}" ] || die "usage: $0 --network-files DIR"
+  network_files "$2"
+  exit 0
+fi
 
 command -v docker >/dev/null && docker info >/dev/null 2>&1 || die "no Docker engine answers: start one (hack/kind/dockerd.sh up)"
 mkdir -p "$IMAGE_CACHE" "$KIND_NODE_BIN"
@@ -264,6 +290,7 @@ go_module_build "${CACHE_DIR}/crictl-build-v${CRICTL_VERSION}" "sigs.k8s.io/cri-
 build_base
 KUBE_IMAGES=()
 build_kube_images
+build_netpol_image
 build_storage_images
 wait "$images_build" || die "building the e2e images failed: see ${IMAGE_CACHE}/kind-images-build.log"
 suite_archives
