@@ -17,13 +17,15 @@ const (
 	// AgentServiceAccount runs the agent pods; it may read the instance pods' logs.
 	AgentServiceAccount = "logbench-agent"
 
-	agentContainer    = "agent"
-	agentBinDir       = "/logbench-bin"
-	agentBinary       = agentBinDir + "/logbench"
-	agentBinVolume    = "logbench-bin"
-	agentTmpVolume    = "tmp"
-	postgresPort      = "5432"
-	applicationDBName = "app"
+	agentContainer = "agent"
+	agentBinDir    = "/logbench-bin"
+	agentBinary    = agentBinDir + "/logbench"
+	agentBinVolume = "logbench-bin"
+	agentTmpVolume = "tmp"
+	// agentScriptsVolume holds workload.scripts' keys.
+	agentScriptsVolume = "scripts"
+	postgresPort       = "5432"
+	applicationDBName  = "app"
 	// postgresUID is the postgres user of CloudNativePG's operand images.
 	postgresUID = 26
 	// jobBackoffLimit bounds retries: a run that fails three times is reported failed.
@@ -68,6 +70,28 @@ func buildJob(benchmark *v1alpha1.LoggingBenchmark, run plannedRun, in jobInput)
 	superuserSecret := in.ClusterName + "-superuser"
 
 	binMount := corev1.VolumeMount{Name: agentBinVolume, MountPath: agentBinDir}
+	env := append([]corev1.EnvVar{
+		{Name: agent.RequestEnv, Value: request},
+		{Name: "PGHOST", Value: in.ClusterName + "-rw"},
+		{Name: "PGPORT", Value: postgresPort},
+		{Name: "PGDATABASE", Value: applicationDBName},
+		secretEnv("PGUSER", superuserSecret, corev1.BasicAuthUsernameKey),
+		secretEnv("PGPASSWORD", superuserSecret, corev1.BasicAuthPasswordKey),
+	}, shipping.CredentialsEnv(run.Destination.Loki)...)
+	mounts := []corev1.VolumeMount{binMount, {Name: agentTmpVolume, MountPath: "/tmp"}}
+	volumes := []corev1.Volume{
+		{Name: agentBinVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: agentTmpVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+	}
+	if scripts := workload.Scripts; scripts != nil {
+		// The user's SQL runs as the application owner, never as the superuser.
+		appSecret := in.ClusterName + "-app"
+		env = append(env,
+			secretEnv(agent.ApplicationUserEnv, appSecret, corev1.BasicAuthUsernameKey),
+			secretEnv(agent.ApplicationPasswordEnv, appSecret, corev1.BasicAuthPasswordKey))
+		mounts = append(mounts, corev1.VolumeMount{Name: agentScriptsVolume, MountPath: agent.ScriptsDir, ReadOnly: true})
+		volumes = append(volumes, scriptsVolume(scripts))
+	}
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: benchmark.Namespace,
@@ -102,28 +126,33 @@ func buildJob(benchmark *v1alpha1.LoggingBenchmark, run plannedRun, in jobInput)
 						Image:   in.ClusterImage,
 						Command: []string{agentBinary, "agent"},
 						// Loki's credentials, when it has some, count the run's records there.
-						Env: append([]corev1.EnvVar{
-							{Name: agent.RequestEnv, Value: request},
-							{Name: "PGHOST", Value: in.ClusterName + "-rw"},
-							{Name: "PGPORT", Value: postgresPort},
-							{Name: "PGDATABASE", Value: applicationDBName},
-							secretEnv("PGUSER", superuserSecret, corev1.BasicAuthUsernameKey),
-							secretEnv("PGPASSWORD", superuserSecret, corev1.BasicAuthPasswordKey),
-						}, shipping.CredentialsEnv(run.Destination.Loki)...),
-						VolumeMounts:             []corev1.VolumeMount{binMount, {Name: agentTmpVolume, MountPath: "/tmp"}},
+						Env:                      env,
+						VolumeMounts:             mounts,
 						TerminationMessagePath:   agent.TerminationMessagePath,
 						TerminationMessagePolicy: corev1.TerminationMessageReadFile,
 						Resources:                spec.Workload.Resources,
 						SecurityContext:          restrictedContainerSecurityContext(),
 					}},
-					Volumes: []corev1.Volume{
-						{Name: agentBinVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-						{Name: agentTmpVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-					},
+					Volumes: volumes,
 				},
 			},
 		},
 	}, nil
+}
+
+// scriptsVolume mounts the keys of workload.scripts' ConfigMap, and only those,
+// read-only. It is optional so that a missing ConfigMap or key does not hold the pod in
+// ContainerCreating: the agent starts and fails the run at once, naming what is missing.
+func scriptsVolume(scripts *v1alpha1.WorkloadScripts) corev1.Volume {
+	source := &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: scripts.ConfigMap.Name},
+		DefaultMode:          ptr.To[int32](0o444),
+		Optional:             new(true),
+	}
+	for _, key := range scripts.Keys() {
+		source.Items = append(source.Items, corev1.KeyToPath{Key: string(key), Path: string(key)})
+	}
+	return corev1.Volume{Name: agentScriptsVolume, VolumeSource: corev1.VolumeSource{ConfigMap: source}}
 }
 
 // placementAffinity places the pgbench pod against the cluster's primary as

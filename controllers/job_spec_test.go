@@ -129,3 +129,73 @@ func TestBuildJobPullSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildJobMountsTheScripts: with workload.scripts, the run's pod mounts the listed
+// keys of the ConfigMap, and only those, read-only, optionally (the agent names what is
+// missing), and gets the application owner's credentials from CloudNativePG's -app
+// Secret, for the scripts never run as the superuser; without scripts it gets neither.
+func TestBuildJobMountsTheScripts(t *testing.T) {
+	scripts := &v1alpha1.WorkloadScripts{
+		ConfigMap: v1alpha1.ConfigMapReference{Name: "queries"},
+		Files:     []v1alpha1.ScriptFile{{Key: "read.sql", Weight: 10}, {Key: "report.sql", Weight: 1}},
+		Init:      "schema.sql",
+	}
+	run := plannedRun{Destination: v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}, Clients: 1, Repeat: 1}
+	for _, tt := range []struct {
+		name    string
+		scripts *v1alpha1.WorkloadScripts
+	}{{"builtin", nil}, {"scripts", scripts}} {
+		t.Run(tt.name, func(t *testing.T) {
+			benchmark := &v1alpha1.LoggingBenchmark{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "bench"},
+				Spec:       v1alpha1.LoggingBenchmarkSpec{Workload: v1alpha1.WorkloadSpec{Scripts: tt.scripts}},
+			}
+			job, err := buildJob(benchmark, run, jobInput{ClusterName: "bench-csv", ClusterImage: "pg", InstallerImage: "logbench"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pod := job.Spec.Template.Spec
+			container := pod.Containers[0]
+			env := map[string]*corev1.EnvVarSource{}
+			for _, variable := range container.Env {
+				env[variable.Name] = variable.ValueFrom
+			}
+			volume := slices.IndexFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == agentScriptsVolume })
+			mount := slices.IndexFunc(container.VolumeMounts, func(m corev1.VolumeMount) bool {
+				return m.Name == agentScriptsVolume
+			})
+			if tt.scripts == nil {
+				if volume >= 0 || mount >= 0 || env[agent.ApplicationUserEnv] != nil {
+					t.Errorf("a builtin workload's pod mounts scripts or gets the application owner: %+v", pod)
+				}
+				return
+			}
+			if mount < 0 || !container.VolumeMounts[mount].ReadOnly || container.VolumeMounts[mount].MountPath != agent.ScriptsDir {
+				t.Errorf("mounts %+v, want the scripts read-only at %s", container.VolumeMounts, agent.ScriptsDir)
+			}
+			if volume < 0 {
+				t.Fatalf("volumes %+v, want the scripts' ConfigMap", pod.Volumes)
+			}
+			source := pod.Volumes[volume].ConfigMap
+			want := []corev1.KeyToPath{{Key: "read.sql", Path: "read.sql"}, {Key: "report.sql", Path: "report.sql"},
+				{Key: "schema.sql", Path: "schema.sql"}}
+			if source == nil || source.Name != "queries" || !reflect.DeepEqual(source.Items, want) ||
+				source.Optional == nil || !*source.Optional || *source.DefaultMode != 0o444 {
+				t.Errorf("scripts volume %+v, want the keys %v of ConfigMap queries, optional, read-only", source, want)
+			}
+			for variable, key := range map[string]string{
+				agent.ApplicationUserEnv: corev1.BasicAuthUsernameKey, agent.ApplicationPasswordEnv: corev1.BasicAuthPasswordKey,
+				"PGUSER": corev1.BasicAuthUsernameKey,
+			} {
+				secret := "bench-csv-app"
+				if variable == "PGUSER" {
+					secret = "bench-csv-superuser" // the agent's own settings and counts
+				}
+				from := env[variable]
+				if from == nil || from.SecretKeyRef == nil || from.SecretKeyRef.Name != secret || from.SecretKeyRef.Key != key {
+					t.Errorf("%s from %+v, want key %s of Secret %s", variable, from, key, secret)
+				}
+			}
+		})
+	}
+}

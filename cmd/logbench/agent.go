@@ -43,6 +43,11 @@ func newAgentCommand() *cobra.Command {
 				Pgbench:      pgbenchPath,
 				ScratchDir:   os.TempDir(),
 				LogDirectory: agent.FileLogDirectory,
+				ScriptsDir:   agent.ScriptsDir,
+				Application: agent.Role{
+					User: os.Getenv(agent.ApplicationUserEnv), Password: os.Getenv(agent.ApplicationPasswordEnv),
+				},
+				ConnectAs: connectAs,
 			})
 			result.Repeat = req.Repeat
 			if err := writeResult(resultPath, result, runErr); err != nil {
@@ -65,6 +70,16 @@ func writeResult(path string, result v1alpha1.RepeatResult, runErr error) error 
 		return fmt.Errorf("writing result: %w", err)
 	}
 	return errors.Join(runresult.Write(f, result, runErr), f.Close())
+}
+
+// connectAs opens a session as role to the server libpq's PG* variables describe.
+func connectAs(ctx context.Context, role agent.Role) (*pgx.Conn, error) {
+	config, err := pgx.ParseConfig("")
+	if err != nil {
+		return nil, err
+	}
+	config.User, config.Password = role.User, role.Password
+	return pgx.ConnectConfig(ctx, config)
 }
 
 func inClusterClient() (kubernetes.Interface, error) {

@@ -30,6 +30,19 @@ type Environment struct {
 	// LogDirectory is where the server writes file destinations: FileLogDirectory in a
 	// CloudNativePG instance pod.
 	LogDirectory string
+	// ScriptsDir holds the keys of workload.scripts' ConfigMap, as files (ScriptsDir).
+	ScriptsDir string
+	// Application is the role workload.scripts and their init run as: the cluster's
+	// application owner. Never the superuser: the SQL is the benchmark's editor's, and a
+	// superuser's could run programs in the instance pod (COPY ... TO PROGRAM).
+	Application Role
+	// ConnectAs opens a session as role; libpq's PG* variables describe the server.
+	ConnectAs func(context.Context, Role) (*pgx.Conn, error)
+}
+
+// Role is a PostgreSQL role and its password.
+type Role struct {
+	User, Password string
 }
 
 // Run performs the requested execution and returns its result.
@@ -52,7 +65,12 @@ func Run(ctx context.Context, req Request, env Environment) (v1alpha1.RepeatResu
 		cmd.Env = append(os.Environ(), extraEnv...)
 		return cmd.CombinedOutput()
 	}
-	if err := ensurePgbenchTables(ctx, conn, req.Workload, runPgbench); err != nil {
+	runWorkload := runPgbench
+	if scripts := req.Workload.Scripts; scripts != nil {
+		if runWorkload, err = prepareScripts(ctx, scripts, env, runPgbench); err != nil {
+			return v1alpha1.RepeatResult{}, err
+		}
+	} else if err := ensurePgbenchTables(ctx, conn, req.Workload, runPgbench); err != nil {
 		return v1alpha1.RepeatResult{}, err
 	}
 
@@ -71,6 +89,7 @@ func Run(ctx context.Context, req Request, env Environment) (v1alpha1.RepeatResu
 		Tag:          workload.NewTag(req.Destination.Name, req.Clients, req.Repeat, nonce),
 		WarmupTag:    workload.NewWarmupTag(req.Destination.Name, req.Clients, nonce),
 		ScriptDir:    env.ScratchDir,
+		ScriptsDir:   env.ScriptsDir,
 	}
 	if execution.Meter, err = podMeter(ctx, env, req); err != nil {
 		return v1alpha1.RepeatResult{}, err
@@ -83,7 +102,7 @@ func Run(ctx context.Context, req Request, env Environment) (v1alpha1.RepeatResu
 		defer closeSource()
 		execution.Source = source
 	}
-	if err := bench.WarmUp(ctx, execution, runPgbench); err != nil {
+	if err := bench.WarmUp(ctx, execution, runWorkload); err != nil {
 		return v1alpha1.RepeatResult{}, err
 	}
 	dest, closeDest, err := destinationFor(ctx, req, route, env, execution.Tag)
@@ -91,7 +110,7 @@ func Run(ctx context.Context, req Request, env Environment) (v1alpha1.RepeatResu
 		return v1alpha1.RepeatResult{}, err
 	}
 	defer closeDest()
-	return bench.Run(ctx, execution, runPgbench, dest)
+	return bench.Run(ctx, execution, runWorkload, dest)
 }
 
 // destinationFor returns where the run's records are counted.
