@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Starts or stops a Docker engine for the kind cluster on a machine that has none running
 # (this project's machines): `up` installs Debian's docker.io when dockerd is missing,
-# records the host's iptables rules and ip_forward, and starts dockerd; `down` stops the
-# dockerd that `up` started, removes the bridges it made and restores what it recorded,
-# so that the local cluster (hack/local-cluster) keeps its pod traffic afterwards.
+# records the filter table's FORWARD policy and ip_forward, and starts dockerd; `down`
+# stops the dockerd that `up` started, removes the bridges, rules and chains it made and
+# restores what it recorded. Every other rule stays: a local cluster (hack/local-cluster)
+# running meanwhile keeps what its kube-proxy and network policy controller programmed.
 # A Docker engine that was already running is used and left alone.
 # Usage: hack/kind/dockerd.sh up|down   (as root)
 set -euo pipefail
@@ -29,10 +30,10 @@ up() {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   fi
   mkdir -p "$STATE"
-  # What dockerd changes on the host: the filter table's FORWARD policy, DOCKER chains,
-  # NAT rules and ip_forward. The first up keeps the host's state until down restores it.
-  if [ ! -f "${STATE}/iptables.before" ]; then
-    iptables-save > "${STATE}/iptables.before"
+  # What dockerd changes on the host beside its own rules and chains: the filter table's
+  # FORWARD policy and ip_forward. The first up keeps them until down restores them.
+  if [ ! -f "${STATE}/forward-policy.before" ]; then
+    iptables -S FORWARD | awk '$1 == "-P" {print $3}' > "${STATE}/forward-policy.before"
     cat /proc/sys/net/ipv4/ip_forward > "${STATE}/ip_forward.before"
   fi
   local runtime=()
@@ -65,12 +66,34 @@ down() {
   fi
   rm -f "$PID_FILE"
   ip link del docker0 2>/dev/null || true
-  if [ -f "${STATE}/iptables.before" ]; then
-    log "restoring the host's iptables rules and ip_forward"
-    iptables-restore < "${STATE}/iptables.before"
+  remove_docker_rules
+  if [ -f "${STATE}/forward-policy.before" ]; then
+    log "restoring the FORWARD policy and ip_forward"
+    iptables -P FORWARD "$(cat "${STATE}/forward-policy.before")"
     cat "${STATE}/ip_forward.before" > /proc/sys/net/ipv4/ip_forward
-    rm -f "${STATE}/iptables.before" "${STATE}/ip_forward.before"
+    rm -f "${STATE}/forward-policy.before" "${STATE}/ip_forward.before"
   fi
+}
+
+# remove_docker_rules deletes what dockerd left in iptables once stopped: the rules that
+# jump to its chains or name its bridges, then its chains. Restoring a copy of the whole
+# tables instead would undo what a running cluster programmed meanwhile.
+remove_docker_rules() {
+  local table rule chain words
+  for table in filter nat; do
+    iptables -t "$table" -S | grep -E '^-A .*(-j DOCKER[-A-Z0-9]*|-[io] (docker0|br-[0-9a-f]{12}))( |$)' |
+      while read -r rule; do
+        # Docker's rules have no quoted argument: splitting on spaces keeps them whole.
+        read -ra words <<<"${rule#-A }"
+        iptables -t "$table" -D "${words[@]}"
+      done
+    for chain in $(iptables -t "$table" -S | awk '$1 == "-N" && $2 ~ /^DOCKER/ {print $2}'); do
+      iptables -t "$table" -F "$chain"
+    done
+    for chain in $(iptables -t "$table" -S | awk '$1 == "-N" && $2 ~ /^DOCKER/ {print $2}'); do
+      iptables -t "$table" -X "$chain"
+    done
+  done
 }
 
 case "${1:-}" in
