@@ -30,13 +30,14 @@ import (
 // pods that ran: it selects the cluster's instance pods, which carry logbench's label
 // through the Cluster's inheritedMetadata, admits the destination's run pods to
 // PostgreSQL, the meter and a shipper's metrics, and opens no port to every peer. Then
-// it connects, as the network enforces the policies (the local cluster with
-// kube-router's network policy controller, kind with kindnet's): from a pod outside the
-// runs, labelled as CloudNativePG's operator but in the benchmark's namespace, every
-// port of every instance refuses, PostgreSQL's, the instance manager's and the metrics
-// exporter's included; from a pod labelled as one destination's run pods, PostgreSQL and
-// its closed ports answer, the instance manager and the exporter refuse. CloudNativePG's
-// operator reaching the instance manager shows in every cluster becoming ready.
+// it connects, as the network enforces the policies (the local cluster and kind's
+// offline node with kube-router's network policy controller, kind's own node with
+// kindnetd's): from a pod outside the runs, labelled as CloudNativePG's operator but in
+// the benchmark's namespace, every port of every instance refuses, PostgreSQL's, the
+// instance manager's and the metrics exporter's included; from a pod labelled as one
+// destination's run pods, PostgreSQL and its closed ports answer, the instance manager
+// and the exporter refuse. CloudNativePG's operator reaching the instance manager shows
+// in every cluster becoming ready.
 func expectClosedPorts(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark) {
 	apiServer := &corev1.Service{}
 	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "default", Name: "kubernetes"}, apiServer)).To(Succeed())
@@ -126,7 +127,9 @@ func expectClosedPorts(ctx context.Context, benchmark *benchv1alpha1.LoggingBenc
 		if target == reachable {
 			Expect(result).To(Equal("open"), "the API server at %s from the probe pod: its network is not up", target)
 		} else {
-			Expect(result).To(Equal("closed"), "%s from a pod outside the runs: the NetworkPolicy must refuse it", target)
+			Expect(result).To(Equal("closed"), "%s from a pod outside the runs: the NetworkPolicy must refuse it. "+
+				"A cluster whose network enforces no NetworkPolicy (no policy controller beside its CNI) answers: "+
+				"logbench's policies then isolate nothing, and the benchmark's isolation rests on the cluster alone", target)
 		}
 	}
 	By("connecting to one destination's instance from a pod labelled as its run pods")
