@@ -49,6 +49,10 @@ if ! "$KIND" get clusters 2>/dev/null | grep -qxF "$KIND_CLUSTER"; then
   "$KIND" create cluster --name "$KIND_CLUSTER" "${node_image[@]}" \
     --config "${REPO_ROOT}/hack/kind/cluster.yaml" --wait 120s
 fi
+if [ "$KIND_IMAGES" = offline ]; then
+  # The offline node's NetworkPolicy enforcement (node-image.sh), which the suite checks.
+  "${KUBECTL[@]}" -n kube-system rollout status daemonset/netpol --timeout=120s
+fi
 
 log "installing CloudNativePG ${CNPG_VERSION}"
 if [ "$KIND_IMAGES" = offline ]; then
