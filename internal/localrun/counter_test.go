@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -215,4 +216,14 @@ func TestOtherSettingsCountedAtTheSource(t *testing.T) {
 				waits.Records.Expected, statements)
 		}
 	})
+}
+
+// TestCounterFieldIgnoredLocally: spec.postgres.counter says how a cluster's servers get
+// the counter; a local run loads its own and says it ignores the field.
+func TestCounterFieldIgnoredLocally(t *testing.T) {
+	spec := &v1alpha1.LoggingBenchmarkSpec{Postgres: v1alpha1.PostgresSpec{
+		Counter: &v1alpha1.CounterSpec{Source: v1alpha1.CounterInOperandImage}}}
+	if ignored := IgnoredFields(spec); !slices.Contains(ignored, "spec.postgres.counter") {
+		t.Errorf("IgnoredFields = %q, want spec.postgres.counter among them", ignored)
+	}
 }

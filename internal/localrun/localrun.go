@@ -22,6 +22,7 @@ import (
 	"github.com/logbench/logbench/internal/pgbench"
 	"github.com/logbench/logbench/internal/records"
 	"github.com/logbench/logbench/internal/results"
+	"github.com/logbench/logbench/internal/shipping"
 	"github.com/logbench/logbench/internal/syslogd"
 	"github.com/logbench/logbench/internal/workload"
 )
@@ -178,6 +179,9 @@ func localRoute(d v1alpha1.Destination) (destination.Route, string) {
 		return route, fmt.Sprintf(
 			"%s needs its %s sidecar in a CloudNativePG pod and its endpoint, which a local run does not provide",
 			d.Type, d.EffectiveShipper().Kind)
+	case shipping.UsesRsyslog(d):
+		return route, "receiver Rsyslog runs rsyslogd in the CloudNativePG pod; a local run receives with " +
+			"logbench's own receiver, which drops nothing: leave receiver out to measure syslog here"
 	case route.Counted == destination.SyslogReceiver && d.EffectiveSyslog().Transport != v1alpha1.SyslogLocal:
 		return route, fmt.Sprintf("transport %s forwards the records from the receiver of a CloudNativePG pod to a "+
 			"receiver Service, which a local run does not have: measure transport local here", d.EffectiveSyslog().Transport)
@@ -446,6 +450,8 @@ func IgnoredFields(spec *v1alpha1.LoggingBenchmarkSpec) []string {
 	note(p.Storage.StorageClass != nil, "spec.postgres.storage")
 	note(len(p.Resources.Limits)+len(p.Resources.Requests) > 0, "spec.postgres.resources")
 	note(len(p.NodeSelector) > 0 || len(p.Tolerations) > 0 || p.Affinity != nil, "spec.postgres scheduling")
+	// A local run loads the counter it finds (--counter-library) whatever the field says.
+	note(p.Counter != nil, "spec.postgres.counter")
 	note(len(spec.Workload.Resources.Limits)+len(spec.Workload.Resources.Requests) > 0, "spec.workload.resources")
 	return ignored
 }
