@@ -16,7 +16,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/yaml"
 
 	"github.com/logbench/logbench/internal/testenv"
 )
@@ -41,7 +40,7 @@ const netpolModule = "github.com/cloudnativelabs/kube-router/v2"
 // subnet may overlap the local cluster's, which may run on the same machine.
 func TestOfflineNodeNetwork(t *testing.T) {
 	var cluster kindNetworking
-	readYAML(t, "cluster.yaml", &cluster)
+	readDocument(t, "cluster.yaml", &cluster)
 	podSubnet := parseCIDR(t, "cluster.yaml's podSubnet", cluster.Networking.PodSubnet)
 	serviceSubnet := parseCIDR(t, "cluster.yaml's serviceSubnet", cluster.Networking.ServiceSubnet)
 
@@ -74,7 +73,7 @@ func TestOfflineNodeNetwork(t *testing.T) {
 			} `json:"ipam"`
 		} `json:"plugins"`
 	}
-	readJSON(t, filepath.Join(node, "etc/cni/net.d/10-bridge.conflist"), &conflist)
+	readDocument(t, filepath.Join(node, "etc/cni/net.d/10-bridge.conflist"), &conflist)
 	var bridgeRanges int
 	for _, plugin := range conflist.Plugins {
 		if plugin.Type != "bridge" {
@@ -218,17 +217,6 @@ func run(t *testing.T, name string, args ...string) string {
 		t.Fatalf("%s %q: %v\n%s", name, args, err, stderr)
 	}
 	return string(output)
-}
-
-func readYAML(t *testing.T, path string, value any) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.Unmarshal(data, value); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
 }
 
 func parseCIDR(t *testing.T, what, cidr string) *net.IPNet {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/logbench/logbench/internal/testenv"
 )
 
@@ -82,7 +84,7 @@ func TestRuncWithoutSysResource(t *testing.T) {
 					Capabilities capabilitySets `json:"capabilities"`
 				} `json:"process"`
 			}
-			readJSON(t, file, &rewritten)
+			readDocument(t, file, &rewritten)
 			got := rewritten.Process.Capabilities
 			if c.process {
 				got = rewritten.Capabilities
@@ -108,13 +110,14 @@ func writeJSON(t *testing.T, path string, value any) {
 	}
 }
 
-func readJSON(t *testing.T, path string, value any) {
+// readDocument reads a JSON or YAML file into value.
+func readDocument(t *testing.T, path string, value any) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(data, value); err != nil {
+	if err := yaml.Unmarshal(data, value); err != nil {
 		t.Fatalf("%s: %v\n%s", path, err, data)
 	}
 }
