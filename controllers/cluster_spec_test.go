@@ -228,6 +228,29 @@ func TestNotReadyReasonPointsAtPgaudit(t *testing.T) {
 	}
 }
 
+// TestNotReadyReasonPointsAtTheCounter: every cluster of a benchmark with a counter
+// preloads it, and one whose image lacks it never starts.
+func TestNotReadyReasonPointsAtTheCounter(t *testing.T) {
+	const why = `cluster bench-baseline not ready within 1m0s: CloudNativePG phase "Setting up primary"`
+	baseline := v1alpha1.Destination{Name: "baseline", Type: v1alpha1.DestinationNone}
+	for _, tc := range []struct {
+		counter *v1alpha1.CounterSpec
+		hint    string
+	}{
+		{counter: nil},
+		{counter: &v1alpha1.CounterSpec{Source: v1alpha1.CounterInOperandImage},
+			hint: "spec.postgres.counter needs an operand image with the logbench_counter extension"},
+		{counter: &v1alpha1.CounterSpec{Source: v1alpha1.CounterInExtensionImage, ExtensionImage: "counter:18"},
+			hint: "spec.postgres.counter needs PostgreSQL 18"},
+	} {
+		spec := &v1alpha1.LoggingBenchmarkSpec{Postgres: v1alpha1.PostgresSpec{Counter: tc.counter}}
+		reason := notReadyReason(spec, baseline, why)
+		if tc.hint == "" && reason != why || !strings.HasPrefix(reason, why) || !strings.Contains(reason, tc.hint) {
+			t.Errorf("counter %+v: %q, want the reason and %q", tc.counter, reason, tc.hint)
+		}
+	}
+}
+
 func TestValidateClusterNames(t *testing.T) {
 	spec := &v1alpha1.LoggingBenchmarkSpec{
 		Destinations: []v1alpha1.Destination{{Name: "csv", Type: v1alpha1.DestinationCSVLog}},

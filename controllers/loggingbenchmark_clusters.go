@@ -93,6 +93,16 @@ func notReadyReason(spec *v1alpha1.LoggingBenchmarkSpec, dest v1alpha1.Destinati
 		// A server told to preload a library its image lacks never starts.
 		reason += "; " + spec.PgauditField(dest) + " needs an image with the pgaudit extension, as CloudNativePG's are"
 	}
+	switch counter := spec.Postgres.Counter; {
+	case counter == nil:
+	case counter.Source == v1alpha1.CounterInExtensionImage:
+		reason += "; spec.postgres.counter needs PostgreSQL 18 or later and a node that mounts image volumes " +
+			"(Kubernetes 1.35, or 1.33 and 1.34 with the ImageVolume feature gate), and " + counter.ExtensionImage +
+			" built for the operand image's PostgreSQL, distribution and architecture"
+	default:
+		reason += "; spec.postgres.counter needs an operand image with the " + v1alpha1.CounterExtension +
+			" extension installed, as logbench's PostgreSQL images have it"
+	}
 	return reason
 }
 
