@@ -69,8 +69,8 @@ func kubeletContainers(ctx context.Context, g Gomega, namespace string) map[stri
 // since it started, and the meter's memory peak (resident memory, shared pages counted
 // once) is at least a tenth of the container's working set and at most the node's
 // memory. The working set is read after the runs, when the backends that made the peak
-// are gone: no upper bound for a peak (seen: a 169 MiB peak against a 62 MiB working set
-// read afterwards, 2026-11-26).
+// are gone: no upper bound for a peak (a peak of 169 MiB can meet a working set of 62 MiB
+// read afterwards).
 // The kubelet's stats lag by up to its housekeeping interval, hence Eventually.
 func expectPlausibleCost(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark) {
 	clusters := map[string]string{}
