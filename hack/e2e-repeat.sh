@@ -2,8 +2,8 @@
 # Runs the e2e specs whose text matches FOCUS N times in a row on the local cluster
 # (make local-cluster-up first, as root), each run a fresh `go test`, and stops at the
 # first failure. Between runs it waits until the suite's benchmarks are gone and frees
-# the volumes they used, so that each run starts as CI's does. Issue 29 asks the shipping spec's cost check to pass ten runs in a
-# row: hack/e2e-repeat.sh 10 'ships every record through Fluent Bit'.
+# the volumes they used, so that each run starts as CI's does. For example, ten runs in
+# a row of the shipping spec: hack/e2e-repeat.sh 10 'ships every record through Fluent Bit'.
 # Logs go to bin/e2e-repeat/run-I.log.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -295,10 +295,9 @@ func (r *reapingFS) ReadFile(name string) ([]byte, error) {
 }
 
 // TestReapedWhileRead counts a child reaped in the middle of a reading exactly once,
-// whether the parent was read before it (today's order when the parent's PID is lower:
-// the child's time was counted nowhere, and CI's server CPU came out near zero) or after
-// it (a wrapped PID: counted twice), and says the CPU is unknown when reaping never
-// stops.
+// whether the parent was read before it (the order when the parent's PID is lower:
+// counted nowhere, the child's time would bring a server's CPU near zero) or after it (a
+// wrapped PID: counted twice), and says the CPU is unknown when reaping never stops.
 func TestReapedWhileRead(t *testing.T) {
 	defer func(pause time.Duration) { settlePause = pause }(settlePause)
 	settlePause = time.Millisecond

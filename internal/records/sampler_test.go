@@ -212,7 +212,7 @@ func TestCheckSamplerVerdicts(t *testing.T) {
 }
 
 // TestJudgeSamplerOnMeasuredRows: rows of the e2e suite on the local cluster
-// (CloudNativePG 1.30.0, 2026-11-26) whose windows' bounds came out just above the
+// (CloudNativePG 1.30.0) whose windows' bounds came out just above the
 // records written, judged NotSampled though they kept 5% and 3% of them. A sampled run
 // cannot let more through than 100 a window and one in a hundred of the rest.
 func TestJudgeSamplerOnMeasuredRows(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 )
 
 // settingsMatrix is config/samples/settings-matrix.yaml as `logbench run --local --save`
-// wrote it on 2026-11-26 (2 cores shared with other work, PostgreSQL 15): none, statement,
+// wrote it (2 cores shared with other work, PostgreSQL 15): none, statement,
 // duration, both and statement-again, an A/A pair with statement, at 1, 2 and 4 clients.
 func settingsMatrix(t *testing.T) *v1alpha1.LoggingBenchmark {
 	t.Helper()

@@ -121,8 +121,8 @@ func TestRunCounterDrains(t *testing.T) {
 		// Queries start every 300 ms: the one at 600 ms finds every record.
 		"reaches expected": {[]arrival{{0, "10"}, {300 * time.Millisecond, "60"}, {600 * time.Millisecond, "100"}}, 100, time.Minute,
 			100, v1alpha1.DrainComplete, 700 * time.Millisecond},
-		// Stops rising at 70 until a retry 5 s later brings the rest: a drain that ended
-		// 2 s after the last rise reported 30 of them as dropped.
+		// Stops rising at 70 until a retry 5 s later brings the rest: a drain ending 2 s
+		// after the last rise would report 30 of them as dropped.
 		"stops rising until a retry": {[]arrival{{0, "10"}, {300 * time.Millisecond, "70"}, {5300 * time.Millisecond, "100"}}, 100, time.Minute,
 			100, v1alpha1.DrainComplete, 5500 * time.Millisecond},
 		// Stops rising at 70 for good: the drain ends a quiet period after the query that
