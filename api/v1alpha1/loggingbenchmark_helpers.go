@@ -319,6 +319,7 @@ func (d Destination) EffectiveSyslog() SyslogSpec {
 	s.Facility = cmp.Or(s.Facility, "LOCAL0")
 	s.Ident = cmp.Or(s.Ident, "postgres")
 	s.Transport = cmp.Or(s.Transport, SyslogLocal)
+	s.Receiver = cmp.Or(s.Receiver, SyslogFluentBit)
 	if s.SequenceNumbers == nil {
 		s.SequenceNumbers = new(true)
 	}

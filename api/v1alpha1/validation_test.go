@@ -175,6 +175,17 @@ var _ = Describe("LoggingBenchmark admission", func() {
 			"spec.destinations[0].syslog.transport", "Unsupported value"),
 		Entry("an ident with a space", `destinations: [{name: sys, type: Syslog, syslog: {ident: "pg 15"}}]`,
 			"spec.destinations[0].syslog.ident", "should match"),
+		Entry("rsyslog forwarding over udp",
+			`destinations: [{name: sys, type: Syslog, syslog: {receiver: Rsyslog, transport: udp}}]`,
+			"spec.destinations[0].syslog", "the Rsyslog receiver counts the records in the instance pod"),
+		Entry("a rate limit for Fluent Bit", `destinations: [{name: sys, type: Syslog, syslog: {rateLimit: {intervalSeconds: 5, burst: 200}}}]`,
+			"spec.destinations[0].syslog", "rateLimit is rsyslog's"),
+		Entry("a rate limit of no interval",
+			`destinations: [{name: sys, type: Syslog, syslog: {receiver: Rsyslog, rateLimit: {intervalSeconds: 0, burst: 200}}}]`,
+			"spec.destinations[0].syslog.rateLimit.intervalSeconds", "should be greater than or equal to 1"),
+		Entry("an output for rsyslog",
+			`destinations: [{name: sys, type: Syslog, syslog: {receiver: Rsyslog}, shipper: {output: Stdout}}]`,
+			"spec.destinations[0]", "the Rsyslog receiver writes a file"),
 		Entry("a Syslog destination sending to Loki without loki",
 			`destinations: [{name: sys, type: Syslog, shipper: {output: Loki}}]`,
 			"spec.destinations[0]", "loki is required by Loki destinations"),
@@ -529,6 +540,10 @@ var _ = Describe("LoggingBenchmark admission", func() {
 		Entry("Syslog destinations with their defaults, configured, and forwarding",
 			`destinations: [{name: a, type: Syslog}, {name: b, type: Syslog, syslog: {facility: LOCAL7, ident: pg, sequenceNumbers: false, splitMessages: false}}, `+
 				`{name: c, type: Syslog, syslog: {transport: udp}, shipper: {output: Stdout}}]`),
+		Entry("rsyslog with its defaults, rate limited, and in its own image",
+			`destinations: [{name: a, type: Syslog, syslog: {receiver: Rsyslog}}, `+
+				`{name: b, type: Syslog, syslog: {receiver: Rsyslog, rateLimit: {intervalSeconds: 5, burst: 200}}}, `+
+				`{name: c, type: Syslog, syslog: {receiver: Rsyslog, transport: local}, shipper: {image: "registry.example/rsyslog:8"}}]`),
 		Entry("12 destinations", "destinations: ["+flowItems(12, "{name: d%d, type: JSONLog}")+"]"),
 		Entry("the bounds of the durations", `{workload: {duration: 24h}, drainTimeout: 0s, clusterReadyTimeout: 1s}`),
 		Entry("a day to become ready", `clusterReadyTimeout: 24h`),

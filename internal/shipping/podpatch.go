@@ -2,6 +2,7 @@ package shipping
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/logbench/logbench/api/v1alpha1"
 )
@@ -49,6 +50,9 @@ func Add(path string, value any) PatchOperation {
 // shipper to the instance pods, with its configuration from the ConfigMap configMap
 // (ConfigKey).
 func PodPatch(t Target, configMap string) []PatchOperation {
+	if UsesRsyslog(t.Destination) {
+		return rsyslogPodPatch(t, configMap)
+	}
 	shipper := t.shipper()
 	container := corev1.Container{
 		Name:  ContainerName,
@@ -78,7 +82,11 @@ func PodPatch(t Target, configMap string) []PatchOperation {
 		}}),
 	}
 	if t.Destination.Type == v1alpha1.DestinationSyslog {
-		return append(volumes, syslogReceiverPatch(container)...)
+		// Fluent Bit answers on its HTTP port once its inputs are set up.
+		started := corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+			Path: "/", Port: intstr.FromInt32(fluentBitMetricsPort),
+		}}
+		return append(volumes, syslogReceiverPatch(container, started)...)
 	}
 	return append(volumes, Add("/spec/containers/-", container))
 }

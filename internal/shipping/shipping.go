@@ -116,14 +116,21 @@ func (t Target) MetricsPort() int32 {
 	return int32(t.shipper().MetricsPort())
 }
 
-// Image is the shipper's image: the destination's own or the kind's pinned default.
+// Image is the shipper's image: the destination's own or the pinned default of the
+// kind, or of rsyslog for a Syslog destination it receives.
 func (t Target) Image() string {
+	if UsesRsyslog(t.Destination) {
+		return cmp.Or(t.Destination.EffectiveShipper().Image, RsyslogImage)
+	}
 	return cmp.Or(t.Destination.EffectiveShipper().Image, t.shipper().DefaultImage())
 }
 
 // Config returns the configuration of the destination's shipper, the content of its
 // ConfigMap under ConfigKey.
 func Config(t Target) ([]byte, error) {
+	if UsesRsyslog(t.Destination) {
+		return rsyslogConfig(t), nil
+	}
 	return t.shipper().Config(t)
 }
 

@@ -79,22 +79,17 @@ func syslogFilter(d v1alpha1.Destination) map[string]any {
 // directory for one that does not. So the receiver is a native sidecar (an init
 // container that keeps running), which the kubelet starts, and waits for its startup
 // probe, before the postgres container: Fluent Bit answers on its HTTP port only after
-// its inputs, the socket among them, are set up. A sidecar that restarts makes a new
-// socket that the postgres container's /dev/log, bound to the old one, does not reach:
-// the records sent after that are lost, and counted lost.
-func syslogReceiverPatch(container corev1.Container) []PatchOperation {
+// its inputs, the socket among them, are set up (started, the receiver's startup probe,
+// says so). A sidecar that restarts makes a new socket that the postgres container's
+// /dev/log, bound to the old one, does not reach: the records sent after that are lost,
+// and counted lost.
+func syslogReceiverPatch(container corev1.Container, started corev1.ProbeHandler) []PatchOperation {
 	container.VolumeMounts = append(
 		slices.DeleteFunc(container.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == logVolume }),
 		corev1.VolumeMount{Name: syslogVolume, MountPath: syslogMountPath},
 	)
 	container.RestartPolicy = new(corev1.ContainerRestartPolicyAlways)
-	container.StartupProbe = &corev1.Probe{
-		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
-			Path: "/", Port: intstr.FromInt32(fluentBitMetricsPort),
-		}},
-		PeriodSeconds:    1,
-		FailureThreshold: 60,
-	}
+	container.StartupProbe = &corev1.Probe{ProbeHandler: started, PeriodSeconds: 1, FailureThreshold: 60}
 	return []PatchOperation{
 		Add("/spec/volumes/-", corev1.Volume{Name: syslogVolume, VolumeSource: corev1.VolumeSource{
 			EmptyDir: &corev1.EmptyDirVolumeSource{},

@@ -38,6 +38,27 @@ func FluentBit(t testing.TB) string {
 	return path
 }
 
+// RsyslogdEnv names the rsyslogd the tests run; without it they run the one on the PATH
+// or at Debian's /usr/sbin/rsyslogd (the package rsyslog).
+const RsyslogdEnv = "LOGBENCH_RSYSLOGD"
+
+// Rsyslogd returns the rsyslogd the tests run. When there is none, the test fails in CI
+// and is skipped, saying why, elsewhere.
+func Rsyslogd(t testing.TB) string {
+	t.Helper()
+	if path := os.Getenv(RsyslogdEnv); path != "" {
+		return path
+	}
+	for _, path := range []string{"rsyslogd", "/usr/sbin/rsyslogd"} {
+		if found, err := exec.LookPath(path); err == nil {
+			return found
+		}
+	}
+	Missing(t, "rsyslogd not found on the PATH nor at /usr/sbin/rsyslogd (apt-get install rsyslog, or set %s)",
+		RsyslogdEnv)
+	return ""
+}
+
 // Missing reports a tool or service a test needs and cannot find: a failure in CI
 // (CI=true), where every test must run, and a skip with the reason elsewhere.
 func Missing(t testing.TB, format string, args ...any) {

@@ -39,7 +39,7 @@ type runner struct {
 var runners = map[string]runner{
 	// .ci/run installs these packages when they are missing, then runs make ci, whose
 	// first phase is make test.
-	"sudo apt-get install -y etcd-server postgresql postgresql-server-dev-15 libkrb5-dev chromium python3-pip unzip jq && make test": {
+	"sudo apt-get install -y etcd-server postgresql postgresql-server-dev-15 libkrb5-dev rsyslog chromium python3-pip unzip jq && make test": {
 		file: "Makefile", evidence: "$(call side-by-side,test check lint,e2e-up)",
 	},
 	// TestQuickSample runs the local benchmark of config/samples/quick.yaml with the
