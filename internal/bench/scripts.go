@@ -26,7 +26,7 @@ const initLockKey = 7_640_211_505
 func InitScripts(ctx context.Context, conn *pgx.Conn, init string) error {
 	sum := sha256.Sum256([]byte(init))
 	digest := hex.EncodeToString(sum[:])
-	if _, err := conn.Exec(ctx, "SET application_name TO "+initApplicationName); err != nil {
+	if _, err := conn.Exec(ctx, "SET application_name TO '"+initApplicationName+"'"); err != nil {
 		return fmt.Errorf("workload.scripts.init: %w", err)
 	}
 	tx, err := conn.Begin(ctx)
