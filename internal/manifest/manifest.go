@@ -5,13 +5,17 @@
 package manifest
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -21,6 +25,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"sigs.k8s.io/yaml"
 
@@ -28,9 +33,73 @@ import (
 	"github.com/logbench/logbench/config/crd"
 )
 
-// ReadFile loads the LoggingBenchmark in path.
+// ReadFile loads the LoggingBenchmark in path, beside which it may hold ConfigMaps
+// (Read).
 func ReadFile(path string) (*v1alpha1.LoggingBenchmark, error) {
-	return ReadFileWith(path, Decode)
+	return ReadFileWith(path, func(data []byte) (*v1alpha1.LoggingBenchmark, error) {
+		documents, err := DecodeDocuments(data)
+		return documents.Benchmark, err
+	})
+}
+
+// Documents are what a file holds, as kubectl apply -f takes it: one LoggingBenchmark
+// and the ConfigMaps its spec.workload.scripts names.
+type Documents struct {
+	Benchmark  *v1alpha1.LoggingBenchmark
+	ConfigMaps []corev1.ConfigMap
+}
+
+// Read loads the LoggingBenchmark in path and the ConfigMaps beside it.
+func Read(path string) (Documents, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Documents{}, err
+	}
+	documents, err := DecodeDocuments(data)
+	if err != nil {
+		return Documents{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return documents, nil
+}
+
+// DecodeDocuments parses YAML documents (or one JSON object): exactly one
+// LoggingBenchmark, which Decode checks, and any number of ConfigMaps, in any order.
+func DecodeDocuments(data []byte) (Documents, error) {
+	var documents Documents
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for index := 1; ; index++ {
+		document, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return Documents{}, err
+		}
+		var object map[string]any
+		if err := yaml.Unmarshal(document, &object); err != nil {
+			return Documents{}, fmt.Errorf("document %d: not YAML or JSON: %w", index, err)
+		}
+		switch {
+		case len(object) == 0: // comments only, or nothing between two separators
+			continue
+		case object["apiVersion"] == "v1" && object["kind"] == "ConfigMap":
+			var configMap corev1.ConfigMap
+			if err := yaml.UnmarshalStrict(document, &configMap); err != nil {
+				return Documents{}, fmt.Errorf("document %d, a ConfigMap: %w", index, err)
+			}
+			documents.ConfigMaps = append(documents.ConfigMaps, configMap)
+		case documents.Benchmark != nil:
+			return Documents{}, fmt.Errorf("document %d: a file holds one LoggingBenchmark, and ConfigMaps beside it", index)
+		default:
+			if documents.Benchmark, err = Decode(document); err != nil {
+				return Documents{}, err
+			}
+		}
+	}
+	if documents.Benchmark == nil {
+		return Documents{}, errors.New("no LoggingBenchmark in the file")
+	}
+	return documents, nil
 }
 
 // ReadFileWith loads the LoggingBenchmark in path with decode, naming the file in its

@@ -167,3 +167,47 @@ func TestDecodeAppliesTheShippingDefaults(t *testing.T) {
 		t.Errorf("bearer token %+v, want the key token", token)
 	}
 }
+
+// TestDecodeDocuments: a file may hold ConfigMaps beside its LoggingBenchmark, in any
+// order, as kubectl apply -f takes them; one LoggingBenchmark exactly, and no other kind.
+func TestDecodeDocuments(t *testing.T) {
+	const benchmark = "apiVersion: bench.logbench.io/v1alpha1\nkind: LoggingBenchmark\nmetadata: {name: b}\n" +
+		"spec: {destinations: [{name: csv, type: CSVLog}]}\n"
+	const configMap = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: queries}\ndata: {read.sql: SELECT 1;}\n"
+	tests := []struct {
+		name, file string
+		configMaps int
+		err        string
+	}{
+		{"benchmark alone", benchmark, 0, ""},
+		{"ConfigMap first, comments", "# header\n---\n" + configMap + "---\n" + benchmark, 1, ""},
+		{"two ConfigMaps", benchmark + "---\n" + configMap + "---\n" + configMap, 2, ""},
+		{"two benchmarks", benchmark + "---\n" + benchmark, 0, "one LoggingBenchmark"},
+		{"no benchmark", configMap, 0, "no LoggingBenchmark"},
+		{"another kind", benchmark + "---\napiVersion: v1\nkind: Secret\n", 0, "one LoggingBenchmark"},
+		{"unknown ConfigMap field", benchmark + "---\n" + configMap + "datta: {}\n", 0, "datta"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			documents, err := DecodeDocuments([]byte(tt.file))
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Errorf("DecodeDocuments: %v, want an error naming %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if documents.Benchmark.Name != "b" || len(documents.ConfigMaps) != tt.configMaps {
+				t.Errorf("read %s and %d ConfigMaps, want b and %d", documents.Benchmark.Name, len(documents.ConfigMaps),
+					tt.configMaps)
+			}
+			for _, configMap := range documents.ConfigMaps {
+				if configMap.Data["read.sql"] != "SELECT 1;" {
+					t.Errorf("ConfigMap data %v", configMap.Data)
+				}
+			}
+		})
+	}
+}
