@@ -99,10 +99,11 @@ func runLocal(ctx context.Context, opts runOptions, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	benchmark, err := manifest.ReadFile(opts.file)
+	documents, err := manifest.Read(opts.file)
 	if err != nil {
 		return err
 	}
+	benchmark := documents.Benchmark
 	installation, err := findInstallation(opts.pgBin)
 	if err != nil {
 		return err
@@ -138,6 +139,7 @@ func runLocal(ctx context.Context, opts runOptions, stdout, stderr io.Writer) er
 		Seed:           seed,
 		TCP:            opts.tcp,
 		CounterLibrary: counterLibrary,
+		ConfigMaps:     documents.ConfigMaps,
 	})
 	progress.stop()
 

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/bench"
@@ -45,6 +46,9 @@ type Options struct {
 	// expected records of every run are counted at the source; empty runs without it,
 	// the expected records predicted.
 	CounterLibrary string
+	// ConfigMaps are those given beside the benchmark: spec.workload.scripts' is read
+	// from them.
+	ConfigMaps []corev1.ConfigMap
 }
 
 // Progress is notified as runs start and end.
@@ -100,6 +104,10 @@ func Execute(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec, opts Opti
 	if err := CheckCounter(spec, opts.CounterLibrary); err != nil {
 		return outcome, err
 	}
+	scripts, err := scriptsOf(spec.Workload.Scripts, opts.ConfigMaps)
+	if err != nil {
+		return outcome, err
+	}
 	servers := map[string]*destinationServer{}
 	failed := map[string]error{}
 	defer func() {
@@ -113,7 +121,7 @@ func Execute(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec, opts Opti
 			outcome.Skipped = append(outcome.Skipped, Skipped{Destination: dest.Name, Reason: reason})
 			continue
 		}
-		server, err := startDestination(ctx, spec, route, opts)
+		server, err := startDestination(ctx, spec, route, scripts, opts)
 		if ctx.Err() != nil {
 			// Interrupted, not failed: the runs were never measured.
 			return outcome, ctx.Err()
@@ -205,14 +213,18 @@ type destinationServer struct {
 	meter      bench.Meter
 	// source counts the records at the source; nil without the counter.
 	source bench.Source
+	// scriptsDir holds workload.scripts' files, by key.
+	scriptsDir string
 	// closers release what startDestination acquired, in reverse order.
 	closers []func(ctx context.Context)
 }
 
 // startDestination starts the destination's server in a directory of its own and
-// initialises pgbench.
+// initialises pgbench, or writes workload.scripts' files (scripts, by key) there and
+// runs their init.
 func startDestination(
-	ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec, route destination.Route, opts Options,
+	ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec, route destination.Route, scripts map[string]string,
+	opts Options,
 ) (_ *destinationServer, err error) {
 	dest := route.Destination
 	s := &destinationServer{route: route}
@@ -277,6 +289,12 @@ func startDestination(
 	}
 	s.runPgbench = pgbenchRunner(opts.Installation.Binary("pgbench"), pgbenchEnv)
 	w := spec.Workload
+	if w.Scripts != nil {
+		if s.scriptsDir, err = writeScripts(ctx, s.dir, w.Scripts, scripts, server.ConnString()); err != nil {
+			return nil, fmt.Errorf("%s: %w", dest.Name, err)
+		}
+		return s, nil
+	}
 	if output, err := s.runPgbench(ctx, pgbench.InitArgs(int(w.Scale), w.UnloggedTables), nil); err != nil {
 		return nil, fmt.Errorf("pgbench -i: %w: %s", err, output)
 	}
@@ -342,6 +360,7 @@ func (s *destinationServer) measure(
 		Tag:          workload.NewTag(dest.Name, run.Clients, run.Repeat, nonce),
 		WarmupTag:    workload.NewWarmupTag(dest.Name, run.Clients, nonce),
 		ScriptDir:    s.dir,
+		ScriptsDir:   s.scriptsDir,
 		Meter:        s.meter,
 		Source:       s.source,
 	}
