@@ -13,6 +13,7 @@ import (
 	"github.com/logbench/logbench/internal/bench"
 	"github.com/logbench/logbench/internal/destination"
 	"github.com/logbench/logbench/internal/pgbench"
+	"github.com/logbench/logbench/internal/shipping"
 	"github.com/logbench/logbench/internal/workload"
 )
 
@@ -134,6 +135,8 @@ func destinationFor(ctx context.Context, req Request, route destination.Route, e
 		return newContainerLogRun(ctx, client, req, route.PodFormat(), tag)
 	case route.Counted == destination.ServerFiles:
 		return serverFiles(ctx, route, env, tag)
+	case route.Counted == destination.SyslogReceiver && shipping.UsesRsyslog(req.Destination):
+		return newRsyslogRun(ctx, req, route, env, tag)
 	case route.Counted == destination.SyslogReceiver:
 		// The records are counted where the receiver sidecar puts them; PostgreSQL writes
 		// no file to count them in first.
@@ -163,16 +166,26 @@ func destinationFor(ctx context.Context, req Request, route destination.Route, e
 }
 
 // serverFiles counts the run's records in the files the server writes to
-// env.LogDirectory, through a second session: the counter reads while the first one
-// stays free.
+// env.LogDirectory.
 func serverFiles(ctx context.Context, route destination.Route, env Environment, tag string,
+) (*bench.FileDestination, func(), error) {
+	return throughServer(ctx, env, env.LogDirectory,
+		func(dir bench.LogDirectory, mark bench.LogMarker) (*bench.FileDestination, error) {
+			return bench.NewFileDestination(ctx, dir, mark, route.PodFormat(), tag)
+		})
+}
+
+// throughServer counts the run's records, with count, in the files of the directory
+// path of the server's container, read through a second session: the counter reads
+// while the first one stays free.
+func throughServer(ctx context.Context, env Environment, path string,
+	count func(bench.LogDirectory, bench.LogMarker) (*bench.FileDestination, error),
 ) (*bench.FileDestination, func(), error) {
 	reader, err := env.Connect(ctx)
 	if err != nil {
 		return nil, func() {}, err
 	}
-	dir := serverDirectory{conn: reader, path: env.LogDirectory}
-	dest, err := bench.NewFileDestination(ctx, dir, bench.RaiseLogWith(reader), route.PodFormat(), tag)
+	dest, err := count(serverDirectory{conn: reader, path: path}, bench.RaiseLogWith(reader))
 	if err != nil {
 		reader.Close(ctx)
 		return nil, func() {}, err
