@@ -492,3 +492,13 @@ func TestSyslogNeedsRootLocally(t *testing.T) {
 		t.Errorf("outcome %+v, want all three destinations skipped", outcome)
 	}
 }
+
+// TestRsyslogIsClusterOnly: rsyslog runs in the instance pod; a local run has only
+// logbench's own receiver, and says so.
+func TestRsyslogIsClusterOnly(t *testing.T) {
+	d := v1alpha1.Destination{Name: "rsyslog", Type: v1alpha1.DestinationSyslog,
+		Syslog: &v1alpha1.SyslogSpec{Receiver: v1alpha1.SyslogRsyslog}}
+	if _, reason := localRoute(d); !strings.Contains(reason, "receiver Rsyslog runs rsyslogd in the CloudNativePG pod") {
+		t.Errorf("an Rsyslog destination runs locally or for the wrong reason: %q", reason)
+	}
+}
