@@ -73,8 +73,9 @@ func TestSettingsCountedAtTheSource(t *testing.T) {
 	}
 }
 
-// TestClustersRefuseWhatOnlyTheCounterCounts: the operator's clusters have no counter, so
-// every field that needs one is refused, wherever it is set, naming the extension.
+// TestClustersRefuseWhatOnlyTheCounterCounts: without spec.postgres.counter every field
+// that needs one is refused, wherever it is set (the user's scripts too), naming the
+// extension.
 func TestClustersRefuseWhatOnlyTheCounterCounts(t *testing.T) {
 	zero, tenth := int32(0), 0.1
 	off := false
@@ -85,9 +86,11 @@ func TestClustersRefuseWhatOnlyTheCounterCounts(t *testing.T) {
 			{Name: "plans", Type: DestinationStderr, Logging: &LoggingOverride{AutoExplain: &AutoExplainSpec{}, TempFiles: &zero}},
 			{Name: "waits", Type: DestinationJSONLog, Logging: &LoggingOverride{LockWaits: &off}},
 		},
+		Workload: WorkloadSpec{Scripts: &WorkloadScripts{ConfigMap: ConfigMapReference{Name: "queries"},
+			Files: []ScriptFile{{Key: "read.sql", Weight: 1}}}},
 	}
 	want := []string{"spec.logging.transactionSampleRate", "spec.destinations[1].logging.autoExplain",
-		"spec.destinations[1].logging.tempFiles", "spec.destinations[2].logging.lockWaits"}
+		"spec.destinations[1].logging.tempFiles", "spec.destinations[2].logging.lockWaits", "spec.workload.scripts"}
 	if got := spec.FieldsNeedingCounter(); !reflect.DeepEqual(got, want) {
 		t.Errorf("FieldsNeedingCounter = %q, want %q", got, want)
 	}

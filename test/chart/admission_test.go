@@ -88,6 +88,12 @@ func TestAdmissionWithTheRequestersRights(t *testing.T) {
 				"spec.destinations[1].logging.lockWaits need the logbench_counter extension", "spec.postgres.counter"},
 		},
 		{
+			name: "the user's scripts without the counter",
+			spec: `{workload: {scripts: {configMap: {name: queries}, files: [{key: read.sql}]}}, ` +
+				`destinations: [{name: csv, type: CSVLog}]}`,
+			want: []string{"spec.workload.scripts need the logbench_counter extension", "spec.postgres.counter"},
+		},
+		{
 			name: "a toleration of the control plane's taint",
 			spec: csvWithPostgres(`{tolerations: [{key: node-role.kubernetes.io/control-plane, operator: Exists, ` +
 				`effect: NoSchedule}]}`),
