@@ -251,7 +251,7 @@ func TestCgroupGroups(t *testing.T) {
 }
 
 // TestExitedWhileRead counts a process that exits during the read as holding no memory:
-// CI saw a backend's ESRCH leave a whole run's memory peak unknown.
+// otherwise one backend's ESRCH would leave a whole run's memory peak unknown.
 func TestExitedWhileRead(t *testing.T) {
 	readError := func(err error) error { return &fs.PathError{Op: "read", Path: "/proc/9/smaps_rollup", Err: err} }
 	tests := []struct {
