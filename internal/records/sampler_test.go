@@ -101,9 +101,9 @@ func TestSamplerModelMatchesZap(t *testing.T) {
 
 // TestSamplerOthersSampledToo: records of other sessions, or of a warm-up just before
 // the run, pass the same sampler as the run's, so a window's survivors are shared; the
-// run's share of the later survivors tells its share of what the window received. (The
-// e2e suite's pgaudit row, 714 of 22,086 records in 6 windows, was judged NotSampled
-// when each other survivor was taken to stand for itself only.)
+// run's share of the later survivors tells its share of what the window received. (A
+// pgaudit row of the e2e suite, 714 of 22,086 records in 6 windows, reads as NotSampled
+// if each other survivor stands for itself only.)
 func TestSamplerOthersSampledToo(t *testing.T) {
 	const tag = "lb_stdout_c1_r1_abc"
 	for name, tc := range map[string]struct {
