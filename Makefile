@@ -373,7 +373,7 @@ e2e-local-lanes: loki otelcol ## Run the shipping tests and the specs labelled s
 e2e-local: ## Run the e2e suite's specs E2E_LABEL_FILTER selects on the running local cluster.
 	E2E_PROVIDER=local KUBECONFIG=$(LOCAL_CLUSTER_KUBECONFIG) \
 	E2E_LOKI_IMAGE=logbench.local/loki:$(LOKI_VERSION) E2E_COLLECTOR_IMAGE=logbench.local/otelcol:$(OTELCOL_BUILDER_VERSION:v%=%) \
-	E2E_FLUENT_BIT_IMAGE=logbench.local/fluent-bit:$(FLUENT_BIT_VERSION) \
+	E2E_FLUENT_BIT_IMAGE=logbench.local/fluent-bit:$(FLUENT_BIT_VERSION) E2E_RSYSLOG_IMAGE=logbench.local/rsyslog:$(RSYSLOG_VERSION) \
 	$(GO_BUILD_ENV) go test -tags e2e ./test/e2e/ -v -ginkgo.v -ginkgo.no-color -ginkgo.label-filter='$(E2E_LABEL_FILTER)' -timeout $(E2E_TIMEOUT)
 
 # UPGRADE_FROM is the release users upgrade from: the latest tag, or before the first
@@ -408,7 +408,7 @@ ifeq ($(KIND_IMAGES),offline)
 KIND_E2E_IMAGES = E2E_POSTGRES_IMAGE=logbench.local/postgresql:15-pgaudit-bookworm \
 	E2E_POSTGRES18_IMAGE=logbench.local/postgresql:18.6-bookworm E2E_LOKI_IMAGE=logbench.local/loki:$(LOKI_VERSION) \
 	E2E_COLLECTOR_IMAGE=logbench.local/otelcol:$(OTELCOL_BUILDER_VERSION:v%=%) \
-	E2E_FLUENT_BIT_IMAGE=logbench.local/fluent-bit:$(FLUENT_BIT_VERSION)
+	E2E_FLUENT_BIT_IMAGE=logbench.local/fluent-bit:$(FLUENT_BIT_VERSION) E2E_RSYSLOG_IMAGE=logbench.local/rsyslog:$(RSYSLOG_VERSION)
 else
 KIND_E2E_IMAGES = E2E_LOKI_IMAGE=docker.io/grafana/loki:$(LOKI_VERSION) \
 	E2E_FLUENT_BIT_IMAGE=cr.fluentbit.io/fluent/fluent-bit:$(FLUENT_BIT_VERSION)
@@ -481,6 +481,8 @@ LOKI_VERSION ?= 3.6.4
 # Fluent Bit, the default shipper, is the release logbench pins (internal/shipping); the
 # local cluster's image holds the shared build of it (hack/local-cluster/images.sh).
 FLUENT_BIT_VERSION ?= 5.0.3
+# Debian bookworm's rsyslog, the Rsyslog receiver's image (hack/local-cluster/images.sh).
+RSYSLOG_VERSION ?= 8.2302.0
 # The Prometheus Operator stack that scrapes logbench in the local e2e cluster: Prometheus
 # 3.MM.P is Go module version 0.3MM.P. The chart test installs this operator's CRDs too.
 PROMETHEUS_MODULE_VERSION ?= 0.316.0

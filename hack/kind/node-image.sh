@@ -280,7 +280,7 @@ mkdir -p "$IMAGE_CACHE" "$KIND_NODE_BIN"
 # The kind module holds the base image's files and the default storage manifest.
 KIND_DIR=$(go mod download -json "sigs.k8s.io/kind@${KIND_VERSION}" | jq -r .Dir)
 # The e2e suite's images, as the local cluster builds them (once), beside the node's parts.
-"${REPO_ROOT}/hack/local-cluster/images.sh" pause cnpg postgres fluentbit loki otelcol prometheus \
+"${REPO_ROOT}/hack/local-cluster/images.sh" pause cnpg postgres fluentbit rsyslog loki otelcol prometheus \
   >"${IMAGE_CACHE}/kind-images-build.log" 2>&1 &
 images_build=$!
 KUBE_VERSION=$KUBE_VERSION "${REPO_ROOT}/hack/build-kube.sh" "$KUBE_BIN" kubeadm kubelet kubectl kube-apiserver \

@@ -3,7 +3,7 @@
 # from the Go module proxy, the PostgreSQL operand from Debian's packages, and umoci
 # assembles OCI layouts that `ctr images import` loads. Each archive lands in IMAGE_CACHE
 # and is never rebuilt once there, except logbench's, whose tag follows its binary.
-# Usage: hack/local-cluster/images.sh [pause|coredns|cnpg|postgres|fluentbit|logbench|logbench_previous|loki|otelcol|prometheus]...
+# Usage: hack/local-cluster/images.sh [pause|coredns|cnpg|postgres|fluentbit|rsyslog|logbench|logbench_previous|loki|otelcol|prometheus]...
 # Prints nothing on stdout but, for logbench and logbench_previous, the image reference
 # it built.
 set -euo pipefail
@@ -200,23 +200,50 @@ build_fluentbit() {
   local archive=${IMAGE_CACHE}/fluent-bit_${FLUENT_BIT_VERSION}.tar
   [ -f "$archive" ] && return
   [ -x "$FLUENT_BIT_BINARY" ] || die "Fluent Bit not found at ${FLUENT_BIT_BINARY}: set LOGBENCH_FLUENT_BIT to a Fluent Bit ${FLUENT_BIT_VERSION} binary"
-  ROOTFS=${IMAGE_CACHE}/rootfs-fluent-bit
-  if [ ! -f "${ROOTFS}.bootstrapped" ]; then
-    log "bootstrapping the Fluent Bit image from Debian (a few minutes)"
-    fresh_rootfs fluent-bit
-    debootstrap --variant=minbase --include=libsqlite3-0,libssl3,libyaml-0-2,ca-certificates \
-      bookworm "$ROOTFS" http://deb.debian.org/debian >"${IMAGE_CACHE}/debootstrap-fluent-bit.log" 2>&1 ||
-      die "debootstrap failed: see ${IMAGE_CACHE}/debootstrap-fluent-bit.log"
-    touch "${ROOTFS}.bootstrapped"
-  fi
+  bookworm_rootfs fluent-bit libsqlite3-0,libssl3,libyaml-0-2,ca-certificates
   mkdir -p "$ROOTFS/fluent-bit/bin"
   cp "$FLUENT_BIT_BINARY" "$ROOTFS/fluent-bit/bin/fluent-bit"
   chroot "$ROOTFS" /fluent-bit/bin/fluent-bit --version >/dev/null ||
     die "the Fluent Bit binary does not run in a Debian bookworm rootfs"
+  pack_bookworm_rootfs fluent-bit "$FLUENT_BIT_VERSION" 26:26 /fluent-bit/bin/fluent-bit
+}
+
+# bookworm_rootfs NAME PACKAGES sets ROOTFS to a minimal Debian bookworm for image NAME
+# with PACKAGES (comma-separated); debootstrap, the slow part, runs once until the image
+# is packed by pack_bookworm_rootfs.
+bookworm_rootfs() {
+  ROOTFS=${IMAGE_CACHE}/rootfs-$1
+  if [ ! -f "${ROOTFS}.bootstrapped" ]; then
+    log "bootstrapping the $1 image from Debian (a few minutes)"
+    fresh_rootfs "$1"
+    debootstrap --variant=minbase --include="$2" \
+      bookworm "$ROOTFS" http://deb.debian.org/debian >"${IMAGE_CACHE}/debootstrap-$1.log" 2>&1 ||
+      die "debootstrap failed: see ${IMAGE_CACHE}/debootstrap-$1.log"
+    touch "${ROOTFS}.bootstrapped"
+  fi
+}
+
+# pack_bookworm_rootfs NAME TAG USER ENTRYPOINT drops apt's caches and documentation from
+# bookworm_rootfs's ROOTFS and packs it with oci_archive.
+pack_bookworm_rootfs() {
   chroot "$ROOTFS" apt-get clean
   rm -rf "$ROOTFS"/usr/share/doc/* "$ROOTFS"/usr/share/man/* "$ROOTFS"/var/lib/apt/lists/*
-  oci_archive fluent-bit "$FLUENT_BIT_VERSION" 26:26 /fluent-bit/bin/fluent-bit
+  oci_archive "$@"
   rm -rf "$ROOTFS" "${ROOTFS}.bootstrapped"
+}
+
+# rsyslog's image is Debian bookworm's rsyslog package, rsyslogd its entrypoint and
+# /usr/bin/test in it for the receiver's startup probe. Its user is PostgreSQL's uid 26;
+# instance pods run it as a user of its own in PostgreSQL's group
+# (shipping.SidecarSecurityContext), which writes to its socket and reads its files.
+build_rsyslog() {
+  local archive=${IMAGE_CACHE}/rsyslog_${RSYSLOG_VERSION}.tar
+  [ -f "$archive" ] && return
+  bookworm_rootfs rsyslog rsyslog
+  local version
+  version=$(chroot "$ROOTFS" dpkg-query -W -f '${Version}' rsyslog)
+  [ "${version%%-*}" = "$RSYSLOG_VERSION" ] || die "Debian bookworm's rsyslog is ${version}, not ${RSYSLOG_VERSION}"
+  pack_bookworm_rootfs rsyslog "$RSYSLOG_VERSION" 26:26 /usr/sbin/rsyslogd
 }
 
 # The Loki destination's store and its OpenTelemetry shipper come from the Makefile's

@@ -53,6 +53,8 @@ ZONKY_POSTGRES_SHA256=008ee189eaa7ca2b58bd01dd950291e638b998392cf982297acd4779ec
 FLUENT_BIT_VERSION=5.0.3
 FLUENT_BIT_IMAGE=${IMAGE_REGISTRY}/fluent-bit:${FLUENT_BIT_VERSION}
 FLUENT_BIT_BINARY=${LOGBENCH_FLUENT_BIT:-${REPO_ROOT}/../shared/tools/fluent-bit-${FLUENT_BIT_VERSION}/fluent-bit}
+# rsyslog, the Rsyslog receiver of Syslog destinations: Debian bookworm's package.
+RSYSLOG_VERSION=8.2302.0
 
 # The bridge CNI enforces no NetworkPolicy: kube-router's network policy controller does,
 # alone, built from hack/local-cluster/netpol at the kube-router version its go.mod pins

@@ -378,7 +378,7 @@ if ! running kube-apiserver; then "${REPO_ROOT}/hack/local-cluster/down.sh" --ke
 mkdir -p "${CLUSTER_DIR}/run" "${CLUSTER_DIR}/logs"
 # debootstrap waits on the network mostly: it runs beside the CPU-bound Go builds.
 mkdir -p "$IMAGE_CACHE"
-"${REPO_ROOT}/hack/local-cluster/images.sh" postgres fluentbit >"${IMAGE_CACHE}/postgres-build.log" 2>&1 &
+"${REPO_ROOT}/hack/local-cluster/images.sh" postgres fluentbit rsyslog >"${IMAGE_CACHE}/postgres-build.log" 2>&1 &
 postgres_build=$!
 # CoreDNS and CloudNativePG build beside Kubernetes: one go build seldom keeps two cores
 # busy (each link runs on one), and cold, these three builds are most of the bring-up.
