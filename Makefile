@@ -405,8 +405,8 @@ e2e: ## Bring the local cluster up, run the shipping tests, the e2e suite and th
 # no registry: the suite then runs the images the local cluster runs.
 KIND_IMAGES ?= upstream
 ifeq ($(KIND_IMAGES),offline)
-KIND_E2E_IMAGES = E2E_POSTGRES_IMAGE=logbench.local/postgresql:15-pgaudit-bookworm \
-	E2E_POSTGRES18_IMAGE=logbench.local/postgresql:18.6-bookworm E2E_LOKI_IMAGE=logbench.local/loki:$(LOKI_VERSION) \
+KIND_E2E_IMAGES = E2E_POSTGRES_IMAGE=logbench.local/postgresql:15-pgaudit-counter-bookworm \
+	E2E_POSTGRES18_IMAGE=logbench.local/postgresql:18.6-counter-bookworm E2E_LOKI_IMAGE=logbench.local/loki:$(LOKI_VERSION) \
 	E2E_COLLECTOR_IMAGE=logbench.local/otelcol:$(OTELCOL_BUILDER_VERSION:v%=%) \
 	E2E_FLUENT_BIT_IMAGE=logbench.local/fluent-bit:$(FLUENT_BIT_VERSION) E2E_RSYSLOG_IMAGE=logbench.local/rsyslog:$(RSYSLOG_VERSION)
 else

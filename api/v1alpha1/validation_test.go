@@ -506,6 +506,27 @@ var _ = Describe("LoggingBenchmark admission", func() {
 			"spec.destinations[0].logging.linePrefix", "linePrefix must hold no control characters"),
 		Entry("a destination's pgaudit without classes", `destinations: [{name: csv, type: CSVLog, logging: {pgaudit: {log: []}}}]`,
 			"spec.destinations[0].logging.pgaudit.log", "should have at least 1 items"),
+		// The user's scripts.
+		Entry("scripts beside a builtin", `workload: {builtin: TPCBLike, scripts: {configMap: {name: q}, files: [{key: a.sql}]}}`,
+			"spec.workload", "scripts replace the builtin workload"),
+		Entry("scripts without files", `workload: {scripts: {configMap: {name: q}, files: []}}`,
+			"spec.workload.scripts.files", "should have at least 1 items"),
+		Entry("more than 16 scripts", "workload: {scripts: {configMap: {name: q}, files: ["+flowItems(17, "{key: s%d.sql}")+"]}}",
+			"spec.workload.scripts.files", "must have at most 16 items"),
+		Entry("a script's key with a slash", `workload: {scripts: {configMap: {name: q}, files: [{key: dir/a.sql}]}}`,
+			"spec.workload.scripts.files[0].key", "should match"),
+		Entry("a script's key starting with ..", `workload: {scripts: {configMap: {name: q}, files: [{key: ..a}]}}`,
+			"spec.workload.scripts.files[0].key", "may not be '.' or start with '..'"),
+		Entry("a script twice", `workload: {scripts: {configMap: {name: q}, files: [{key: a.sql}, {key: a.sql, weight: 2}]}}`,
+			"spec.workload.scripts.files[1]", "Duplicate value"),
+		Entry("a weight of 0", `workload: {scripts: {configMap: {name: q}, files: [{key: a.sql, weight: 0}]}}`,
+			"spec.workload.scripts.files[0].weight", "should be greater than or equal to 1"),
+		Entry("a weight above 1000", `workload: {scripts: {configMap: {name: q}, files: [{key: a.sql, weight: 1001}]}}`,
+			"spec.workload.scripts.files[0].weight", "should be less than or equal to 1000"),
+		Entry("the init among the scripts", `workload: {scripts: {configMap: {name: q}, files: [{key: a.sql}], init: a.sql}}`,
+			"spec.workload.scripts", "give it a key of its own"),
+		Entry("a ConfigMap name with upper case", `workload: {scripts: {configMap: {name: Q}, files: [{key: a.sql}]}}`,
+			"spec.workload.scripts.configMap.name", "should match"),
 	)
 
 	DescribeTable(
@@ -514,6 +535,9 @@ var _ = Describe("LoggingBenchmark admission", func() {
 			Expect(k8sClient.Create(ctx, newBenchmark(specYAML))).To(Succeed())
 		},
 		Entry("the minimal spec", ``),
+		Entry("the user's scripts with weights and an init",
+			`workload: {scripts: {configMap: {name: queries.v2}, init: schema.sql, `+
+				`files: [{key: read.sql, weight: 1000}, {key: write_1.sql}, {key: .hidden-report.sql, weight: 1}]}}`),
 		Entry("a Stdout destination counted in its node agent's Loki, with the default selector",
 			`destinations: [{name: out, type: Stdout, format: JSONLog, loki: {url: "http://loki:3100", tenantID: team}}]`),
 		Entry("a Stdout destination counted in Loki only, under OpenTelemetry's labels",

