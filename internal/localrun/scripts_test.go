@@ -1,0 +1,172 @@
+package localrun
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/bench"
+	"github.com/logbench/logbench/internal/localpg"
+	"github.com/logbench/logbench/internal/localpg/localpgtest"
+	"github.com/logbench/logbench/internal/manifest"
+	"github.com/logbench/logbench/internal/results"
+	"github.com/logbench/logbench/internal/testenv"
+)
+
+// TestScriptsCountedAtTheSource runs config/samples/scripts-local.yaml, its ConfigMap
+// read from the same file, with one short run per destination after a warm-up, on
+// PostgreSQL 15 and 18 with logbench_counter built for each: the sample's reads, writes
+// and slow report, with log_min_duration_statement 5 and auto_explain, to stderr, csvlog
+// and jsonlog files. Every row's expected records are counted at the source, every file
+// holds exactly that many, and the slow report logs some in every row but the
+// baseline's.
+func TestScriptsCountedAtTheSource(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a PostgreSQL extension and starts PostgreSQL servers")
+	}
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	localpgtest.Run(t, func(t *testing.T, inst localpg.Installation) {
+		documents, err := manifest.Read(filepath.Join(root, "config", "samples", "scripts-local.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec := &documents.Benchmark.Spec
+		spec.Workload.Duration.Duration = 2 * time.Second
+		spec.Workload.Warmup.Duration = time.Second
+		spec.Workload.Repeats = 1
+		outcome, err := Execute(context.Background(), spec, Options{
+			Installation: inst, Seed: 1, CounterLibrary: localpgtest.CounterLibrary(t, inst),
+			ConfigMaps: documents.ConfigMaps,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := results.Aggregate(spec, outcome.Runs)
+		if len(rows) != len(spec.EffectiveDestinations()) {
+			t.Fatalf("%d rows, want one per destination: %+v", len(rows), rows)
+		}
+		for _, row := range rows {
+			name, r := results.RowName(row), row.Records
+			if len(results.Successful(row.Repeats)) != 1 {
+				t.Errorf("%s failed: %+v", name, row.Repeats)
+				continue
+			}
+			if r.ExpectedSource != v1alpha1.ExpectedCounted || r.ExpectedIsEstimate {
+				t.Errorf("%s: expected %d, %s (estimate %t); want counted at the source, exact", name, r.Expected,
+					r.ExpectedSource, r.ExpectedIsEstimate)
+			}
+			if r.Dropped == nil || *r.Dropped != 0 || r.Delivered != r.Expected || r.ArrivedLate != 0 ||
+				r.AccountingError != "" {
+				t.Errorf("%s: records %+v, want every record counted at the source delivered", name, r)
+			}
+			if logs := row.Type != v1alpha1.DestinationNone; logs != (r.Expected > 0) {
+				t.Errorf("%s: %d records expected; every row but the baseline's logs the slow report", name, r.Expected)
+			}
+			if row.Repeats[0].Transactions == 0 {
+				t.Errorf("%s: no transaction", name)
+			}
+			t.Logf("%s (%s): %d records counted at the source, %d in the files, after %d transactions", name,
+				row.Logging, r.Expected, r.Delivered, row.Repeats[0].Transactions)
+		}
+	})
+}
+
+// TestScriptsNeedTheirConfigMapAndTheCounter: a local run refuses, before it starts any
+// server, scripts whose ConfigMap is not in the file or lacks a key, naming them, and
+// scripts without the counter, naming it.
+func TestScriptsNeedTheirConfigMapAndTheCounter(t *testing.T) {
+	spec := &v1alpha1.LoggingBenchmarkSpec{
+		Destinations: []v1alpha1.Destination{{Name: "csv", Type: v1alpha1.DestinationCSVLog}},
+		Workload: v1alpha1.WorkloadSpec{Scripts: &v1alpha1.WorkloadScripts{
+			ConfigMap: v1alpha1.ConfigMapReference{Name: "queries"},
+			Files:     []v1alpha1.ScriptFile{{Key: "read.sql", Weight: 1}}, Init: "schema.sql",
+		}},
+	}
+	queries := func(data map[string]string) corev1.ConfigMap {
+		return corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "queries"}, Data: data}
+	}
+	tests := []struct {
+		name       string
+		configMaps []corev1.ConfigMap
+		counter    string
+		want       []string
+	}{
+		{"no counter", nil, "", []string{"spec.workload.scripts", "logbench_counter"}},
+		{"no ConfigMap", []corev1.ConfigMap{{ObjectMeta: metav1.ObjectMeta{Name: "other"}}}, "/counter",
+			[]string{"ConfigMap queries", "another YAML document"}},
+		{"no init key", []corev1.ConfigMap{queries(map[string]string{"read.sql": "SELECT 1;"})}, "/counter",
+			[]string{"ConfigMap queries", "no key schema.sql"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			outcome, err := Execute(context.Background(), spec, Options{CounterLibrary: tt.counter, ConfigMaps: tt.configMaps})
+			for _, want := range tt.want {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("Execute: %v, want an error naming %q", err, want)
+				}
+			}
+			if len(outcome.Runs) != 0 {
+				t.Errorf("%d runs measured", len(outcome.Runs))
+			}
+		})
+	}
+}
+
+// TestScriptsInitRunsOnce: the init runs once per database however often it is asked
+// to, and again when it changed; one that fails keeps nothing, not even the record that
+// it ran, so that the next attempt runs it from nothing.
+func TestScriptsInitRunsOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL server")
+	}
+	ctx := context.Background()
+	server, err := localpg.Start(ctx, localpg.Config{Installation: localpgtest.Local(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = server.Stop(context.Background()) })
+	conn, err := pgx.Connect(ctx, server.ConnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	const (
+		init    = "CREATE TABLE IF NOT EXISTS runs (n int); INSERT INTO runs VALUES (1);"
+		changed = init + " INSERT INTO runs VALUES (2);"
+		failing = "CREATE TABLE kept (n int); SELECT 1/0;"
+	)
+	for _, sql := range []string{init, init, changed, changed} {
+		if err := bench.InitScripts(ctx, conn, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rows, inits int
+	if err := conn.QueryRow(ctx, "SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM logbench_init)").
+		Scan(&rows, &inits); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 3 || inits != 2 {
+		t.Errorf("%d rows from %d inits recorded, want 3 from 2: each init once", rows, inits)
+	}
+	err = bench.InitScripts(ctx, conn, failing)
+	if err == nil || !strings.Contains(err.Error(), "division by zero") {
+		t.Errorf("a failing init: %v, want its error", err)
+	}
+	var kept bool
+	if err := conn.QueryRow(ctx, "SELECT to_regclass('kept') IS NOT NULL").Scan(&kept); err != nil || kept {
+		t.Errorf("the failing init's table kept: %t (%v)", kept, err)
+	}
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM logbench_init").Scan(&inits); err != nil || inits != 2 {
+		t.Errorf("%d inits recorded after a failing one (%v), want 2", inits, err)
+	}
+}
