@@ -19,12 +19,15 @@ import (
 )
 
 // benchmarkEditor is a ServiceAccount bound only to the chart's loggingbenchmark-editor
-// ClusterRole in teamNamespace, and allowed to get the one Secret readableSecret.
+// ClusterRole in teamNamespace, and allowed to get the one Secret readableSecret and the
+// one ConfigMap readableConfigMap.
 const (
-	teamNamespace    = "team"
-	benchmarkEditor  = "bench-editor"
-	readableSecret   = "loki-token"
-	unreadableSecret = "payments-db"
+	teamNamespace       = "team"
+	benchmarkEditor     = "bench-editor"
+	readableSecret      = "loki-token"
+	unreadableSecret    = "payments-db"
+	readableConfigMap   = "queries"
+	unreadableConfigMap = "payroll-queries"
 )
 
 // TestAdmissionWithTheRequestersRights installs the chart, allowing
@@ -89,9 +92,16 @@ func TestAdmissionWithTheRequestersRights(t *testing.T) {
 		},
 		{
 			name: "the user's scripts without the counter",
-			spec: `{workload: {scripts: {configMap: {name: queries}, files: [{key: read.sql}]}}, ` +
+			spec: `{workload: {scripts: {configMap: {name: ` + readableConfigMap + `}, files: [{key: read.sql}]}}, ` +
 				`destinations: [{name: csv, type: CSVLog}]}`,
 			want: []string{"spec.workload.scripts need the logbench_counter extension", "spec.postgres.counter"},
+		},
+		{
+			name: "scripts from a ConfigMap the user may not read",
+			spec: `{postgres: {counter: {source: OperandImage}}, ` +
+				`workload: {scripts: {configMap: {name: ` + unreadableConfigMap + `}, files: [{key: read.sql}]}}, ` +
+				`destinations: [{name: csv, type: CSVLog}]}`,
+			want: []string{"the ConfigMap " + unreadableConfigMap, benchmarkEditor + " may not get in namespace " + teamNamespace},
 		},
 		{
 			name: "a toleration of the control plane's taint",
@@ -168,6 +178,15 @@ func TestAdmissionWithTheRequestersRights(t *testing.T) {
 	t.Run("accepts sampled logging with the counter", func(t *testing.T) {
 		spec := `{postgres: {counter: {source: ExtensionImage, extensionImage: "ghcr.io/logbench/logbench-counter:18"}}, ` +
 			`logging: {minDurationSample: 0, statementSampleRate: 0.1}, destinations: [{name: csv, type: CSVLog}]}`
+		if err := editor.Create(ctx, benchmark(t, spec), client.DryRunAll); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("accepts the user's scripts from a ConfigMap the user may read, with the counter", func(t *testing.T) {
+		spec := `{postgres: {counter: {source: OperandImage}}, ` +
+			`workload: {scripts: {configMap: {name: ` + readableConfigMap + `}, files: [{key: read.sql}]}}, ` +
+			`destinations: [{name: csv, type: CSVLog}]}`
 		if err := editor.Create(ctx, benchmark(t, spec), client.DryRunAll); err != nil {
 			t.Fatal(err)
 		}
@@ -263,7 +282,7 @@ func benchmark(t *testing.T, specYAML string) *unstructured.Unstructured {
 
 // grantEditor creates the Secrets of teamNamespace and the ServiceAccount benchmarkEditor
 // there, bound to the chart's editor ClusterRole and to a Role that lets it get
-// readableSecret only.
+// readableSecret and readableConfigMap only.
 func grantEditor(ctx context.Context, t *testing.T, admin client.Client) {
 	t.Helper()
 	meta := func(name string) metav1.ObjectMeta {
@@ -282,6 +301,9 @@ func grantEditor(ctx context.Context, t *testing.T, admin client.Client) {
 		},
 		&rbacv1.Role{ObjectMeta: meta("read-" + readableSecret), Rules: []rbacv1.PolicyRule{{
 			APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{readableSecret},
+			Verbs: []string{"get"},
+		}, {
+			APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{readableConfigMap},
 			Verbs: []string{"get"},
 		}}},
 		&rbacv1.RoleBinding{
