@@ -28,6 +28,11 @@ const (
 	rsyslogNotices = "rsyslog-notices.log"
 )
 
+// debianModes are the modes of the files and folders Debian's rsyslog.conf has rsyslog
+// create ($FileCreateMode, $DirCreateMode): the postgres user, in the files' group,
+// reads them.
+const debianModes = `fileCreateMode="0640" dirCreateMode="0755"`
+
 // UsesRsyslog tells whether d is a Syslog destination whose receiver is rsyslog.
 func UsesRsyslog(d v1alpha1.Destination) bool {
 	return d.Type == v1alpha1.DestinationSyslog && d.EffectiveSyslog().Receiver == v1alpha1.SyslogRsyslog
@@ -57,16 +62,14 @@ func rsyslogConfigIn(t Target, volume string) []byte {
 		"# - rsyslog's own messages go through the rules below: this container has no /dev/log;",
 		"# - the facility's messages are written as received, control characters escaped as",
 		"#   rsyslog always does, to a file of their own, where logbench counts the records;",
-		"#   the files' owner and group are the container's, which cannot change them.",
+		"#   the files' owner and group are the container's, which cannot change them, and",
+		"#   their modes Debian's, set on each action: the legacy directives do not reach them.",
 		`global(processInternalMessages="on")`,
 		imuxsock + ")",
-		"$FileCreateMode 0640",
-		"$DirCreateMode 0755",
-		"$Umask 0022",
 		`template(name="logbench_message" type="string" string="%rawmsg%\n")`,
-		fmt.Sprintf(`%s.* action(type="omfile" file="%s/%s/%s" template="logbench_message")`,
-			strings.ToLower(string(s.Facility)), volume, rsyslogDirectory, rsyslogFile),
-		fmt.Sprintf(`syslog.* action(type="omfile" file="%s/%s")`, volume, rsyslogNotices),
+		fmt.Sprintf(`%s.* action(type="omfile" file="%s/%s/%s" template="logbench_message" %s)`,
+			strings.ToLower(string(s.Facility)), volume, rsyslogDirectory, rsyslogFile, debianModes),
+		fmt.Sprintf(`syslog.* action(type="omfile" file="%s/%s" %s)`, volume, rsyslogNotices, debianModes),
 	}
 	return []byte(strings.Join(lines, "\n") + "\n")
 }

@@ -40,8 +40,9 @@ func TestRsyslogConfig(t *testing.T) {
 			syslog: &v1alpha1.SyslogSpec{Receiver: v1alpha1.SyslogRsyslog},
 			want: []string{
 				`module(load="imuxsock" SysSock.Name="/logbench-syslog/log")`,
-				`local0.* action(type="omfile" file="/logbench-syslog/rsyslog/messages" template="logbench_message")`,
-				`syslog.* action(type="omfile" file="/logbench-syslog/rsyslog-notices.log")`,
+				`local0.* action(type="omfile" file="/logbench-syslog/rsyslog/messages" template="logbench_message" ` +
+					`fileCreateMode="0640" dirCreateMode="0755")`,
+				`syslog.* action(type="omfile" file="/logbench-syslog/rsyslog-notices.log" fileCreateMode="0640"`,
 			},
 			wantNever: []string{"RateLimit", `load="imklog"`},
 		},
@@ -158,6 +159,14 @@ func TestRsyslogdKeepsWhatItsRateLimitLets(t *testing.T) {
 			time.Sleep(time.Second)
 			if got := count(); got != tt.want {
 				t.Errorf("%d records in rsyslog's file, want %d", got, tt.want)
+			}
+			// The postgres user, in the files' group, reads them through the server.
+			for path, want := range map[string]os.FileMode{
+				filepath.Dir(messages): os.ModeDir | 0o755, messages: 0o640,
+			} {
+				if info, err := os.Stat(path); err != nil || info.Mode() != want {
+					t.Errorf("%s: %v, %v; want mode %v", path, info.Mode(), err, want)
+				}
 			}
 			notices, _ := os.ReadFile(filepath.Join(volume, rsyslogNotices))
 			if dropping := strings.Contains(string(notices), "rate-limiting"); dropping != (tt.limit != nil) {
