@@ -346,6 +346,46 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Consistently(func() []batchv1.Job { return listJobs(namespace) }, time.Second).Should(HaveLen(1))
 	})
 
+	It("mounts the user's scripts read-only and runs them as the application owner", func() {
+		DeferCleanup(startOperator(time.Minute))
+		scripts := newBenchmark(namespace, "scripts", v1alpha1.CleanupNever)
+		scripts.Spec.Baseline.Enabled = false
+		scripts.Spec.Postgres.Counter = &v1alpha1.CounterSpec{Source: v1alpha1.CounterInOperandImage}
+		scripts.Spec.Workload.Builtin = v1alpha1.WorkloadSelectOnly
+		scripts.Spec.Workload.Scripts = &v1alpha1.WorkloadScripts{
+			ConfigMap: v1alpha1.ConfigMapReference{Name: "queries"}, Init: "schema.sql",
+			Files: []v1alpha1.ScriptFile{{Key: "read.sql", Weight: 20}, {Key: "report.sql", Weight: 1}},
+		}
+		Expect(k8sClient.Create(ctx, scripts)).To(Succeed())
+		markClusterReady(namespace, "scripts-csv")
+		job := getJob(namespace, "scripts-csv-c1-r1")
+		pod := job.Spec.Template.Spec
+		container := pod.Containers[0]
+
+		Expect(pod.Volumes).To(ContainElement(And(HaveField("Name", agentScriptsVolume),
+			HaveField("ConfigMap.Name", "queries"), HaveField("ConfigMap.Optional", HaveValue(BeTrue())),
+			HaveField("ConfigMap.Items", Equal([]corev1.KeyToPath{{Key: "read.sql", Path: "read.sql"},
+				{Key: "report.sql", Path: "report.sql"}, {Key: "schema.sql", Path: "schema.sql"}})))))
+		Expect(container.VolumeMounts).To(ContainElement(
+			corev1.VolumeMount{Name: agentScriptsVolume, MountPath: agent.ScriptsDir, ReadOnly: true}))
+		env := map[string]corev1.EnvVar{}
+		for _, variable := range container.Env {
+			env[variable.Name] = variable
+		}
+		for name, key := range map[string]string{agent.ApplicationUserEnv: "username", agent.ApplicationPasswordEnv: "password"} {
+			Expect(env[name].Value).To(BeEmpty())
+			Expect(env[name].ValueFrom.SecretKeyRef.Name).To(Equal("scripts-csv-app"))
+			Expect(env[name].ValueFrom.SecretKeyRef.Key).To(Equal(key))
+		}
+		request, err := agent.DecodeRequest(env[agent.RequestEnv].Value)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(request.Workload.Scripts).To(Equal(scripts.Spec.Workload.Scripts))
+
+		By("meeting the restricted Pod Security Standard of the namespace")
+		runPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: job.Name}, Spec: pod}
+		Expect(k8sClient.Create(ctx, runPod, client.DryRunAll)).To(Succeed())
+	})
+
 	It("fails, without taking it over, when an object it would create exists and no benchmark owns it", func() {
 		DeferCleanup(startOperator(time.Minute))
 		foreign := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: AgentServiceAccount}}
