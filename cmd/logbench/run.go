@@ -44,7 +44,7 @@ type runOptions struct {
 }
 
 func newRunCommand() *cobra.Command {
-	opts := runOptions{output: string(results.FormatTable), workDir: os.TempDir()}
+	opts := runOptions{output: string(results.FormatTable)}
 	cmd := &cobra.Command{
 		Use:   "run --local -f BENCHMARK.yaml",
 		Short: "Run a LoggingBenchmark against PostgreSQL servers started on this machine",
@@ -70,7 +70,9 @@ In a Kubernetes cluster, apply the same file with kubectl instead.`,
 	flags.BoolVar(&opts.local, "local", false, "run on this machine (required: in a cluster, use kubectl apply -f)")
 	flags.StringVarP(&opts.file, "file", "f", "", "LoggingBenchmark YAML or JSON file")
 	flags.StringVarP(&opts.output, "output", "o", opts.output, "results format: table, json, csv or markdown")
-	flags.StringVar(&opts.workDir, "work-dir", opts.workDir, "where the temporary servers live")
+	// Empty is the system's temporary directory (os.MkdirTemp), left unnamed so that the
+	// help, and the CLI reference made from it, say the same on every machine.
+	flags.StringVar(&opts.workDir, "work-dir", "", "where the temporary servers live (default: $TMPDIR or /tmp)")
 	flags.StringVar(&opts.savePath, "save", "", "also write the benchmark with its results in status to this YAML file")
 	flags.StringVar(
 		&opts.pgBin,
