@@ -216,6 +216,20 @@ docker-buildx: ## Build the image IMG for PLATFORMS and push it (or write it whe
 	$(CONTAINER_TOOL) buildx build $(BUILDX_OUTPUT) --platform=$(PLATFORMS) $(DOCKER_BUILD_ARGS) $(BUILDX_FLAGS) --tag $(IMG) . ; \
 		status=$$?; $(CONTAINER_TOOL) buildx rm logbench-builder; exit $$status
 
+# counter-images builds the release's logbench_counter images
+# (images/logbench-counter/images.txt: operand images for PostgreSQL 15 to 17 on
+# CloudNativePG's, an image volume extension for 18) for PLATFORMS, as OCI layout
+# tarballs in COUNTER_IMAGES_DIR with COUNTER_IMAGES_DIR/images.txt naming each one's
+# reference under COUNTER_IMAGE_REGISTRY at VERSION; the release workflow's publish job
+# pushes and signs them (hack/counter-images.sh). The library is compiled in each image's
+# own platform: arm64 runs emulated (QEMU), since PGXS builds for the machine it runs on.
+COUNTER_IMAGE_REGISTRY ?= ghcr.io/logbench
+COUNTER_IMAGES_DIR ?= $(LOCALBIN)/counter-images
+.PHONY: counter-images
+counter-images: ## Build the logbench_counter operand and extension images of the release as OCI layouts in COUNTER_IMAGES_DIR.
+	VERSION=$(VERSION) REGISTRY=$(COUNTER_IMAGE_REGISTRY) PLATFORMS=$(PLATFORMS) CONTAINER_TOOL=$(CONTAINER_TOOL) \
+		hack/counter-images.sh $(COUNTER_IMAGES_DIR)
+
 ##@ Release
 
 # dist builds every artifact of a release into dist/ and publishes nothing: goreleaser in

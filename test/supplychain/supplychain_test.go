@@ -9,6 +9,7 @@ package supplychain_test
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -251,43 +252,60 @@ func uses(j job, action string) bool {
 	return slices.ContainsFunc(j.Steps, func(s step) bool { return strings.HasPrefix(s.Uses, action+"@") })
 }
 
-// TestReleaseBuildsWithoutWriteAccess checks the release workflow's split: the build job,
-// which runs the project's code and builds what a release ships, reads the repository
-// and nothing more; the publish job, which holds the write permissions, builds none of
-// it, only downloads the build job's artifact and publishes, signs and attests it.
+// TestReleaseBuildsWithoutWriteAccess checks the release workflow's split: the jobs
+// that run the project's code and build what a release ships (build, and counter-images
+// for logbench_counter's images) read the repository and nothing more; the publish job,
+// which holds the write permissions, builds none of it, only downloads their artifacts
+// and publishes, signs and attests them.
 func TestReleaseBuildsWithoutWriteAccess(t *testing.T) {
 	parsed, _ := workflows(t)
 	release, ok := parsed["release.yaml"]
 	if !ok {
 		t.Fatal("no release.yaml")
 	}
-	build, publish := release.Jobs["build"], release.Jobs["publish"]
-	if got := permissions(build.Permissions); fmt.Sprint(got) != "map[contents:read]" {
-		t.Errorf("the build job's permissions are %v, want contents: read only", got)
+	publish := release.Jobs["publish"]
+	builds := map[string][]string{
+		"build":          {"make test-dist ", "make docker-buildx "},
+		"counter-images": {"make counter-images "},
 	}
-	for _, target := range []string{"make test-dist ", "make docker-buildx "} {
-		if !strings.Contains(runs(build), target) {
-			t.Errorf("the build job does not run %s", strings.TrimSpace(target))
+	for name, targets := range builds {
+		j, ok := release.Jobs[name]
+		if !ok {
+			t.Errorf("release.yaml has no job %s", name)
+			continue
 		}
-		if strings.Contains(runs(publish), target) {
-			t.Errorf("the publish job runs %s", strings.TrimSpace(target))
+		if got := permissions(j.Permissions); fmt.Sprint(got) != "map[contents:read]" {
+			t.Errorf("the %s job's permissions are %v, want contents: read only", name, got)
+		}
+		if !uses(j, "actions/upload-artifact") {
+			t.Errorf("the %s job does not hand what it built to the publish job through a workflow artifact", name)
+		}
+		for _, target := range targets {
+			if !strings.Contains(runs(j), target) {
+				t.Errorf("the %s job does not run %s", name, strings.TrimSpace(target))
+			}
+			if strings.Contains(runs(publish), target) {
+				t.Errorf("the publish job runs %s", strings.TrimSpace(target))
+			}
 		}
 	}
+	build := release.Jobs["build"]
 	if !strings.Contains(runs(build), "DIST_SBOMS=true") {
 		t.Error("the build job does not ask make dist for the archives' SBOMs (DIST_SBOMS=true)")
 	}
-	if !uses(build, "actions/upload-artifact") || !uses(publish, "actions/download-artifact") {
-		t.Error("the build job does not hand its artifacts to the publish job through a workflow artifact")
+	if !uses(publish, "actions/download-artifact") {
+		t.Error("the publish job downloads no workflow artifact")
 	}
-	if fmt.Sprint(publish.Needs) != "build" {
-		t.Errorf("the publish job needs %v, want build", publish.Needs)
+	if fmt.Sprint(publish.Needs) != "[build counter-images]" {
+		t.Errorf("the publish job needs %v, want [build, counter-images]", publish.Needs)
 	}
 	want := []string{"attestations", "contents", "id-token", "packages"}
 	if got := writes(permissions(publish.Permissions)); !slices.Equal(got, want) {
 		t.Errorf("the publish job writes %v, want %v", got, want)
 	}
 	script := runs(publish)
-	for _, command := range []string{"cosign sign --yes", "cosign sign-blob --yes", "checksums.txt.sigstore.json", ".sbom.json", "gh release create"} {
+	for _, command := range []string{"cosign sign --yes", "cosign sign-blob --yes", "checksums.txt.sigstore.json", ".sbom.json", "gh release create",
+		"${RUNNER_TEMP}/counter-images"} {
 		if !strings.Contains(script, command) {
 			t.Errorf("the publish job does not run %q", command)
 		}
@@ -330,41 +348,78 @@ func TestGoreleaserWritesSBOMs(t *testing.T) {
 	}
 }
 
-// TestDockerfileBaseImagesArePinned checks that every stage of the Dockerfile starts from
-// an image pinned by digest (a build argument's default counts), or from an earlier stage.
+// TestDockerfileBaseImagesArePinned checks that every stage of the Dockerfiles starts
+// from an image pinned by digest (a build argument's default counts), or from an earlier
+// stage, and that the bases the release builds logbench_counter's images on
+// (images/logbench-counter/images.txt) are pinned too.
 func TestDockerfileBaseImagesArePinned(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(root(t), "Dockerfile"))
+	for _, file := range []string{"Dockerfile", filepath.Join("images", "logbench-counter", "Dockerfile")} {
+		data, err := os.ReadFile(filepath.Join(root(t), file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		arguments := map[string]string{}
+		stages := map[string]bool{}
+		froms := 0
+		for line := range strings.SplitSeq(string(data), "\n") {
+			fields := strings.Fields(line)
+			if len(fields) < 2 {
+				continue
+			}
+			switch strings.ToUpper(fields[0]) {
+			case "ARG":
+				if name, value, ok := strings.Cut(fields[1], "="); ok && froms == 0 {
+					arguments[name] = value
+				}
+			case "FROM":
+				froms++
+				fields = slices.DeleteFunc(fields[1:], func(field string) bool { return strings.HasPrefix(field, "--") })
+				image := os.Expand(fields[0], func(name string) string { return arguments[name] })
+				if !stages[image] && image != "scratch" && !pinnedImage.MatchString(image) {
+					t.Errorf("%s builds FROM %s (%s), not pinned by digest", file, fields[0], image)
+				}
+				if len(fields) == 3 && strings.EqualFold(fields[1], "AS") {
+					stages[fields[2]] = true
+				}
+			}
+		}
+		if froms == 0 {
+			t.Errorf("%s has no FROM", file)
+		}
+	}
+	for _, image := range counterImages(t) {
+		if !pinnedImage.MatchString(image.base) {
+			t.Errorf("images/logbench-counter/images.txt builds %s FROM %s, not pinned by digest", image.tag, image.base)
+		}
+	}
+}
+
+// counterImage is a line of images/logbench-counter/images.txt.
+type counterImage struct{ target, tag, base string }
+
+// counterImages reads images/logbench-counter/images.txt, the release's logbench_counter
+// images.
+func counterImages(t *testing.T) []counterImage {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root(t), "images", "logbench-counter", "images.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	arguments := map[string]string{}
-	stages := map[string]bool{}
-	froms := 0
+	var images []counterImage
 	for line := range strings.SplitSeq(string(data), "\n") {
 		fields := strings.Fields(line)
-		if len(fields) < 2 {
+		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
 			continue
 		}
-		switch strings.ToUpper(fields[0]) {
-		case "ARG":
-			if name, value, ok := strings.Cut(fields[1], "="); ok && froms == 0 {
-				arguments[name] = value
-			}
-		case "FROM":
-			froms++
-			fields = slices.DeleteFunc(fields[1:], func(field string) bool { return strings.HasPrefix(field, "--") })
-			image := os.Expand(fields[0], func(name string) string { return arguments[name] })
-			if !stages[image] && image != "scratch" && !pinnedImage.MatchString(image) {
-				t.Errorf("the Dockerfile builds FROM %s (%s), not pinned by digest", fields[0], image)
-			}
-			if len(fields) == 3 && strings.EqualFold(fields[1], "AS") {
-				stages[fields[2]] = true
-			}
+		if len(fields) != 3 {
+			t.Fatalf("images/logbench-counter/images.txt: %q is not <target> <tag> <base>", line)
 		}
+		images = append(images, counterImage{target: fields[0], tag: fields[1], base: fields[2]})
 	}
-	if froms == 0 {
-		t.Error("the Dockerfile has no FROM")
+	if len(images) == 0 {
+		t.Fatal("images/logbench-counter/images.txt names no image")
 	}
+	return images
 }
 
 // TestGoImagesHoldGoModsGo checks that the golang images the Dockerfile and CI build in
@@ -411,5 +466,97 @@ func TestLintRunsZizmorOffline(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^\t\$\(ZIZMOR\) (.* )?--offline( |$)`).Match(recipe[1]) {
 		t.Errorf("make lint does not run $(ZIZMOR) --offline:\n%s", recipe[1])
+	}
+}
+
+// counterImageRegistry is the registry the release pushes logbench_counter's images to,
+// the Makefile's COUNTER_IMAGE_REGISTRY.
+func counterImageRegistry(t *testing.T) string {
+	t.Helper()
+	makefile, err := os.ReadFile(filepath.Join(root(t), "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	registry := regexp.MustCompile(`(?m)^COUNTER_IMAGE_REGISTRY \?= (\S+)$`).FindSubmatch(makefile)
+	if registry == nil {
+		t.Fatal("the Makefile sets no COUNTER_IMAGE_REGISTRY")
+	}
+	return string(registry[1])
+}
+
+// TestChartAdmitsCounterImages checks that the chart's default allowedImages admit every
+// logbench_counter image the release publishes, as imageName or extensionImage.
+func TestChartAdmitsCounterImages(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(root(t), "charts", "logbench", "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var values struct {
+		AllowedImages []string `json:"allowedImages"`
+	}
+	if err := yaml.Unmarshal(data, &values); err != nil {
+		t.Fatal(err)
+	}
+	registry := counterImageRegistry(t)
+	for _, image := range counterImages(t) {
+		reference := registry + "/" + strings.ReplaceAll(image.tag, "VERSION", "1.2.3")
+		if !slices.ContainsFunc(values.AllowedImages, func(prefix string) bool { return strings.HasPrefix(reference, prefix) }) {
+			t.Errorf("the chart's allowedImages %v do not admit %s", values.AllowedImages, reference)
+		}
+	}
+}
+
+// TestCounterImagesBuildEachLine runs make counter-images with a stand-in for docker that
+// records its arguments: each line of images/logbench-counter/images.txt is built once,
+// for its target on its base, from the extension's source folder, into a layout that
+// DIR/images.txt names with the release's reference.
+func TestCounterImagesBuildEachLine(t *testing.T) {
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls")
+	tool := filepath.Join(dir, "docker")
+	// The stand-in writes the layout buildx's --output names, as buildx would.
+	script := "#!/bin/sh\necho \"$@\" >> " + calls + "\n" +
+		"for arg; do case \"$arg\" in type=oci,dest=*) : > \"${arg#type=oci,dest=}\" ;; esac; done\n"
+	if err := os.WriteFile(tool, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command("make", "--no-print-directory", "counter-images", "VERSION=1.2.3",
+		"CONTAINER_TOOL="+tool, "COUNTER_IMAGES_DIR="+out, "PLATFORMS=linux/amd64,linux/arm64")
+	cmd.Dir = root(t)
+	if output, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make counter-images: %v\n%s", err, output)
+	}
+	recorded, err := os.ReadFile(calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, err := os.ReadFile(filepath.Join(out, "images.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	builds := regexp.MustCompile(`(?m)^buildx build .*$`).FindAllString(string(recorded), -1)
+	lines := strings.Split(strings.TrimSpace(string(listed)), "\n")
+	images := counterImages(t)
+	if len(builds) != len(images) || len(lines) != len(images) {
+		t.Fatalf("%d images in images/logbench-counter/images.txt, %d built, %d listed:\n%s\n%s",
+			len(images), len(builds), len(lines), recorded, listed)
+	}
+	registry := counterImageRegistry(t)
+	source := filepath.Join(root(t), "logbench_counter")
+	for i, image := range images {
+		for _, want := range []string{"--platform linux/amd64,linux/arm64", "--target " + image.target,
+			"--build-arg BASE=" + image.base, "images/logbench-counter/Dockerfile", " " + source} {
+			if !strings.Contains(builds[i], want) {
+				t.Errorf("the build of %s does not pass %q: %s", image.tag, want, builds[i])
+			}
+		}
+		layout, reference, _ := strings.Cut(lines[i], " ")
+		if want := registry + "/" + strings.ReplaceAll(image.tag, "VERSION", "1.2.3"); reference != want {
+			t.Errorf("images.txt names %s, want %s", reference, want)
+		}
+		if !strings.Contains(builds[i], "type=oci,dest="+filepath.Join(out, layout)) {
+			t.Errorf("images.txt names the layout %s, which the build of %s does not write: %s", layout, image.tag, builds[i])
+		}
 	}
 }
