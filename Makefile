@@ -116,18 +116,25 @@ fuzz: ## Fuzz every Fuzz target for FUZZTIME, beyond the seed corpora that go te
 	FUZZTIME=$(FUZZTIME) $(GO_BUILD_ENV) hack/fuzz-brief.sh
 
 # The API reference is rendered from the Go types of api/, with their doc comments and
-# kubebuilder markers, by crd-ref-docs' Markdown renderer (hack/crd-ref-docs/config.yaml).
+# kubebuilder markers, by crd-ref-docs' Markdown renderer (hack/crd-ref-docs/config.yaml);
+# the CLI reference from the commands' own help (cobra's doc package, through the hidden
+# command logbench docs); the chart's values from the comments of its values.yaml
+# (hack/chart-values).
 API_REFERENCE = docs/reference/api.md
+CLI_REFERENCE = docs/reference/cli.md
+CHART_VALUES_REFERENCE = docs/reference/chart-values.md
 
 .PHONY: docs
-docs: crd-ref-docs ## Generate the API reference docs/reference/api.md from the Go types.
+docs: crd-ref-docs ## Generate the API, CLI and chart values references in docs/reference/ from the Go types, the commands' help and values.yaml.
 	mkdir -p $(dir $(API_REFERENCE))
 	$(CRD_REF_DOCS) --config=hack/crd-ref-docs/config.yaml --source-path=./api --renderer=markdown \
 		--output-path=$(API_REFERENCE) --log-level=ERROR
+	$(GO_BUILD_ENV) go run ./cmd/logbench docs --output-file $(CLI_REFERENCE)
+	$(GO_BUILD_ENV) go run ./hack/chart-values -values $(CHART)/values.yaml -output $(CHART_VALUES_REFERENCE)
 
 .PHONY: verify-generated
-verify-generated: manifests helm-sync generate docs ## Fail when the generated code, manifests, API reference or the chart's copies are not committed.
-	@changes=$$(git status --porcelain -- api config $(CHART) $(API_REFERENCE)); \
+verify-generated: manifests helm-sync generate docs ## Fail when the generated code, manifests, references or the chart's copies are not committed.
+	@changes=$$(git status --porcelain -- api config $(CHART) $(API_REFERENCE) $(CLI_REFERENCE) $(CHART_VALUES_REFERENCE)); \
 	if [ -n "$$changes" ]; then \
 		echo "$$changes"; \
 		echo "generated files differ from the commit: run make manifests helm-sync generate docs and commit the result" >&2; \
@@ -135,7 +142,7 @@ verify-generated: manifests helm-sync generate docs ## Fail when the generated c
 	fi
 
 .PHONY: lint
-lint: golangci-lint actionlint zizmor ## Run golangci-lint (.golangci.yml; the e2e, shipping and dist build tags included; the local cluster's netpol module too), then actionlint and zizmor on the workflows.
+lint: golangci-lint actionlint zizmor shfmt ## Run golangci-lint (.golangci.yml; the e2e, shipping and dist build tags included; the local cluster's netpol module too), actionlint and zizmor on the workflows, shellcheck and shfmt on the shell scripts.
 	@# golangci-lint reads the dependencies' types from their compiled export data: in the
 	@# flavour of the tests, it finds them built.
 	$(GO_BUILD_ENV) $(GOLANGCI_LINT) run
@@ -145,6 +152,11 @@ lint: golangci-lint actionlint zizmor ## Run golangci-lint (.golangci.yml; the e
 	@# offline: its online audits would ask GitHub's API about every action. The pedantic
 	@# persona reports code smells too; a finding fails make lint.
 	$(ZIZMOR) --offline --pedantic --no-progress .github
+	@# The shell scripts are the tracked *.sh files and those whose first line runs a shell;
+	@# shellcheck reads .shellcheckrc, shfmt the format of .editorconfig.
+	@scripts=$$(git ls-files -z | xargs -0 awk 'FNR == 1 && (FILENAME ~ /\.sh$$/ || /^#!.*[\/ ](ba|da)?sh( |$$)/) { print FILENAME } { nextfile }'); \
+	echo "shellcheck and shfmt -d on $$(echo $$scripts | wc -w) shell scripts"; \
+	$(SHELLCHECK) $$scripts && $(SHFMT) -d $$scripts
 
 .PHONY: lint-fix
 lint-fix: golangci-lint ## Run golangci-lint and apply the fixes it can.
@@ -466,6 +478,9 @@ OTELCOL_BUILDER ?= $(LOCALBIN)/builder
 GORELEASER ?= $(LOCALBIN)/goreleaser
 ACTIONLINT ?= $(LOCALBIN)/actionlint
 ZIZMOR ?= $(LOCALBIN)/zizmor
+SHFMT ?= $(LOCALBIN)/shfmt
+# shellcheck is Debian's package of it.
+SHELLCHECK ?= shellcheck
 SYFT ?= $(LOCALBIN)/syft
 CRANE ?= $(LOCALBIN)/crane
 COSIGN ?= $(LOCALBIN)/cosign
@@ -481,6 +496,7 @@ GORELEASER_VERSION ?= v2.15.1
 ACTIONLINT_VERSION ?= v1.7.12
 # zizmor comes from PyPI, with the sha256 of its wheels in hack/zizmor-requirements.txt.
 ZIZMOR_VERSION ?= 1.32.0
+SHFMT_VERSION ?= v3.14.1
 # syft writes the release archives' SBOMs (make dist DIST_SBOMS=true); crane pushes the
 # image the release workflow's build job wrote as an OCI layout, and cosign signs it, the
 # chart and checksums.txt.
@@ -565,6 +581,10 @@ goreleaser: | $(LOCALBIN) ## Install goreleaser into bin/ unless it is there.
 .PHONY: actionlint
 actionlint: | $(LOCALBIN) ## Install actionlint into bin/ unless it is there.
 	$(call go-install-tool,$(ACTIONLINT),github.com/rhysd/actionlint/cmd/actionlint,$(ACTIONLINT_VERSION))
+
+.PHONY: shfmt
+shfmt: | $(LOCALBIN) ## Install shfmt into bin/ unless it is there.
+	$(call go-install-tool,$(SHFMT),mvdan.cc/sh/v3/cmd/shfmt,$(SHFMT_VERSION))
 
 # zizmor is a Rust program that PyPI ships as wheels holding its binary: pip installs it,
 # hash-checked, into a virtual environment of its own (python3 -m venv, Debian's
