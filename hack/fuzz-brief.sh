@@ -16,13 +16,16 @@ cd "$(dirname "$0")/.."
 # The fuzz targets are read from the test files go list gives each package (those its
 # build constraints keep): listing them with go test -list would compile and link one
 # more test binary per package.
+# shellcheck disable=SC2016 # go list's template, not the shell's expansions
+test_files='{{$dir := .Dir}}{{$dir}}{{range .TestGoFiles}} {{$dir}}/{{.}}{{end}}{{range .XTestGoFiles}} {{$dir}}/{{.}}{{end}}'
 count=0
-while read -r dir files; do
-  [ -n "$files" ] || continue
-  for target in $(grep -ho '^func Fuzz[A-Za-z0-9_]*(' $files | sed 's/^func //; s/($//' | sort -u); do
+while read -r dir rest; do
+  [ -n "$rest" ] || continue
+  read -ra files <<<"$rest"
+  while read -r target; do
     echo "fuzz ${dir#"$PWD"/} ${target} for ${fuzztime}"
     go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$dir" </dev/null
     count=$((count + 1))
-  done
-done < <(go list -f '{{$dir := .Dir}}{{$dir}}{{range .TestGoFiles}} {{$dir}}/{{.}}{{end}}{{range .XTestGoFiles}} {{$dir}}/{{.}}{{end}}' "$@")
+  done < <(grep -ho '^func Fuzz[A-Za-z0-9_]*(' "${files[@]}" | sed 's/^func //; s/($//' | sort -u)
+done < <(go list -f "$test_files" "$@")
 echo "fuzzed ${count} targets"
