@@ -13,10 +13,10 @@ keep_state=false
 # descendants PID prints the pids of PID's children, grandchildren and so on.
 descendants() {
   local child
-  for child in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+  while read -r child; do
     echo "$child"
     descendants "$child"
-  done
+  done < <(cat /proc/"$1"/task/*/children 2>/dev/null | tr -s ' ' '\n')
 }
 
 # stop_pids PID... sends TERM, waits up to ten seconds, then KILLs what is left.
@@ -72,7 +72,9 @@ stop_components() {
 # policy controller made, and every rule jumping to them, in both address families, then
 # the controller's ipsets, which no rule names any more.
 clean_iptables() {
-  [ -x "${KUBE_BIN}/kube-proxy" ] && "${KUBE_BIN}/kube-proxy" --cleanup >/dev/null 2>&1 || true
+  if [ -x "${KUBE_BIN}/kube-proxy" ]; then
+    "${KUBE_BIN}/kube-proxy" --cleanup >/dev/null 2>&1 || true
+  fi
   local family table rule chain
   for family in iptables ip6tables; do
     command -v "$family" >/dev/null || continue
@@ -113,7 +115,8 @@ clean_mounts() {
 clean_network() {
   local namespace link
   for namespace in /run/netns/cni-*; do
-    [ -e "$namespace" ] && ip netns delete "${namespace##*/}" 2>/dev/null || true
+    [ -e "$namespace" ] || continue
+    ip netns delete "${namespace##*/}" 2>/dev/null || true
   done
   if ip link show "$BRIDGE" >/dev/null 2>&1; then
     for link in $(ip -o link show master "$BRIDGE" | awk -F': ' '{print $2}' | cut -d@ -f1); do
