@@ -5,7 +5,6 @@
 package logbenchcounter_test
 
 import (
-	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -115,11 +114,11 @@ func TestBuildStageInstallsTheExtension(t *testing.T) {
 	}
 	localpgtest.Run(t, func(t *testing.T, inst localpg.Installation) {
 		if _, err := exec.LookPath("make"); err != nil {
-			localpgtest.Missing(t, "make is missing, so the extension cannot be built: install make")
+			testenv.Missing(t, "make is missing, so the extension cannot be built: install make")
 		}
 		if _, err := os.Stat(pgConfig(t, inst, "--pgxs")); err != nil {
-			localpgtest.Missing(t, fmt.Sprintf("PostgreSQL %d's PGXS is missing: install postgresql-server-dev-%d (Debian; .ci/run does)",
-				inst.Version, inst.Version))
+			testenv.Missing(t, "PostgreSQL %d's PGXS is missing: install postgresql-server-dev-%d (Debian; .ci/run does)",
+				inst.Version, inst.Version)
 		}
 		image := t.TempDir()
 		// The image's paths, under image: the files make reads and DESTDIR. The install

@@ -26,6 +26,7 @@ import (
 
 	"github.com/logbench/logbench/internal/localpg"
 	"github.com/logbench/logbench/internal/localpg/localpgtest"
+	"github.com/logbench/logbench/internal/testenv"
 	"github.com/logbench/logbench/logbench_counter/countersql"
 )
 
@@ -127,9 +128,9 @@ func TestCounterMatchesServerLog(t *testing.T) {
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
 				if c.name == pgauditCase.name && !withPgaudit {
-					localpgtest.Missing(t, fmt.Sprintf("PostgreSQL %d has no pgaudit, so the counter is not tested "+
+					testenv.Missing(t, "PostgreSQL %d has no pgaudit, so the counter is not tested "+
 						"behind pgaudit's hook: install postgresql-%d-pgaudit (Debian; .ci/run does)",
-						inst.Version, inst.Version))
+						inst.Version, inst.Version)
 				}
 				tag := "lb_counter_" + c.name
 				tally.watch(tag, c.wantMessages)

@@ -42,11 +42,11 @@ func CounterLibrary(t testing.TB, inst localpg.Installation) string {
 		_, err = os.Stat(pgxs)
 	}
 	if err != nil {
-		Missing(t, fmt.Sprintf("PostgreSQL %d's PGXS is missing (%s --pgxs: %v), so logbench_counter cannot be built "+
-			"for it: install postgresql-server-dev-%d (Debian; .ci/run does)", inst.Version, pgConfig, err, inst.Version))
+		testenv.Missing(t, "PostgreSQL %d's PGXS is missing (%s --pgxs: %v), so logbench_counter cannot be built "+
+			"for it: install postgresql-server-dev-%d (Debian; .ci/run does)", inst.Version, pgConfig, err, inst.Version)
 	}
 	if _, err := exec.LookPath("make"); err != nil {
-		Missing(t, "make is missing, so logbench_counter cannot be built: install make")
+		testenv.Missing(t, "make is missing, so logbench_counter cannot be built: install make")
 	}
 	root, err := testenv.RepoRoot()
 	if err != nil {
@@ -69,7 +69,7 @@ func CounterLibrary(t testing.TB, inst localpg.Installation) string {
 	if err != nil {
 		os.RemoveAll(build)
 		if bytes.Contains(output, []byte("gssapi/gssapi.h")) {
-			Missing(t, "PostgreSQL's libpq-be.h includes GSSAPI's header, which is missing, so logbench_counter "+
+			testenv.Missing(t, "PostgreSQL's libpq-be.h includes GSSAPI's header, which is missing, so logbench_counter "+
 				"cannot be built: install libkrb5-dev (Debian; .ci/run does)")
 		}
 		t.Fatalf("building logbench_counter for PostgreSQL %d: %v\n%s", inst.Version, err, output)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/logbench/logbench/internal/localpg"
+	"github.com/logbench/logbench/internal/testenv"
 )
 
 // PostgreSQL18Env names the bin directory of PostgreSQL 18; `make test` sets it to what
@@ -48,7 +49,7 @@ func Local(t testing.TB) localpg.Installation {
 	t.Helper()
 	local, err := localpg.FindInstallation()
 	if err != nil {
-		Missing(t, fmt.Sprintf("no local PostgreSQL server binaries; install postgresql to run this test: %v", err))
+		testenv.Missing(t, "no local PostgreSQL server binaries; install postgresql to run this test: %v", err)
 	}
 	return local
 }
@@ -73,10 +74,9 @@ func PostgreSQL18(t testing.TB) localpg.Installation {
 		}
 		problems = append(problems, err.Error())
 	}
-	msg := fmt.Sprintf("PostgreSQL 18 is missing, so the measurements on it are not made: "+
+	testenv.Missing(t, "PostgreSQL 18 is missing, so the measurements on it are not made: "+
 		"run hack/install-postgresql.sh (make postgresql18 does) or set %s to its bin directory; looked at: %s",
 		PostgreSQL18Env, strings.Join(problems, "; "))
-	Missing(t, msg)
 	return localpg.Installation{}
 }
 
@@ -88,21 +88,10 @@ func WithPgaudit(t testing.TB) localpg.Installation {
 	if err == nil && local.HasLibrary("pgaudit") {
 		return local
 	}
-	msg := fmt.Sprintf("the local PostgreSQL has no pgaudit, so the measurements with it are not made: "+
-		"install postgresql-%d-pgaudit (Debian; .ci/run does)", local.Version)
 	if err != nil {
-		msg = fmt.Sprintf("no local PostgreSQL server binaries, so the measurements with pgaudit are not made: %v", err)
+		testenv.Missing(t, "no local PostgreSQL server binaries, so the measurements with pgaudit are not made: %v", err)
 	}
-	Missing(t, msg)
+	testenv.Missing(t, "the local PostgreSQL has no pgaudit, so the measurements with it are not made: "+
+		"install postgresql-%d-pgaudit (Debian; .ci/run does)", local.Version)
 	return localpg.Installation{}
-}
-
-// Missing stops a test whose installation or tools are missing: it fails when CI=true,
-// where they are part of the job, and is skipped with msg otherwise.
-func Missing(t testing.TB, msg string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
 }
