@@ -61,7 +61,8 @@ func prepareScripts(
 // in pgbench's environment, and os/exec keeps the last value of a variable given twice.
 func runAs(role Role, runPgbench bench.PgbenchRunner) bench.PgbenchRunner {
 	return func(ctx context.Context, args, extraEnv []string) ([]byte, error) {
-		roleEnv := []string{"PGUSER=" + role.User, "PGPASSWORD=" + role.Password}
+		roleEnv := make([]string, 0, 2+len(extraEnv))
+		roleEnv = append(roleEnv, "PGUSER="+role.User, "PGPASSWORD="+role.Password)
 		return runPgbench(ctx, args, append(roleEnv, extraEnv...))
 	}
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -54,7 +55,10 @@ func TestMissingScriptsAreNamed(t *testing.T) {
 	scripts := &v1alpha1.WorkloadScripts{ConfigMap: v1alpha1.ConfigMapReference{Name: "queries"},
 		Files: []v1alpha1.ScriptFile{{Key: "read.sql", Weight: 1}}, Init: "schema.sql"}
 	ran := false
-	runPgbench := func(context.Context, []string, []string) ([]byte, error) { ran = true; return nil, nil }
+	runPgbench := func(context.Context, []string, []string) ([]byte, error) {
+		ran = true
+		return []byte("pgbench ran"), errors.New("pgbench must not run")
+	}
 	for _, tt := range []struct {
 		name string
 		env  Environment
