@@ -17,16 +17,7 @@ const (
 // TestEveryValueIsDocumented fails when a value of the chart has no comment above it in
 // values.yaml: its row in the reference would say nothing.
 func TestEveryValueIsDocumented(t *testing.T) {
-	root := repoRoot(t)
-	source, err := os.ReadFile(filepath.Join(root, valuesFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := parseValues(source)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, row := range rows {
+	for _, row := range chartRows(t) {
 		if row.description == "" {
 			t.Errorf("%s: %s has no comment: say above it what it does", valuesFile, row.path)
 		}
@@ -36,20 +27,11 @@ func TestEveryValueIsDocumented(t *testing.T) {
 // TestReferenceIsCurrent fails when the committed reference is not what values.yaml
 // gives now, before CI's make verify-generated.
 func TestReferenceIsCurrent(t *testing.T) {
-	root := repoRoot(t)
-	source, err := os.ReadFile(filepath.Join(root, valuesFile))
+	committed, err := os.ReadFile(filepath.Join(repoRoot(t), reference))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := parseValues(source)
-	if err != nil {
-		t.Fatal(err)
-	}
-	committed, err := os.ReadFile(filepath.Join(root, reference))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(render(valuesFile, rows), committed) {
+	if !bytes.Equal(render(valuesFile, chartRows(t)), committed) {
 		t.Errorf("%s differs from %s: run make docs and commit it", reference, valuesFile)
 	}
 }
@@ -103,6 +85,20 @@ func TestEscapeCell(t *testing.T) {
 			t.Errorf("escapeCell(%q) = %q, want %q", text, got, want)
 		}
 	}
+}
+
+// chartRows returns the rows of the chart's values.yaml.
+func chartRows(t *testing.T) []row {
+	t.Helper()
+	source, err := os.ReadFile(filepath.Join(repoRoot(t), valuesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := parseValues(source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }
 
 func repoRoot(t *testing.T) string {
