@@ -269,14 +269,14 @@ func TestRunCountsAtTheSourceFromAnExtensionImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	records := result.Records
-	if records.ExpectedSource != v1alpha1.ExpectedCounted || records.Expected <= 0 ||
-		records.Expected >= result.Transactions {
-		t.Errorf("records %+v of %d transactions: want a sample of them counted at the source", records,
+	counted := result.Records
+	if counted.ExpectedSource != v1alpha1.ExpectedCounted || counted.Expected <= 0 ||
+		counted.Expected >= result.Transactions {
+		t.Errorf("records %+v of %d transactions: want a sample of them counted at the source", counted,
 			result.Transactions)
 	}
-	if records.Dropped == nil || *records.Dropped != 0 || records.Delivered != records.Expected {
-		t.Errorf("records %+v, want all %d delivered", records, records.Expected)
+	if counted.Dropped == nil || *counted.Dropped != 0 || counted.Delivered != counted.Expected {
+		t.Errorf("records %+v, want all %d delivered", counted, counted.Expected)
 	}
 }
 
