@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/logbench/logbench/internal/testenv"
 )
 
 // parentDir is a directory the OS user postgres can traverse when the tests run as root
@@ -40,7 +42,7 @@ func testConfig(t *testing.T, settings map[string]string) Config {
 	t.Helper()
 	inst, err := FindInstallation()
 	if err != nil {
-		t.Skipf("no local PostgreSQL, skipping the server tests: %v", err)
+		testenv.Missing(t, "no local PostgreSQL, so the server tests do not run: %v", err)
 	}
 	return Config{Installation: inst, Dir: parentDir(t), Settings: settings}
 }

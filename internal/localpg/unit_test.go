@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/logbench/logbench/internal/testenv"
 )
 
 func TestParseMajorVersion(t *testing.T) {
@@ -107,7 +109,7 @@ func TestFindInstallation(t *testing.T) {
 		if !strings.Contains(err.Error(), "apt-get install postgresql") {
 			t.Errorf("the error does not say how to install PostgreSQL: %v", err)
 		}
-		t.Skipf("no local PostgreSQL: %v", err)
+		testenv.Missing(t, "no local PostgreSQL: %v", err)
 	}
 	if inst.Version < MinVersion || inst.Version > MaxVersion {
 		t.Errorf("version %d outside %d to %d", inst.Version, MinVersion, MaxVersion)

@@ -3,7 +3,6 @@ package localrun
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -431,15 +430,9 @@ func TestSyslogRun(t *testing.T) {
 		t.Skip("starts PostgreSQL servers")
 	}
 	if !runsAsRoot() {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(localpg.ErrDevLogNeedsRoot)
-		}
-		t.Skip(localpg.ErrDevLogNeedsRoot)
+		testenv.Missing(t, "%v", localpg.ErrDevLogNeedsRoot)
 	}
-	installation, err := localpg.FindInstallation()
-	if err != nil {
-		t.Skipf("no local PostgreSQL: %v", err)
-	}
+	installation := localpgtest.Local(t)
 	benchmark, err := manifest.Decode([]byte(syslogBenchmark))
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/logbench/logbench/internal/procfs/procfstest"
+	"github.com/logbench/logbench/internal/testenv"
 )
 
 func TestParseStat(t *testing.T) {
@@ -371,7 +372,7 @@ type sightOfAnotherUser struct {
 // unknown), yet CgroupGroups measures this process's CPU time and memory.
 func TestAnotherUserMeasures(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("starting a process as another user needs root")
+		testenv.Missing(t, "starting a process as another user needs root")
 	}
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Skipf("no /proc to read: %v", err)
@@ -405,7 +406,7 @@ func TestAnotherUserMeasures(t *testing.T) {
 	switch {
 	case err != nil && !errors.As(err, &exited):
 		// A sandbox without CAP_SETUID, or a /tmp mounted noexec.
-		t.Skipf("cannot start the test binary as user %d here: %v", anotherUser, err)
+		testenv.Missing(t, "cannot start the test binary as user %d here: %v", anotherUser, err)
 	case err != nil:
 		t.Fatalf("the test binary as user %d: %v\n%s", anotherUser, err, exited.Stderr)
 	}

@@ -11,11 +11,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-)
 
-// skipBrowserEnv lets machines without Chromium skip the browser test deliberately;
-// without it a missing browser fails, so that CI cannot lose the test silently.
-const skipBrowserEnv = "LOGBENCH_SKIP_BROWSER"
+	"github.com/logbench/logbench/internal/testenv"
+)
 
 func findChromium(t *testing.T) string {
 	t.Helper()
@@ -24,11 +22,7 @@ func findChromium(t *testing.T) string {
 			return path
 		}
 	}
-	if os.Getenv(skipBrowserEnv) == "1" {
-		t.Skip("chromium not found and " + skipBrowserEnv + "=1")
-	}
-	t.Fatal("chromium not found: install it (Debian: apt-get install -y chromium) or set " +
-		skipBrowserEnv + "=1 to skip the browser test")
+	testenv.Missing(t, "chromium not found: install it (Debian: apt-get install -y chromium)")
 	return ""
 }
 
