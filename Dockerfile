@@ -30,6 +30,7 @@ COPY cmd/ cmd/
 COPY config/crd/ config/crd/
 COPY controllers/ controllers/
 COPY internal/ internal/
+COPY logbench_counter/countersql/ logbench_counter/countersql/
 
 # GOARCH is left unset when TARGETARCH is, so that the image builds for the host
 # platform without buildx.
