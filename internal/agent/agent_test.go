@@ -43,28 +43,7 @@ func TestRunCountsEveryFileDestination(t *testing.T) {
 			Workload: v1alpha1.WorkloadSpec{Builtin: v1alpha1.WorkloadSelectOnly, QueryMode: v1alpha1.QueryPrepared,
 				Scale: 1, Duration: metav1.Duration{Duration: time.Second}},
 		}
-		settings := spec.ServerParameters(v1alpha1.Destination{Type: v1alpha1.DestinationCSVLog})
-		settings["logging_collector"] = "on"
-		// Under root the server runs as the postgres user, who cannot enter t.TempDir().
-		server, err := localpg.Start(context.Background(), localpg.Config{Installation: installation, Settings: settings})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := server.Stop(context.Background()); err != nil {
-				t.Logf("stopping PostgreSQL: %v", err)
-			}
-		})
-		for _, variable := range server.Env() {
-			name, value, _ := strings.Cut(variable, "=")
-			t.Setenv(name, value)
-		}
-		env := Environment{
-			Connect:      func(ctx context.Context) (*pgx.Conn, error) { return pgx.Connect(ctx, server.ConnString()) },
-			Pgbench:      installation.Binary("pgbench"),
-			ScratchDir:   t.TempDir(),
-			LogDirectory: filepath.Join(server.LogDir(), "destination"),
-		}
+		env := startInstance(t, installation, spec.ServerParameters(v1alpha1.Destination{Type: v1alpha1.DestinationCSVLog}))
 
 		for _, destination := range []v1alpha1.DestinationType{v1alpha1.DestinationStderr, v1alpha1.DestinationCSVLog, v1alpha1.DestinationJSONLog} {
 			t.Run(string(destination), func(t *testing.T) {
@@ -238,29 +217,10 @@ func TestRunCountsAtTheSourceFromAnExtensionImage(t *testing.T) {
 	dest := v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}
 	spec := v1alpha1.LoggingBenchmarkSpec{Logging: logging}
 	settings := spec.ServerParameters(dest)
-	settings["logging_collector"] = "on"
 	settings["shared_preload_libraries"] = v1alpha1.CounterExtension
 	settings["dynamic_library_path"] = "$libdir:" + filepath.Join(image, "lib")
 	settings["extension_control_path"] = "$system:" + filepath.Join(image, "share")
-	server, err := localpg.Start(context.Background(), localpg.Config{Installation: installation, Settings: settings})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := server.Stop(context.Background()); err != nil {
-			t.Logf("stopping PostgreSQL: %v", err)
-		}
-	})
-	for _, variable := range server.Env() {
-		name, value, _ := strings.Cut(variable, "=")
-		t.Setenv(name, value)
-	}
-	env := Environment{
-		Connect:      func(ctx context.Context) (*pgx.Conn, error) { return pgx.Connect(ctx, server.ConnString()) },
-		Pgbench:      installation.Binary("pgbench"),
-		ScratchDir:   t.TempDir(),
-		LogDirectory: filepath.Join(server.LogDir(), "destination"),
-	}
+	env := startInstance(t, installation, settings)
 	result, err := Run(context.Background(), Request{
 		Benchmark: "test", Destination: dest, Logging: logging, Workload: workload, Clients: 1, Repeat: 1,
 		DrainTimeout: metav1.Duration{Duration: 10 * time.Second},
@@ -277,6 +237,34 @@ func TestRunCountsAtTheSourceFromAnExtensionImage(t *testing.T) {
 	}
 	if counted.Dropped == nil || *counted.Dropped != 0 || counted.Delivered != counted.Expected {
 		t.Errorf("records %+v, want all %d delivered", counted, counted.Expected)
+	}
+}
+
+// startInstance plays a CloudNativePG instance: a local server with the settings and
+// its logging collector on, stopped when the test ends, which libpq's PG* variables
+// describe, as in an agent's pod.
+func startInstance(t *testing.T, installation localpg.Installation, settings map[string]string) Environment {
+	t.Helper()
+	settings["logging_collector"] = "on"
+	// Under root the server runs as the postgres user, who cannot enter t.TempDir().
+	server, err := localpg.Start(context.Background(), localpg.Config{Installation: installation, Settings: settings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := server.Stop(context.Background()); err != nil {
+			t.Logf("stopping PostgreSQL: %v", err)
+		}
+	})
+	for _, variable := range server.Env() {
+		name, value, _ := strings.Cut(variable, "=")
+		t.Setenv(name, value)
+	}
+	return Environment{
+		Connect:      func(ctx context.Context) (*pgx.Conn, error) { return pgx.Connect(ctx, server.ConnString()) },
+		Pgbench:      installation.Binary("pgbench"),
+		ScratchDir:   t.TempDir(),
+		LogDirectory: filepath.Join(server.LogDir(), "destination"),
 	}
 }
 
