@@ -1,0 +1,63 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/manifest"
+	"github.com/logbench/logbench/internal/testenv"
+)
+
+// config/samples/scripts.yaml, shortened to one csvlog destination, one client and 5 s:
+// the user's reads, writes and slow report, from the sample's ConfigMap, with its init,
+// run as the application owner under log_min_duration_statement 5 and auto_explain, and
+// every record counted at the source delivered.
+var _ = Describe("the user's scripts", Label("counter"), func() {
+	It("runs the scripts sample's queries and counts every slow-query record at the source", func(ctx SpecContext) {
+		root, err := testenv.RepoRoot()
+		Expect(err).NotTo(HaveOccurred())
+		sample, err := manifest.Read(filepath.Join(root, "config", "samples", "scripts.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(sample.ConfigMaps).To(HaveLen(1))
+
+		queries := sample.ConfigMaps[0].DeepCopy()
+		queries.Name, queries.Namespace = "e2e-scripts", benchmarkNamespace
+		Expect(k8sClient.Create(ctx, queries)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, queries))).To(Succeed())
+		})
+
+		scripts := newBenchmark("scripts")
+		scripts.Spec.Postgres.Counter = sample.Benchmark.Spec.Postgres.Counter
+		scripts.Spec.Logging = sample.Benchmark.Spec.Logging
+		scripts.Spec.Baseline.Enabled = false
+		scripts.Spec.Destinations = []benchv1alpha1.Destination{{Name: "csvlog", Type: benchv1alpha1.DestinationCSVLog}}
+		scripts.Spec.Workload.Scripts = sample.Benchmark.Spec.Workload.Scripts
+		scripts.Spec.Workload.Scripts.ConfigMap.Name = queries.Name
+		scripts.Spec.Workload.Clients = []int32{1}
+		scripts.Spec.Workload.Duration = metav1.Duration{Duration: 5 * time.Second}
+		scripts.Spec.Cleanup = benchv1alpha1.CleanupAlways
+		succeedForThisSpec(ctx, scripts)
+
+		Expect(scripts.Status.Results).To(HaveLen(1))
+		row := scripts.Status.Results[0]
+		records, transactions := row.Records, row.Repeats[0].Transactions
+		_, _ = fmt.Fprintf(GinkgoWriter, "%s: %s, %d of %d records after %d transactions\n", row.Destination,
+			records.ExpectedSource, records.Delivered, records.Expected, transactions)
+		Expect(transactions).To(BeNumerically(">", 0))
+		Expect(records.ExpectedSource).To(Equal(benchv1alpha1.ExpectedCounted))
+		// The report sleeps 10 ms, over the 5 ms threshold: its durations and plans at least.
+		Expect(records.Expected).To(BeNumerically(">", 0))
+		Expect(records.AccountingError).To(BeEmpty())
+		Expect(records.Delivered).To(Equal(records.Expected), "every record counted at the source delivered")
+	})
+})
