@@ -2,6 +2,7 @@ package shipping
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -95,15 +96,14 @@ func rsyslogPodPatch(t Target, configMap string) []PatchOperation {
 	started := corev1.ProbeHandler{Exec: &corev1.ExecAction{
 		Command: []string{"/usr/bin/test", "-S", syslogMountPath + "/" + syslogSocket},
 	}}
-	patch := []PatchOperation{
+	return slices.Concat([]PatchOperation{
 		Add("/spec/volumes/-", corev1.Volume{Name: configVolume, VolumeSource: corev1.VolumeSource{
 			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: configMap}},
 		}}),
 		Add(postgresContainerPath+"/volumeMounts/-", corev1.VolumeMount{
 			Name: syslogVolume, MountPath: syslogMountPath, ReadOnly: true,
 		}),
-	}
-	return append(patch, syslogReceiverPatch(container, started)...)
+	}, syslogReceiverPatch(container, started))
 }
 
 // RsyslogReason explains what a destination whose receiver is rsyslog lost: rsyslog
