@@ -60,4 +60,23 @@ var _ = Describe("the user's scripts", Label("counter"), func() {
 		Expect(records.AccountingError).To(BeEmpty())
 		Expect(records.Delivered).To(Equal(records.Expected), "every record counted at the source delivered")
 	})
+
+	It("fails the run of scripts whose ConfigMap is missing, naming it", func(ctx SpecContext) {
+		missing := newBenchmark("scripts-missing")
+		missing.Spec.Postgres.Counter = &benchv1alpha1.CounterSpec{Source: benchv1alpha1.CounterInOperandImage}
+		missing.Spec.Baseline.Enabled = false
+		missing.Spec.Destinations = []benchv1alpha1.Destination{{Name: "csvlog", Type: benchv1alpha1.DestinationCSVLog}}
+		missing.Spec.Workload.Scripts = &benchv1alpha1.WorkloadScripts{
+			ConfigMap: benchv1alpha1.ConfigMapReference{Name: "no-such-queries"},
+			Files:     []benchv1alpha1.ScriptFile{{Key: "read.sql", Weight: 1}},
+		}
+		missing.Spec.Workload.Clients = []int32{1}
+		missing.Spec.Cleanup = benchv1alpha1.CleanupAlways
+		createForThisSpec(ctx, missing)
+		waitForPhase(ctx, missing, benchv1alpha1.PhaseFailed)
+
+		Expect(missing.Status.Results).To(HaveLen(1))
+		Expect(missing.Status.Results[0].Repeats).To(ConsistOf(HaveField("Error",
+			ContainSubstring("the ConfigMap no-such-queries in the benchmark's namespace does not exist or has no key read.sql"))))
+	})
 })
