@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"bytes"
 	"fmt"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers"
+	"github.com/logbench/logbench/internal/report"
 )
 
 // The suite's operand images have logbench_counter installed: with spec.postgres.counter
@@ -88,5 +90,10 @@ var _ = Describe("counting at the source", Label("counter"), func() {
 				}
 				Expect(records.Delivered).To(Equal(records.Expected), "%s: every sampled record delivered", row.Destination)
 			}
+
+			By("saying so in kubectl logbench report")
+			var rendered bytes.Buffer
+			Expect(report.Render(&rendered, report.FormatTable, sampled)).To(Succeed())
+			Expect(rendered.String()).To(ContainSubstring("expected: counted at the source"))
 		})
 })
