@@ -389,5 +389,12 @@ build_logbench_previous() {
 
 mkdir -p "$IMAGE_CACHE" "$LOCAL_BIN"
 for image in "${@:-pause coredns cnpg postgres logbench}"; do
-  for name in $image; do "build_${name}"; done
+  # One build of an image at a time: up.sh, kind's node-image.sh and a user may run this
+  # at once, and two builds of one image would remove each other's work folder.
+  for name in $image; do
+    (
+      flock 9
+      "build_${name}"
+    ) 9>"${IMAGE_CACHE}/build-${name}.lock"
+  done
 done
