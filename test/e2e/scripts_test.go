@@ -19,8 +19,9 @@ import (
 
 // config/samples/scripts.yaml, shortened to one csvlog destination, one client and 5 s:
 // the user's reads, writes and slow report, from the sample's ConfigMap, with its init,
-// run as the application owner under log_min_duration_statement 5 and auto_explain, and
-// every record counted at the source delivered.
+// run as the application owner (a division by zero under a superuser says so) under
+// log_min_duration_statement 5 and auto_explain, and every record counted at the source
+// delivered.
 var _ = Describe("the user's scripts", Label("counter"), func() {
 	It("runs the scripts sample's queries and counts every slow-query record at the source", func(ctx SpecContext) {
 		root, err := testenv.RepoRoot()
@@ -31,6 +32,10 @@ var _ = Describe("the user's scripts", Label("counter"), func() {
 
 		queries := sample.ConfigMaps[0].DeepCopy()
 		queries.Name, queries.Namespace = "e2e-scripts", benchmarkNamespace
+		// The init and one more script fail under a superuser: they run as the application owner.
+		const notSuperuser = "SELECT 1 / (NOT rolsuper)::int FROM pg_roles WHERE rolname = current_user;\n"
+		queries.Data["schema.sql"] = notSuperuser + queries.Data["schema.sql"]
+		queries.Data["not-superuser.sql"] = notSuperuser
 		Expect(k8sClient.Create(ctx, queries)).To(Succeed())
 		DeferCleanup(func(ctx SpecContext) {
 			Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, queries))).To(Succeed())
@@ -43,6 +48,8 @@ var _ = Describe("the user's scripts", Label("counter"), func() {
 		scripts.Spec.Destinations = []benchv1alpha1.Destination{{Name: "csvlog", Type: benchv1alpha1.DestinationCSVLog}}
 		scripts.Spec.Workload.Scripts = sample.Benchmark.Spec.Workload.Scripts
 		scripts.Spec.Workload.Scripts.ConfigMap.Name = queries.Name
+		scripts.Spec.Workload.Scripts.Files = append(scripts.Spec.Workload.Scripts.Files,
+			benchv1alpha1.ScriptFile{Key: "not-superuser.sql", Weight: 1})
 		scripts.Spec.Workload.Clients = []int32{1}
 		scripts.Spec.Workload.Duration = metav1.Duration{Duration: 5 * time.Second}
 		scripts.Spec.Cleanup = benchv1alpha1.CleanupAlways
