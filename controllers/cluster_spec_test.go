@@ -127,16 +127,10 @@ func TestBuildClusterWithSyslog(t *testing.T) {
 	for _, operation := range podPatchOf(t, cluster) {
 		switch operation.Path {
 		case "/spec/containers/0/volumeMounts/-":
-			var mount corev1.VolumeMount
-			if err := json.Unmarshal(operation.Value, &mount); err != nil {
-				t.Fatal(err)
-			}
+			mount := patchValue[corev1.VolumeMount](t, operation)
 			devLog = mount.MountPath == "/dev/log" && mount.SubPath != ""
 		case "/spec/initContainers/-":
-			var container corev1.Container
-			if err := json.Unmarshal(operation.Value, &container); err != nil {
-				t.Fatal(err)
-			}
+			container := patchValue[corev1.Container](t, operation)
 			sidecar = container.Name == shipping.ContainerName && container.RestartPolicy != nil &&
 				*container.RestartPolicy == corev1.ContainerRestartPolicyAlways && container.StartupProbe != nil
 		case "/spec/containers/-":
@@ -164,6 +158,16 @@ func podPatchOf(t *testing.T, cluster *unstructured.Unstructured) []patchOperati
 		t.Fatalf("%s: pod patch: %v", cluster.GetName(), err)
 	}
 	return patch
+}
+
+// patchValue decodes the value of a pod patch's operation.
+func patchValue[T any](t *testing.T, operation patchOperation) T {
+	t.Helper()
+	var value T
+	if err := json.Unmarshal(operation.Value, &value); err != nil {
+		t.Fatalf("%s: %v", operation.Path, err)
+	}
+	return value
 }
 
 // TestBuildClusterWithPgaudit: CloudNativePG loads pgaudit for the pgaudit.* parameters

@@ -34,16 +34,9 @@ func TestBuildClusterWithRsyslog(t *testing.T) {
 	for _, operation := range podPatchOf(t, cluster) {
 		switch operation.Path {
 		case "/spec/containers/0/volumeMounts/-":
-			var mount corev1.VolumeMount
-			if err := json.Unmarshal(operation.Value, &mount); err != nil {
-				t.Fatal(err)
-			}
-			postgresMounts = append(postgresMounts, mount)
+			postgresMounts = append(postgresMounts, patchValue[corev1.VolumeMount](t, operation))
 		case "/spec/initContainers/-":
-			receiver = &corev1.Container{}
-			if err := json.Unmarshal(operation.Value, receiver); err != nil {
-				t.Fatal(err)
-			}
+			receiver = new(patchValue[corev1.Container](t, operation))
 		case "/spec/containers/-":
 			t.Errorf("a container other than the meter is added: %s", operation.Value)
 		}
