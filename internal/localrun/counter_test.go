@@ -37,49 +37,13 @@ func TestSamplingCountedAtTheSource(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a PostgreSQL extension and starts PostgreSQL servers")
 	}
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	localpgtest.Run(t, func(t *testing.T, inst localpg.Installation) {
-		benchmark, err := manifest.ReadFile(filepath.Join(root, "config", "samples", "sampling-local.yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		spec := &benchmark.Spec
-		spec.Workload.Duration.Duration = 2 * time.Second
-		spec.Workload.Warmup.Duration = 0
-		spec.Workload.Repeats = 1
-		outcome, err := Execute(context.Background(), spec, Options{
-			Installation: inst, Seed: 1, CounterLibrary: localpgtest.CounterLibrary(t, inst),
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows := results.Aggregate(spec, outcome.Runs)
-		if len(rows) != len(spec.EffectiveDestinations()) {
-			t.Fatalf("%d rows, want one per destination: %+v", len(rows), rows)
-		}
+		rows := runSampleCountedAtTheSource(t, inst, "sampling-local.yaml")
 		for _, row := range rows {
-			name, r := results.RowName(row), row.Records
-			if len(results.Successful(row.Repeats)) != 1 {
-				t.Errorf("%s failed: %+v", name, row.Repeats)
-				continue
+			if logs := row.Type != v1alpha1.DestinationNone; logs != (row.Records.Expected > 0) {
+				t.Errorf("%s: %d records expected; only the baseline logs none", results.RowName(row),
+					row.Records.Expected)
 			}
-			if r.ExpectedSource != v1alpha1.ExpectedCounted || r.ExpectedIsEstimate {
-				t.Errorf("%s: expected %d, %s (estimate %t); want counted at the source, exact", name, r.Expected,
-					r.ExpectedSource, r.ExpectedIsEstimate)
-			}
-			if r.Dropped == nil || *r.Dropped != 0 || r.Delivered != r.Expected || r.ArrivedLate != 0 ||
-				r.AccountingError != "" {
-				t.Errorf("%s: records %+v, want every record counted at the source delivered", name, r)
-			}
-			logs := row.Type != v1alpha1.DestinationNone
-			if logs != (r.Expected > 0) {
-				t.Errorf("%s: %d records expected; only the baseline logs none", name, r.Expected)
-			}
-			t.Logf("%s (%s): %d records counted at the source, %d in the files, after %d transactions", name,
-				row.Logging, r.Expected, r.Delivered, row.Repeats[0].Transactions)
 		}
 		// A tenth of the statements, sampled, against every statement's duration and plan:
 		// the sample must be the smaller, or the settings did not apply.
@@ -87,11 +51,101 @@ func TestSamplingCountedAtTheSource(t *testing.T) {
 			t.Errorf("csvlog-sampled logged %d records, csvlog-explain %d: the sample is not smaller",
 				sampled.Records.Expected, explained.Records.Expected)
 		}
-		if note := results.ExpectedSourceNote(rows); !strings.Contains(note, "counted at the source") ||
-			!strings.Contains(note, "in every row") {
-			t.Errorf("the results say %q, want every row counted at the source", note)
+	})
+}
+
+// TestSamplingSavingsCountedAtTheSource runs config/samples/sampling-savings-local.yaml,
+// docs/sampling.md's benchmark, with one short run per destination, on PostgreSQL 15 and
+// 18: every statement, a tenth and a hundredth of them at random, and the statements
+// slower than 1 ms and 5 ms, to csvlog files, each row counted at the source and
+// delivered. Each sample and threshold logs fewer records a transaction than the one
+// before it, or the settings did not apply: a transaction, since the rows' runs, side by
+// side on a shared machine, commit different numbers of them. A threshold may log none
+// on a machine fast enough that no statement crosses it.
+func TestSamplingSavingsCountedAtTheSource(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a PostgreSQL extension and starts PostgreSQL servers")
+	}
+	localpgtest.Run(t, func(t *testing.T, inst localpg.Installation) {
+		rows := runSampleCountedAtTheSource(t, inst, "sampling-savings-local.yaml")
+		perTransaction := func(destination string) float64 {
+			row := findRow(t, rows, destination)
+			if len(row.Repeats) == 0 || row.Repeats[0].Transactions == 0 {
+				t.Fatalf("%s ran no transaction: %+v", destination, row.Repeats)
+			}
+			return float64(row.Records.Expected) / float64(row.Repeats[0].Transactions)
+		}
+		for _, fewer := range []struct {
+			more, less string
+			strictly   bool
+		}{
+			{more: "csvlog-all", less: "csvlog-sample-10pct", strictly: true},
+			{more: "csvlog-sample-10pct", less: "csvlog-sample-1pct", strictly: true},
+			{more: "csvlog-all", less: "csvlog-slower-1ms", strictly: true},
+			{more: "csvlog-slower-1ms", less: "csvlog-slower-5ms"},
+		} {
+			more, less := perTransaction(fewer.more), perTransaction(fewer.less)
+			if less > more || (fewer.strictly && less == more) {
+				t.Errorf("%s logged %.3f records a transaction, %s %.3f: want fewer in %[3]s", fewer.more, more,
+					fewer.less, less)
+			}
+		}
+		if perTransaction("csvlog-sample-1pct") == 0 {
+			t.Error("csvlog-sample-1pct logged no record: the run sampled nothing to compare")
 		}
 	})
+}
+
+// runSampleCountedAtTheSource runs the local sample of config/samples named file with
+// one 2-s run per destination and no warm-up, with logbench_counter built for inst, and
+// checks that every row's expected records are counted at the source, exactly, and every
+// one of them delivered, and that the results say so.
+func runSampleCountedAtTheSource(t *testing.T, inst localpg.Installation, file string) []v1alpha1.Result {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	benchmark, err := manifest.ReadFile(filepath.Join(root, "config", "samples", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := &benchmark.Spec
+	spec.Workload.Duration.Duration = 2 * time.Second
+	spec.Workload.Warmup.Duration = 0
+	spec.Workload.Repeats = 1
+	outcome, err := Execute(context.Background(), spec, Options{
+		Installation: inst, Seed: 1, CounterLibrary: localpgtest.CounterLibrary(t, inst),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := results.Aggregate(spec, outcome.Runs)
+	if len(rows) != len(spec.EffectiveDestinations()) {
+		t.Fatalf("%d rows, want one per destination: %+v", len(rows), rows)
+	}
+	for _, row := range rows {
+		name, r := results.RowName(row), row.Records
+		if len(results.Successful(row.Repeats)) != 1 {
+			t.Errorf("%s failed: %+v", name, row.Repeats)
+			continue
+		}
+		if r.ExpectedSource != v1alpha1.ExpectedCounted || r.ExpectedIsEstimate {
+			t.Errorf("%s: expected %d, %s (estimate %t); want counted at the source, exact", name, r.Expected,
+				r.ExpectedSource, r.ExpectedIsEstimate)
+		}
+		if r.Dropped == nil || *r.Dropped != 0 || r.Delivered != r.Expected || r.ArrivedLate != 0 ||
+			r.AccountingError != "" {
+			t.Errorf("%s: records %+v, want every record counted at the source delivered", name, r)
+		}
+		t.Logf("%s (%s): %d records counted at the source, %d in the files, after %d transactions", name,
+			row.Logging, r.Expected, r.Delivered, row.Repeats[0].Transactions)
+	}
+	if note := results.ExpectedSourceNote(rows); !strings.Contains(note, "counted at the source") ||
+		!strings.Contains(note, "in every row") {
+		t.Errorf("the results say %q, want every row counted at the source", note)
+	}
+	return rows
 }
 
 // TestSettingsNeedingTheCounterAreRefusedWithoutIt: without a counter library, a local
