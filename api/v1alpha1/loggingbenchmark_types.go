@@ -556,8 +556,8 @@ type SyslogSpec struct {
 	// transport local. Debian bookworm's rsyslog (8.2302) does not rate-limit by default
 	// (imuxsock's SysSock.RateLimit.Interval is 0 since rsyslog 5.9.5); rsyslog 5.8, the
 	// system daemon of the distributions of PostgreSQL 9.2's time, kept 200 messages of
-	// each process in 5 seconds and dropped the rest, as the article whose syslog kept
-	// about 0.5% of the records found: set rateLimit to measure such a limit. The
+	// each process in 5 seconds and dropped the rest, which fits the article whose syslog
+	// kept about 0.5% of the records: set rateLimit to measure such a limit. The
 	// destination's shipper.image, when set, is rsyslog's image, and shipper.output does
 	// not apply: rsyslog writes a file, in which logbench counts the records.
 	// +kubebuilder:default=FluentBit
@@ -1336,7 +1336,8 @@ type RecordStages struct {
 	Written *int64 `json:"written,omitempty"`
 	// Read records the shipper read and kept for the destination: Fluent Bit's input
 	// records past its grep filter, the collector's accepted records (every record of
-	// the file, the run's and others').
+	// the file, the run's and others'), the records in the file an Rsyslog receiver
+	// wrote (what its rate limiting dropped is lost here).
 	// +optional
 	Read *int64 `json:"read,omitempty"`
 	// Forwarded records the receiver sidecar of a Syslog destination with transport udp
