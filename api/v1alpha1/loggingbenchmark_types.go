@@ -517,7 +517,9 @@ type SyslogRateLimit struct {
 	IntervalSeconds int32 `json:"intervalSeconds"`
 
 	// Burst is SysSock.RateLimit.Burst: the messages of a process kept in an interval.
-	// +kubebuilder:validation:Minimum=1
+	// At least 10: the agent's session that marks where a run's records start sends a
+	// few messages before its marker, which must pass.
+	// +kubebuilder:validation:Minimum=10
 	// +kubebuilder:validation:Maximum=1000000000
 	Burst int32 `json:"burst"`
 }
