@@ -97,9 +97,8 @@ func TestSamplingSavingsCountedAtTheSource(t *testing.T) {
 }
 
 // runSampleCountedAtTheSource runs the local sample of config/samples named file with
-// one 2-s run per destination and no warm-up, with logbench_counter built for inst, and
-// checks that every row's records are counted at the source and delivered, and that the
-// results say so.
+// runShortCounted, without a warm-up, and checks that the results say every row is
+// counted at the source.
 func runSampleCountedAtTheSource(t *testing.T, inst localpg.Installation, file string) []v1alpha1.Result {
 	t.Helper()
 	root, err := testenv.RepoRoot()
@@ -111,20 +110,8 @@ func runSampleCountedAtTheSource(t *testing.T, inst localpg.Installation, file s
 		t.Fatal(err)
 	}
 	spec := &benchmark.Spec
-	spec.Workload.Duration.Duration = 2 * time.Second
 	spec.Workload.Warmup.Duration = 0
-	spec.Workload.Repeats = 1
-	outcome, err := Execute(context.Background(), spec, Options{
-		Installation: inst, Seed: 1, CounterLibrary: localpgtest.CounterLibrary(t, inst),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := results.Aggregate(spec, outcome.Runs)
-	if len(rows) != len(spec.EffectiveDestinations()) {
-		t.Fatalf("%d rows, want one per destination: %+v", len(rows), rows)
-	}
-	checkCountedAndDelivered(t, rows)
+	rows := runShortCounted(t, spec, Options{Installation: inst})
 	if note := results.ExpectedSourceNote(rows); !strings.Contains(note, "counted at the source") ||
 		!strings.Contains(note, "in every row") {
 		t.Errorf("the results say %q, want every row counted at the source", note)
@@ -132,11 +119,24 @@ func runSampleCountedAtTheSource(t *testing.T, inst localpg.Installation, file s
 	return rows
 }
 
-// checkCountedAndDelivered checks that every row ran its one run, that its expected
-// records are counted at the source, exactly, and that every one of them was delivered:
-// none dropped or late, no accounting error.
-func checkCountedAndDelivered(t *testing.T, rows []v1alpha1.Result) {
+// runShortCounted runs spec with one 2-s run per destination and logbench_counter built
+// for options.Installation, and checks that there is a row per destination, each of
+// which ran, with its expected records counted at the source, exactly, and every one of
+// them delivered: none dropped or late, no accounting error.
+func runShortCounted(t *testing.T, spec *v1alpha1.LoggingBenchmarkSpec, options Options) []v1alpha1.Result {
 	t.Helper()
+	spec.Workload.Duration.Duration = 2 * time.Second
+	spec.Workload.Repeats = 1
+	options.Seed = 1
+	options.CounterLibrary = localpgtest.CounterLibrary(t, options.Installation)
+	outcome, err := Execute(context.Background(), spec, options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := results.Aggregate(spec, outcome.Runs)
+	if len(rows) != len(spec.EffectiveDestinations()) {
+		t.Fatalf("%d rows, want one per destination: %+v", len(rows), rows)
+	}
 	for _, row := range rows {
 		name, r := results.RowName(row), row.Records
 		if len(results.Successful(row.Repeats)) != 1 {
@@ -154,6 +154,7 @@ func checkCountedAndDelivered(t *testing.T, rows []v1alpha1.Result) {
 		t.Logf("%s (%s): %d records counted at the source, %d in the files, after %d transactions", name,
 			row.Logging, r.Expected, r.Delivered, row.Repeats[0].Transactions)
 	}
+	return rows
 }
 
 // TestSettingsNeedingTheCounterAreRefusedWithoutIt: without a counter library, a local

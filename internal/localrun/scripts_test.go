@@ -41,24 +41,11 @@ func TestScriptsCountedAtTheSource(t *testing.T) {
 			t.Fatal(err)
 		}
 		spec := &documents.Benchmark.Spec
-		spec.Workload.Duration.Duration = 2 * time.Second
 		spec.Workload.Warmup.Duration = time.Second
-		spec.Workload.Repeats = 1
-		outcome, err := Execute(context.Background(), spec, Options{
-			Installation: inst, Seed: 1, CounterLibrary: localpgtest.CounterLibrary(t, inst),
-			ConfigMaps: documents.ConfigMaps,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows := results.Aggregate(spec, outcome.Runs)
-		if len(rows) != len(spec.EffectiveDestinations()) {
-			t.Fatalf("%d rows, want one per destination: %+v", len(rows), rows)
-		}
-		checkCountedAndDelivered(t, rows)
+		rows := runShortCounted(t, spec, Options{Installation: inst, ConfigMaps: documents.ConfigMaps})
 		for _, row := range rows {
 			if len(results.Successful(row.Repeats)) != 1 {
-				continue // checkCountedAndDelivered said so
+				continue // runShortCounted said so
 			}
 			name, expected := results.RowName(row), row.Records.Expected
 			if logs := row.Type != v1alpha1.DestinationNone; logs != (expected > 0) {
