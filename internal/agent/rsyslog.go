@@ -12,10 +12,17 @@ import (
 
 // rsyslogRun counts a run's records in the file of the messages rsyslog kept, read
 // through the server like the logging collector's files: what rsyslog read and did not
-// write, its rate limiting's drops, is lost at its input, the read stage.
+// write, its rate limiting's drops, is lost at its input, the read stage. The file's size
+// is no measure of what the server logged, which a rate limit cuts: the row has no log
+// volume.
 type rsyslogRun struct {
-	*bench.FileDestination
-	reason string
+	written *bench.FileDestination
+	reason  string
+}
+
+// Delivered counts the run's records rsyslog wrote so far.
+func (r *rsyslogRun) Delivered(ctx context.Context) (int64, error) {
+	return r.written.Delivered(ctx)
 }
 
 // newRsyslogRun counts the records tagged tag in rsyslog's file of the destination.
@@ -28,7 +35,7 @@ func newRsyslogRun(ctx context.Context, req Request, route destination.Route, en
 	if err != nil {
 		return nil, closeFiles, err
 	}
-	return &rsyslogRun{FileDestination: written, reason: shipping.RsyslogReason(req.Destination)}, closeFiles, nil
+	return &rsyslogRun{written: written, reason: shipping.RsyslogReason(req.Destination)}, closeFiles, nil
 }
 
 // Account names what rsyslog did not write as lost at the read stage.
