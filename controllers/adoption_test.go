@@ -41,7 +41,7 @@ func TestPlannedObjectsNameWhatTheBuildersCreate(t *testing.T) {
 	}
 	var built []client.Object
 	for _, dest := range benchmark.Spec.EffectiveDestinations() {
-		cluster, err := buildCluster(benchmark, dest, "meter", nil)
+		cluster, err := buildCluster(benchmark, dest, "meter", nil, "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -136,11 +136,12 @@ type cnpgAffinityConfiguration struct {
 }
 
 // buildCluster returns the CloudNativePG Cluster serving one destination, without owner
-// reference; its instance pods get the meter from meterImage, none when it is empty, and
+// reference; its instance pods get the meter from meterImage, none when it is empty, an
+// Rsyslog receiver that names no image rsyslogImage (empty: shipping.RsyslogImage), and
 // pull their images, the sidecars' included, with pullSecrets.
 func buildCluster(
 	benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination, meterImage string,
-	pullSecrets []corev1.LocalObjectReference,
+	pullSecrets []corev1.LocalObjectReference, rsyslogImage string,
 ) (*unstructured.Unstructured, error) {
 	pg := benchmark.Spec.Postgres
 	spec := cnpgClusterSpec{
@@ -196,7 +197,9 @@ func buildCluster(
 	if dest.Ships() {
 		// The sidecar comes from the pod patch; its configuration from the ConfigMap that
 		// reconcileShipperConfig writes before the Cluster.
-		patch = append(patch, shipping.PodPatch(shippingTarget(benchmark, dest), shipperConfigMapName(cluster.GetName()))...)
+		target := shippingTarget(benchmark, dest)
+		target.RsyslogImage = rsyslogImage
+		patch = append(patch, shipping.PodPatch(target, shipperConfigMapName(cluster.GetName()))...)
 	}
 	encoded, err := json.Marshal(patch)
 	if err != nil {

@@ -35,7 +35,7 @@ func TestBuildClusterMapsThePostgresSpec(t *testing.T) {
 			Logging: v1alpha1.LoggingSpec{Statement: v1alpha1.StatementAll, LinePrefix: "%a "},
 		},
 	}
-	cluster, err := buildCluster(benchmark, v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}, "", nil)
+	cluster, err := buildCluster(benchmark, v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}, "", nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestBuildClusterWithMeter(t *testing.T) {
 		{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar,
 			Loki: &v1alpha1.LokiSpec{URL: "http://loki:3100"}},
 	} {
-		cluster, err := buildCluster(benchmark, dest, "logbench:test", nil)
+		cluster, err := buildCluster(benchmark, dest, "logbench:test", nil, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +119,7 @@ func TestBuildClusterWithMeter(t *testing.T) {
 // socket; the agent may set log_destination with ALTER SYSTEM.
 func TestBuildClusterWithSyslog(t *testing.T) {
 	benchmark := &v1alpha1.LoggingBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: "ns"}}
-	cluster, err := buildCluster(benchmark, v1alpha1.Destination{Name: "sys", Type: v1alpha1.DestinationSyslog}, "", nil)
+	cluster, err := buildCluster(benchmark, v1alpha1.Destination{Name: "sys", Type: v1alpha1.DestinationSyslog}, "", nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestBuildClusterWithPgaudit(t *testing.T) {
 			Pgaudit: &v1alpha1.PgauditSpec{Log: []v1alpha1.PgauditClass{v1alpha1.PgauditRead, v1alpha1.PgauditWrite},
 				LogParameter: true}}},
 	}
-	audited, err := buildCluster(benchmark, v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}, "", nil)
+	audited, err := buildCluster(benchmark, v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}, "", nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestBuildClusterWithPgaudit(t *testing.T) {
 			t.Errorf("audited cluster: %s = %q, want %q", name, parameters[name], want)
 		}
 	}
-	baseline, err := buildCluster(benchmark, v1alpha1.Destination{Name: "baseline", Type: v1alpha1.DestinationNone}, "", nil)
+	baseline, err := buildCluster(benchmark, v1alpha1.Destination{Name: "baseline", Type: v1alpha1.DestinationNone}, "", nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestValidateClusterNames(t *testing.T) {
 func TestBuildClusterSealsTheSidecars(t *testing.T) {
 	benchmark := &v1alpha1.LoggingBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: "ns"}}
 	dest := v1alpha1.Destination{Name: "fluent", Type: v1alpha1.DestinationFluentBitSidecar}
-	cluster, err := buildCluster(benchmark, dest, "logbench:test", nil)
+	cluster, err := buildCluster(benchmark, dest, "logbench:test", nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +350,7 @@ func TestBuildClusterPullSecrets(t *testing.T) {
 		},
 	}
 	for _, test := range tests {
-		cluster, err := buildCluster(benchmark, dest, "registry.example/logbench:1.2.3", test.secrets)
+		cluster, err := buildCluster(benchmark, dest, "registry.example/logbench:1.2.3", test.secrets, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -386,7 +386,7 @@ func TestBuildClusterRunsAddedContainersAsOtherUsers(t *testing.T) {
 	}
 	for _, test := range tests {
 		t.Run(test.destination.Name, func(t *testing.T) {
-			cluster, err := buildCluster(benchmark, test.destination, "logbench:test", nil)
+			cluster, err := buildCluster(benchmark, test.destination, "logbench:test", nil, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -470,7 +470,7 @@ func TestBuildClusterWithCounter(t *testing.T) {
 				Spec: v1alpha1.LoggingBenchmarkSpec{Postgres: v1alpha1.PostgresSpec{Counter: tc.counter},
 					Logging: tc.logging, Destinations: []v1alpha1.Destination{tc.dest}},
 			}
-			cluster, err := buildCluster(benchmark, tc.dest, "", nil)
+			cluster, err := buildCluster(benchmark, tc.dest, "", nil, "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -62,7 +62,7 @@ func TestDestinationLoggingReachesServerAndAgent(t *testing.T) {
 			Logging: &v1alpha1.LoggingOverride{Statement: &none, Duration: &on}},
 			records.Settings{Statement: v1alpha1.StatementNone, MinDurationStatementMs: -1, Duration: true}},
 	} {
-		cluster, err := buildCluster(benchmark, tc.destination, "", nil)
+		cluster, err := buildCluster(benchmark, tc.destination, "", nil, "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -117,7 +117,7 @@ func (r *LoggingBenchmarkReconciler) createCluster(
 		pass.failDestination(state, failure)
 		return clusterOutcome{State: clusterFailed}, nil
 	}
-	created, err := buildCluster(benchmark, dest, r.AgentImage, r.ImagePullSecrets)
+	created, err := buildCluster(benchmark, dest, r.AgentImage, r.ImagePullSecrets, r.RsyslogImage)
 	if err != nil {
 		return clusterOutcome{}, err
 	}

@@ -54,6 +54,9 @@ type LoggingBenchmarkReconciler struct {
 	Recorder  record.EventRecorder
 	// AgentImage holds the logbench binary the agent Jobs copy into the PostgreSQL image.
 	AgentImage string
+	// RsyslogImage is what an Rsyslog receiver that names no image runs; empty is
+	// shipping.RsyslogImage.
+	RsyslogImage string
 	// ImagePullSecrets name the Secrets every pod logbench creates pulls its images with:
 	// the run Jobs and the clusters' instance pods with their sidecars. Pull secrets are
 	// namespaced, so each must exist in the benchmarks' namespaces.

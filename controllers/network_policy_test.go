@@ -68,7 +68,7 @@ func TestNetworkPolicyAdmitsOnlyItsPeers(t *testing.T) {
 	scraper := PodPeer{Namespace: "monitoring", Labels: map[string]string{"app.kubernetes.io/name": "prometheus"}}
 	policy := buildNetworkPolicy(benchmark, dest, NetworkPeers{CloudNativePG: operator, MetricsScraper: scraper})
 
-	cluster, err := buildCluster(benchmark, dest, "", nil)
+	cluster, err := buildCluster(benchmark, dest, "", nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,11 +21,12 @@ var rsyslogDestination = v1alpha1.Destination{Name: "rsys", Type: v1alpha1.Desti
 	Syslog: &v1alpha1.SyslogSpec{Receiver: v1alpha1.SyslogRsyslog}}
 
 // TestBuildClusterWithRsyslog: an Rsyslog destination's pod gets rsyslogd as a native
-// sidecar in its pinned image, unprivileged, started once its socket exists, and the
-// postgres container sees rsyslog's socket as /dev/log and its files read-only.
+// sidecar in the operator's rsyslog image, unprivileged, started once its socket exists,
+// and the postgres container sees rsyslog's socket as /dev/log and its files read-only.
 func TestBuildClusterWithRsyslog(t *testing.T) {
+	const operatorsImage = "registry.example/rsyslog:8.2302.0"
 	benchmark := &v1alpha1.LoggingBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: "ns"}}
-	cluster, err := buildCluster(benchmark, rsyslogDestination, "", nil)
+	cluster, err := buildCluster(benchmark, rsyslogDestination, "", nil, operatorsImage)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,9 +45,9 @@ func TestBuildClusterWithRsyslog(t *testing.T) {
 	if receiver == nil {
 		t.Fatal("no receiver sidecar")
 	}
-	if receiver.Image != shipping.RsyslogImage || !slices.Equal(receiver.Args[:3], []string{"-n", "-i", "NONE"}) {
+	if receiver.Image != operatorsImage || !slices.Equal(receiver.Args[:3], []string{"-n", "-i", "NONE"}) {
 		t.Errorf("receiver runs %s %q, want rsyslogd of %s in the foreground without a pid file",
-			receiver.Image, receiver.Args, shipping.RsyslogImage)
+			receiver.Image, receiver.Args, operatorsImage)
 	}
 	if receiver.RestartPolicy == nil || *receiver.RestartPolicy != corev1.ContainerRestartPolicyAlways ||
 		receiver.StartupProbe == nil || receiver.StartupProbe.Exec == nil || len(receiver.Ports) != 0 {

@@ -21,6 +21,7 @@ import (
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers"
 	"github.com/logbench/logbench/internal/allowlist"
+	"github.com/logbench/logbench/internal/shipping"
 	"github.com/logbench/logbench/internal/version"
 )
 
@@ -39,6 +40,7 @@ func newOperatorCommand() *cobra.Command {
 		probeAddr           string
 		leaderElect         bool
 		agentImage          string
+		rsyslogImage        string
 		imagePullSecrets    []string
 		clusterReadyTimeout time.Duration
 		watchNamespaces     []string
@@ -107,6 +109,7 @@ func newOperatorCommand() *cobra.Command {
 				Scheme:              mgr.GetScheme(),
 				Recorder:            mgr.GetEventRecorderFor("logbench"),
 				AgentImage:          agentImage,
+				RsyslogImage:        rsyslogImage,
 				ImagePullSecrets:    localObjectReferences(imagePullSecrets),
 				ClusterReadyTimeout: clusterReadyTimeout,
 				Allowed:             allowed,
@@ -135,6 +138,8 @@ func newOperatorCommand() *cobra.Command {
 	flags.BoolVar(&leaderElect, "leader-elect", false, "elect a leader, so that only one of several replicas reconciles")
 	flags.StringVar(&agentImage, "agent-image", os.Getenv(agentImageEnv),
 		"image holding the logbench binary the agent Jobs run (default $"+agentImageEnv+")")
+	flags.StringVar(&rsyslogImage, "rsyslog-image", shipping.RsyslogImage,
+		"image the Rsyslog receiver of Syslog destinations runs when a destination names none (shipper.image)")
 	flags.StringSliceVar(&imagePullSecrets, "image-pull-secrets", nil,
 		"Secrets the pods logbench creates pull their images with, comma-separated; each must exist in the "+
 			"benchmarks' namespaces")

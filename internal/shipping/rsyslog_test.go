@@ -194,3 +194,21 @@ func startRsyslogd(t *testing.T, rsyslogd, file string) {
 		}
 	})
 }
+
+// TestRsyslogImage: a destination's own image wins over the operator's, which wins over
+// the pinned one.
+func TestRsyslogImage(t *testing.T) {
+	const own, operators = "registry.example/own:1", "registry.example/operators:1"
+	for _, tt := range []struct{ shipperImage, operatorsImage, want string }{
+		{"", "", RsyslogImage},
+		{"", operators, operators},
+		{own, operators, own},
+	} {
+		target := rsyslogTarget(&v1alpha1.SyslogSpec{Receiver: v1alpha1.SyslogRsyslog})
+		target.Destination.Shipper = &v1alpha1.ShipperSpec{Image: tt.shipperImage}
+		target.RsyslogImage = tt.operatorsImage
+		if got := target.Image(); got != tt.want {
+			t.Errorf("shipper.image %q, operator's %q: image %s, want %s", tt.shipperImage, tt.operatorsImage, got, tt.want)
+		}
+	}
+}

@@ -96,6 +96,9 @@ type Target struct {
 	// Cluster is the destination's CloudNativePG cluster, whose name the receiver of a
 	// forwarding Syslog destination takes (SyslogReceiverName).
 	Cluster string
+	// RsyslogImage is the image of an Rsyslog receiver whose destination names none, the
+	// operator's --rsyslog-image; empty is the pinned RsyslogImage.
+	RsyslogImage string
 }
 
 // logFile is the path PostgreSQL writes: it swaps log_filename's .log suffix for the
@@ -117,10 +120,10 @@ func (t Target) MetricsPort() int32 {
 }
 
 // Image is the shipper's image: the destination's own or the pinned default of the
-// kind, or of rsyslog for a Syslog destination it receives.
+// kind, or, for a Syslog destination rsyslog receives, the operator's rsyslog image.
 func (t Target) Image() string {
 	if UsesRsyslog(t.Destination) {
-		return cmp.Or(t.Destination.EffectiveShipper().Image, RsyslogImage)
+		return cmp.Or(t.Destination.EffectiveShipper().Image, t.RsyslogImage, RsyslogImage)
 	}
 	return cmp.Or(t.Destination.EffectiveShipper().Image, t.shipper().DefaultImage())
 }
