@@ -88,9 +88,11 @@ vet: ## Run go vet against code, the e2e, shipping and dist suites' build tags i
 # leaves them out. The chart's tests (test/chart) run bin/helm, which the helm target
 # builds. The ground-truth tests measure PostgreSQL 18 beside the local server:
 # postgresql18 installs it, and the tests find it through LOGBENCH_POSTGRESQL18_BIN.
+# Their package (internal/localrun) runs real benchmarks for minutes on a busy machine:
+# past go test's default limit of 10 minutes a package.
 .PHONY: test
 test: manifests helm-sync generate fmt vet envtest helm postgresql18 ## Run the unit, envtest, ground-truth, chart and docs tests.
-	KUBEBUILDER_ASSETS="$(ENVTEST_DIR)" LOGBENCH_POSTGRESQL18_BIN="$$(hack/install-postgresql.sh)" $(GO_BUILD_ENV) go test ./... -coverprofile cover.out
+	KUBEBUILDER_ASSETS="$(ENVTEST_DIR)" LOGBENCH_POSTGRESQL18_BIN="$$(hack/install-postgresql.sh)" $(GO_BUILD_ENV) go test ./... -timeout 20m -coverprofile cover.out
 
 # make check builds and checks what make test does not run: this machine's release
 # archive and its tests (make test-dist builds every platform's), the type check of the
