@@ -347,9 +347,10 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 	})
 
 	It("mounts the user's scripts read-only and runs them as the application owner", func() {
-		DeferCleanup(startOperator(time.Minute))
+		DeferCleanup(startOperator(time.Minute, allowLogbenchImages))
 		scripts := newBenchmark(namespace, "scripts", v1alpha1.CleanupNever)
 		scripts.Spec.Baseline.Enabled = false
+		scripts.Spec.Postgres.ImageName = "ghcr.io/logbench/postgresql:17-standard-bookworm-counter"
 		scripts.Spec.Postgres.Counter = &v1alpha1.CounterSpec{Source: v1alpha1.CounterInOperandImage}
 		scripts.Spec.Workload.Builtin = v1alpha1.WorkloadSelectOnly
 		scripts.Spec.Workload.Scripts = &v1alpha1.WorkloadScripts{

@@ -50,11 +50,12 @@ var _ = Describe("LoggingBenchmark reconciler's settings counted at the source",
 	})
 
 	It("runs a sampled benchmark with the counter: every cluster preloads it and the agent counts", func() {
-		DeferCleanup(startOperator(time.Minute))
+		DeferCleanup(startOperator(time.Minute, allowLogbenchImages))
 		namespace := newNamespace()
 		counted := newBenchmark(namespace, "counted", v1alpha1.CleanupNever)
 		zero, tenth := int32(0), 0.1
 		counted.Spec.Logging.MinDurationSample, counted.Spec.Logging.StatementSampleRate = &zero, &tenth
+		counted.Spec.Postgres.ImageName = "ghcr.io/logbench/postgresql:17-standard-bookworm-counter"
 		counted.Spec.Postgres.Counter = &v1alpha1.CounterSpec{Source: v1alpha1.CounterInOperandImage}
 		counted.Spec.Workload.Seed = seedRunningFirst(&counted.Spec, "baseline")
 		Expect(k8sClient.Create(ctx, counted)).To(Succeed())
@@ -78,3 +79,9 @@ var _ = Describe("LoggingBenchmark reconciler's settings counted at the source",
 		Expect(getBenchmark(Default, namespace, "counted").Status.Phase).NotTo(Equal(v1alpha1.PhaseFailed))
 	})
 })
+
+// allowLogbenchImages lets the operator run logbench's operand images, which have the
+// counter installed.
+func allowLogbenchImages(reconciler *LoggingBenchmarkReconciler) {
+	reconciler.Allowed.ImagePrefixes = []string{"ghcr.io/logbench/"}
+}

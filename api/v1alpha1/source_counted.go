@@ -233,5 +233,16 @@ func (s *LoggingBenchmarkSpec) ValidateForClusters() error {
 	if fields := s.FieldsNeedingCounter(); len(fields) > 0 && s.Postgres.Counter == nil {
 		return fmt.Errorf("%s %w", strings.Join(fields, ", "), ErrCounterNotLoaded)
 	}
+	if counter := s.Postgres.Counter; counter != nil && counter.Source == CounterInOperandImage &&
+		s.Postgres.ImageName == "" {
+		return ErrCounterNotInDefaultImage
+	}
 	return nil
 }
+
+// ErrCounterNotInDefaultImage: CloudNativePG's default operand image, which an empty
+// imageName selects, has no CounterExtension, and a server told to preload it never
+// starts.
+var ErrCounterNotInDefaultImage = errors.New("spec.postgres.counter.source OperandImage needs spec.postgres.imageName: " +
+	"an operand image with the " + CounterExtension + " extension installed (logbench's PostgreSQL images, or yours " +
+	"built as logbench_counter/README.md says); CloudNativePG's default image does not have it")

@@ -103,10 +103,17 @@ func TestClustersRefuseWhatOnlyTheCounterCounts(t *testing.T) {
 		{Source: CounterInOperandImage}, {Source: CounterInExtensionImage, ExtensionImage: "ghcr.io/logbench/counter:18"},
 	} {
 		counted := spec
+		counted.Postgres.ImageName = "ghcr.io/logbench/postgresql:17-standard-bookworm-counter"
 		counted.Postgres.Counter = &counter
 		if err := counted.ValidateForClusters(); err != nil {
 			t.Errorf("ValidateForClusters with the counter from %s: %v", counter.Source, err)
 		}
+	}
+	inDefaultImage := spec
+	inDefaultImage.Postgres.Counter = &CounterSpec{Source: CounterInOperandImage}
+	if err := inDefaultImage.ValidateForClusters(); !errors.Is(err, ErrCounterNotInDefaultImage) {
+		t.Errorf("ValidateForClusters with the counter in CloudNativePG's default image = %v, want %v", err,
+			ErrCounterNotInDefaultImage)
 	}
 	plain := LoggingBenchmarkSpec{Logging: LoggingSpec{Statement: StatementAll, Connections: true},
 		Destinations: []Destination{{Name: "csv", Type: DestinationCSVLog}}}
