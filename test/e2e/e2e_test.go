@@ -384,17 +384,7 @@ var _ = Describe("logbench", Ordered, func() {
 		selector := client.MatchingLabels{controllers.LabelBenchmark: faulty.Name}
 
 		By("deleting the operator pod once a run has finished")
-		finished := map[string]types.UID{}
-		Eventually(func(g Gomega) {
-			jobs := &batchv1.JobList{}
-			g.Expect(k8sClient.List(ctx, jobs, client.InNamespace(benchmarkNamespace), selector)).To(Succeed())
-			for _, job := range jobs.Items {
-				if job.Status.Succeeded > 0 {
-					finished[job.Name] = job.UID
-				}
-			}
-			g.Expect(finished).NotTo(BeEmpty())
-		}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(2 * time.Second).Should(Succeed())
+		finished := awaitFinishedRuns(ctx, faulty)
 		Expect(k8sClient.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(operatorNamespace),
 			client.MatchingLabels{"app.kubernetes.io/name": "logbench"})).To(Succeed())
 
@@ -415,23 +405,8 @@ var _ = Describe("logbench", Ordered, func() {
 		}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(time.Second).Should(Succeed())
 
 		waitForPhase(ctx, faulty, benchv1alpha1.PhaseSucceeded)
-		total := int(faulty.Status.Progress.RunsTotal)
-		Expect(faulty.Status.Results).To(HaveLen(total))
-		for _, row := range faulty.Status.Results {
-			Expect(row.TPS).To(BeNumerically(">", 0), "%s with %d clients", row.Destination, row.Clients)
-			if row.Type == benchv1alpha1.DestinationCSVLog {
-				Expect(row.Records.Delivered).To(Equal(row.Records.Expected), "%s with %d clients", row.Destination, row.Clients)
-			}
-		}
-
-		jobs := &batchv1.JobList{}
-		Expect(k8sClient.List(ctx, jobs, client.InNamespace(benchmarkNamespace), selector)).To(Succeed())
-		Expect(jobs.Items).To(HaveLen(total), "one Job a run")
-		for _, job := range jobs.Items {
+		for _, job := range expectEveryRunOnce(ctx, faulty, finished) {
 			Expect(job.Status.Succeeded).To(BeNumerically("==", 1), "Job %s", job.Name)
-			if uid, done := finished[job.Name]; done {
-				Expect(job.UID).To(Equal(uid), "Job %s of a run finished before the restart was made again", job.Name)
-			}
 			if job.Name == interrupted {
 				Expect(job.Status.Failed).To(BeNumerically(">=", 1),
 					"Job %s: the deleted pod was not counted as a failed attempt", job.Name)
@@ -765,4 +740,48 @@ func printDiagnostics(benchmark *benchv1alpha1.LoggingBenchmark, extra ...[]stri
 		output, err := exec.Command("kubectl", append(append([]string{}, kubectlArgs...), args...)...).CombinedOutput()
 		_, _ = fmt.Fprintf(GinkgoWriter, "\n--- kubectl %s (err=%v)\n%s\n", strings.Join(args, " "), err, output)
 	}
+}
+
+// awaitFinishedRuns waits until a run of benchmark has finished and returns the Jobs of
+// its finished runs, by name.
+func awaitFinishedRuns(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark) map[string]types.UID {
+	finished := map[string]types.UID{}
+	Eventually(func(g Gomega) {
+		jobs := &batchv1.JobList{}
+		g.Expect(k8sClient.List(ctx, jobs, client.InNamespace(benchmarkNamespace),
+			client.MatchingLabels{controllers.LabelBenchmark: benchmark.Name})).To(Succeed())
+		for _, job := range jobs.Items {
+			if job.Status.Succeeded > 0 {
+				finished[job.Name] = job.UID
+			}
+		}
+		g.Expect(finished).NotTo(BeEmpty())
+	}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(2 * time.Second).Should(Succeed())
+	return finished
+}
+
+// expectEveryRunOnce checks that the succeeded benchmark has a result with TPS for every
+// run, every csvlog record delivered, and one Job a run, the runs finished before
+// (finished, from awaitFinishedRuns) not made again; it returns the Jobs.
+func expectEveryRunOnce(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark,
+	finished map[string]types.UID,
+) []batchv1.Job {
+	total := int(benchmark.Status.Progress.RunsTotal)
+	Expect(benchmark.Status.Results).To(HaveLen(total))
+	for _, row := range benchmark.Status.Results {
+		Expect(row.TPS).To(BeNumerically(">", 0), "%s with %d clients", row.Destination, row.Clients)
+		if row.Type == benchv1alpha1.DestinationCSVLog {
+			Expect(row.Records.Delivered).To(Equal(row.Records.Expected), "%s with %d clients", row.Destination, row.Clients)
+		}
+	}
+	jobs := &batchv1.JobList{}
+	Expect(k8sClient.List(ctx, jobs, client.InNamespace(benchmarkNamespace),
+		client.MatchingLabels{controllers.LabelBenchmark: benchmark.Name})).To(Succeed())
+	Expect(jobs.Items).To(HaveLen(total), "one Job a run")
+	for _, job := range jobs.Items {
+		if uid, done := finished[job.Name]; done {
+			Expect(job.UID).To(Equal(uid), "Job %s of a run finished before was made again", job.Name)
+		}
+	}
+	return jobs.Items
 }

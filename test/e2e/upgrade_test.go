@@ -13,13 +13,11 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
-	"github.com/logbench/logbench/controllers"
 	"github.com/logbench/logbench/internal/testenv"
 )
 
@@ -61,17 +59,8 @@ var _ = Describe("upgrade", Label("upgrade"), Serial, func() {
 		})
 
 		By("upgrading once the old operator has finished a run")
-		selector := client.MatchingLabels{controllers.LabelBenchmark: upgraded.Name}
-		finished := map[string]types.UID{}
+		finished := awaitFinishedRuns(ctx, upgraded)
 		Eventually(func(g Gomega) {
-			jobs := &batchv1.JobList{}
-			g.Expect(k8sClient.List(ctx, jobs, client.InNamespace(benchmarkNamespace), selector)).To(Succeed())
-			for _, job := range jobs.Items {
-				if job.Status.Succeeded > 0 {
-					finished[job.Name] = job.UID
-				}
-			}
-			g.Expect(finished).NotTo(BeEmpty())
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(upgraded), upgraded)).To(Succeed())
 			g.Expect(upgraded.Status.Progress.RunsDone).To(BeNumerically(">=", 1),
 				"the old operator recorded the finished run in the status")
@@ -82,22 +71,7 @@ var _ = Describe("upgrade", Label("upgrade"), Serial, func() {
 
 		By("completing under the new operator with every run once")
 		waitForPhase(ctx, upgraded, benchv1alpha1.PhaseSucceeded)
-		total := int(upgraded.Status.Progress.RunsTotal)
-		Expect(upgraded.Status.Results).To(HaveLen(total))
-		for _, row := range upgraded.Status.Results {
-			Expect(row.TPS).To(BeNumerically(">", 0), "%s with %d clients", row.Destination, row.Clients)
-			if row.Type == benchv1alpha1.DestinationCSVLog {
-				Expect(row.Records.Delivered).To(Equal(row.Records.Expected), "%s", row.Destination)
-			}
-		}
-		jobs := &batchv1.JobList{}
-		Expect(k8sClient.List(ctx, jobs, client.InNamespace(benchmarkNamespace), selector)).To(Succeed())
-		Expect(jobs.Items).To(HaveLen(total), "one Job a run")
-		for _, job := range jobs.Items {
-			if uid, done := finished[job.Name]; done {
-				Expect(job.UID).To(Equal(uid), "Job %s, finished before the upgrade, was made again", job.Name)
-			}
-		}
+		expectEveryRunOnce(ctx, upgraded, finished)
 	})
 })
 
