@@ -760,8 +760,8 @@ func awaitFinishedRuns(ctx context.Context, benchmark *benchv1alpha1.LoggingBenc
 	return finished
 }
 
-// expectEveryRunOnce checks that the succeeded benchmark has a result with TPS for every
-// run, every csvlog record delivered, and one Job a run, the runs finished before
+// expectEveryRunOnce checks that the succeeded benchmark of one repeat has a result
+// with TPS for every run, every csvlog record delivered, and one Job a run, the runs finished before
 // (finished, from awaitFinishedRuns) not made again; it returns the Jobs.
 func expectEveryRunOnce(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark,
 	finished map[string]types.UID,

@@ -47,8 +47,9 @@ var _ = Describe("upgrade", Label("upgrade"), Serial, func() {
 
 		upgraded := newBenchmark("upgrade")
 		upgraded.Spec.Destinations = []benchv1alpha1.Destination{{Name: "csvlog", Type: benchv1alpha1.DestinationCSVLog}}
-		upgraded.Spec.Workload.Clients = []int32{1}
-		upgraded.Spec.Workload.Repeats = 2
+		// One repeat a row: four runs, one result each.
+		upgraded.Spec.Workload.Clients = []int32{1, 2}
+		upgraded.Spec.Workload.Repeats = 1
 		upgraded.Spec.Workload.Duration = metav1.Duration{Duration: 5 * time.Second}
 		upgraded.Spec.Cleanup = benchv1alpha1.CleanupAlways
 		createForThisSpec(ctx, upgraded)
