@@ -180,7 +180,10 @@ storage_manifest() {
   local provisioner helper
   provisioner=$(sed -n 's/^const storageProvisionerImage = "\(.*\)"$/\1/p' "$source")
   helper=$(sed -n 's/^const storageHelperImage = "\(.*\)"$/\1/p' "$source")
-  [ -n "$provisioner" ] && [ -n "$helper" ] || die "no storage images found in ${source}"
+  if [ -z "$provisioner" ] || [ -z "$helper" ]; then
+    die "no storage images found in ${source}"
+  fi
+  # shellcheck disable=SC2016 # the backquotes of a Go raw string, not a command
   sed -n '/^const defaultStorageManifest = `$/,/^`$/p' "$source" | sed '1d;$d' |
     sed -e "s#\` + storageProvisionerImage + \`#${STORAGE_IMAGE}#" -e "s#\` + storageHelperImage + \`#${KUBE_BASE_IMAGE}#"
 }
@@ -275,7 +278,9 @@ if [ "${1:-}" = --network-files ]; then
   exit 0
 fi
 
-command -v docker >/dev/null && docker info >/dev/null 2>&1 || die "no Docker engine answers: start one (hack/kind/dockerd.sh up)"
+if ! command -v docker >/dev/null || ! docker info >/dev/null 2>&1; then
+  die "no Docker engine answers: start one (hack/kind/dockerd.sh up)"
+fi
 mkdir -p "$IMAGE_CACHE" "$KIND_NODE_BIN"
 # The kind module holds the base image's files and the default storage manifest.
 KIND_DIR=$(go mod download -json "sigs.k8s.io/kind@${KIND_VERSION}" | jq -r .Dir)

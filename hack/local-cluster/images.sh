@@ -173,6 +173,7 @@ build_postgres() {
   # CloudNativePG runs instances as uid 26 and gid 26 (Debian's "tape" group, unused in
   # an image), and initdb wants that uid in /etc/passwd; the package's own cluster is
   # dead weight.
+  # shellcheck disable=SC2016 # expanded by the image's shell, not this one
   chroot "$ROOTFS" sh -ec 'if [ "$(id -u postgres)" != 26 ]; then
       groupdel tape; groupmod -g 26 postgres; usermod -u 26 -g 26 postgres
     fi
@@ -263,6 +264,7 @@ build_rsyslog() {
   [ -f "$archive" ] && return
   bookworm_rootfs rsyslog rsyslog
   local version
+  # shellcheck disable=SC2016 # dpkg-query's format, not the shell's expansion
   version=$(chroot "$ROOTFS" dpkg-query -W -f '${Version}' rsyslog)
   [ "${version%%-*}" = "$RSYSLOG_VERSION" ] || die "Debian bookworm's rsyslog is ${version}, not ${RSYSLOG_VERSION}"
   pack_bookworm_rootfs rsyslog "$RSYSLOG_VERSION" 26:26 /usr/sbin/rsyslogd

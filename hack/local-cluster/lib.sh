@@ -1,3 +1,8 @@
+# shellcheck shell=bash
+# The variables are used by the scripts that source this file, where shellcheck follows
+# them; alone, it would call each one unused.
+# shellcheck disable=SC2034
+
 # Shared settings of the local cluster scripts (up.sh, down.sh, status.sh, images.sh).
 # Sourced, not run. Every path the cluster writes lives under CLUSTER_DIR, except what
 # containerd, runc and CNI hard-code (/run/containerd, /run/netns, /var/lib/cni), which
@@ -119,7 +124,7 @@ go_module_build() {
   log "building ${package} from ${module} (first time takes several minutes)"
   mkdir -p "$dir" "$(dirname "$out")"
   (
-    cd "$dir"
+    cd "$dir" || exit
     [ -f go.mod ] || go mod init logbench.local/build >/dev/null 2>&1
     printf 'package tools\n\nimport _ "%s"\n' "$package" > tools.go
     go get "$module" >/dev/null 2>&1

@@ -368,7 +368,9 @@ started=$SECONDS
 # build; they join a cluster that runs.
 stack_images=(loki otelcol prometheus)
 if [ "$mode" = --stack ]; then
-  running kube-apiserver && running containerd || die "the cluster is not running: run up.sh without --stack first"
+  if ! running kube-apiserver || ! running containerd; then
+    die "the cluster is not running: run up.sh without --stack first"
+  fi
   "${REPO_ROOT}/hack/local-cluster/images.sh" "${stack_images[@]}"
   import_images
   install_stack
