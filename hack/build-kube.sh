@@ -7,8 +7,12 @@
 set -euo pipefail
 
 KUBE_VERSION=${KUBE_VERSION:-1.34.4}
-out=$1; shift
-[ $# -gt 0 ] || { echo "usage: $0 OUT_DIR COMPONENT..." >&2; exit 2; }
+out=$1
+shift
+[ $# -gt 0 ] || {
+  echo "usage: $0 OUT_DIR COMPONENT..." >&2
+  exit 2
+}
 
 # missing lists the components not in OUT_DIR yet.
 missing() {
@@ -47,15 +51,16 @@ if [ ! -f go.sum ] || ! grep -q '"k8s.io/kubernetes/cmd/kubectl"' tools.go; then
     go mod edit -replace "${module}=${module}@${staging_version}"
   done
   go mod edit -require "k8s.io/kubernetes@v${KUBE_VERSION}"
-  printf 'package tools\n\nimport (\n' > tools.go
+  printf 'package tools\n\nimport (\n' >tools.go
   for component in "${components[@]}"; do
-    printf '\t_ "k8s.io/kubernetes/cmd/%s"\n' "$component" >> tools.go
+    printf '\t_ "k8s.io/kubernetes/cmd/%s"\n' "$component" >>tools.go
   done
-  printf ')\n' >> tools.go
+  printf ')\n' >>tools.go
   go mod tidy >/dev/null
 fi
 
-minor=${KUBE_VERSION#1.}; minor=${minor%%.*}
+minor=${KUBE_VERSION#1.}
+minor=${minor%%.*}
 ldflags="-s -w -X k8s.io/component-base/version.gitVersion=v${KUBE_VERSION} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${minor}"
 echo "building ${missing[*]} v${KUBE_VERSION} (first time takes several minutes)" >&2
 # One go build for all of them: their links (one core each) overlap each other's compiles.

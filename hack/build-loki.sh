@@ -46,7 +46,7 @@ if [ ! -x "$binary" ]; then
         print "-replace=" old "=" f[n - 1] "@" f[n]
       }' "${loki_dir}/go.mod" | xargs go mod edit
     go mod edit -require "${module}@v${LOKI_VERSION}"
-    printf 'package tools\n\nimport _ "%s/cmd/loki"\n' "$module" > tools.go
+    printf 'package tools\n\nimport _ "%s/cmd/loki"\n' "$module" >tools.go
     go mod tidy >/dev/null
   fi
 

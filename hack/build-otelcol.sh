@@ -14,11 +14,17 @@ out=${1:-${root}/bin}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 version=$(sed -n 's/^  version: *\([^ ]*\)$/\1/p' "$manifest")
-[ -n "$version" ] || { echo "no dist.version in $manifest" >&2; exit 1; }
+[ -n "$version" ] || {
+  echo "no dist.version in $manifest" >&2
+  exit 1
+}
 binary=${out}/otelcol-v${version}
 
 if [ ! -x "$binary" ]; then
-  [ -x "$builder" ] || { echo "$builder not found: run make otelcol-builder" >&2; exit 1; }
+  [ -x "$builder" ] || {
+    echo "$builder not found: run make otelcol-builder" >&2
+    exit 1
+  }
   # The manifest's output_path is ".", so the generated sources stay in this folder.
   work=${HOME}/.cache/logbench/otelcol-build-v${version}
   mkdir -p "$work"

@@ -36,7 +36,7 @@ build_in_module() {
           printf 'package tools\n\nimport (\n'
           for target in "$@"; do printf '\t_ "%s"\n' "${target#*=}"; done
           printf ')\n'
-        } > tools.go
+        } >tools.go
         go get "$module" >/dev/null
         go mod tidy >/dev/null
       fi

@@ -16,18 +16,18 @@ make_var() { make --no-print-directory -s print-"$1"; }
 loki=$(make_var LOKI_VERSION) collector=$(make_var OTELCOL_BUILDER_VERSION) fluent_bit=$(make_var FLUENT_BIT_VERSION)
 
 for run in $(seq 1 "$runs"); do
-	start=$SECONDS
-	if ! E2E_PROVIDER=local KUBECONFIG="$kubeconfig" \
-		E2E_LOKI_IMAGE="logbench.local/loki:$loki" E2E_COLLECTOR_IMAGE="logbench.local/otelcol:${collector#v}" \
-		E2E_FLUENT_BIT_IMAGE="logbench.local/fluent-bit:$fluent_bit" \
-		go test -tags e2e ./test/e2e/ -count=1 -timeout 60m -v -ginkgo.v -ginkgo.focus "$focus" \
-		>"$logs/run-$run.log" 2>&1; then
-		echo "run $run of $runs failed after $((SECONDS - start)) s: $logs/run-$run.log" >&2
-		exit 1
-	fi
-	echo "run $run of $runs passed in $((SECONDS - start)) s ($(date -u +%H:%M:%S))"
-	KUBECONFIG="$kubeconfig" kubectl wait --for=delete loggingbenchmarks --all -n logbench-e2e --timeout=10m >/dev/null
-	# The in-tree recycler leaves some volumes Failed ("failed to delete recycler pod"):
-	# bringing the cluster up again empties and offers them again (up.sh).
-	make --no-print-directory local-cluster-up >"$logs/up-$run.log" 2>&1
+  start=$SECONDS
+  if ! E2E_PROVIDER=local KUBECONFIG="$kubeconfig" \
+    E2E_LOKI_IMAGE="logbench.local/loki:$loki" E2E_COLLECTOR_IMAGE="logbench.local/otelcol:${collector#v}" \
+    E2E_FLUENT_BIT_IMAGE="logbench.local/fluent-bit:$fluent_bit" \
+    go test -tags e2e ./test/e2e/ -count=1 -timeout 60m -v -ginkgo.v -ginkgo.focus "$focus" \
+    >"$logs/run-$run.log" 2>&1; then
+    echo "run $run of $runs failed after $((SECONDS - start)) s: $logs/run-$run.log" >&2
+    exit 1
+  fi
+  echo "run $run of $runs passed in $((SECONDS - start)) s ($(date -u +%H:%M:%S))"
+  KUBECONFIG="$kubeconfig" kubectl wait --for=delete loggingbenchmarks --all -n logbench-e2e --timeout=10m >/dev/null
+  # The in-tree recycler leaves some volumes Failed ("failed to delete recycler pod"):
+  # bringing the cluster up again empties and offers them again (up.sh).
+  make --no-print-directory local-cluster-up >"$logs/up-$run.log" 2>&1
 done

@@ -11,11 +11,17 @@
 set -euo pipefail
 
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-[ $# -ge 1 ] || { echo "usage: $0 IMAGE [--kubeconfig FILE | --kube-context NAME]" >&2; exit 2; }
+[ $# -ge 1 ] || {
+  echo "usage: $0 IMAGE [--kubeconfig FILE | --kube-context NAME]" >&2
+  exit 2
+}
 image=$1
 shift
 helm_flags=()
-[[ $image == *:* ]] || { echo "$0: IMAGE must be REPOSITORY:TAG, got ${image}" >&2; exit 2; }
+[[ $image == *:* ]] || {
+  echo "$0: IMAGE must be REPOSITORY:TAG, got ${image}" >&2
+  exit 2
+}
 
 # The operator watches only the e2e suite's namespace, with a Role there: the least
 # privilege the chart offers (watchNamespaces), which the suite thus proves is enough.
@@ -26,13 +32,23 @@ monitoring=()
 chart=${REPO_ROOT}/charts/logbench
 while (($#)); do
   case $1 in
-    --kubeconfig) kubectl_flags+=(--kubeconfig "$2"); helm_flags+=("$1" "$2") ;;
-    --kube-context) kubectl_flags+=(--context "$2"); helm_flags+=("$1" "$2") ;;
+    --kubeconfig)
+      kubectl_flags+=(--kubeconfig "$2")
+      helm_flags+=("$1" "$2")
+      ;;
+    --kube-context)
+      kubectl_flags+=(--context "$2")
+      helm_flags+=("$1" "$2")
+      ;;
     --prometheus-release)
       monitoring=(--set serviceMonitor.enabled=true --set-string "serviceMonitor.labels.release=$2"
-        --set prometheusRule.enabled=true --set-string "prometheusRule.labels.release=$2") ;;
+        --set prometheusRule.enabled=true --set-string "prometheusRule.labels.release=$2")
+      ;;
     --chart) chart=$2 ;;
-    *) echo "$0: unknown flag $1" >&2; exit 2 ;;
+    *)
+      echo "$0: unknown flag $1" >&2
+      exit 2
+      ;;
   esac
   shift 2
 done

@@ -36,7 +36,10 @@ while (($#)); do
   case $1 in
     --kubeconfig) kubectl_flags+=(--kubeconfig "$2") ;;
     --kube-context) kubectl_flags+=(--context "$2") ;;
-    *) echo "$0: unknown flag $1" >&2; exit 2 ;;
+    *)
+      echo "$0: unknown flag $1" >&2
+      exit 2
+      ;;
   esac
   shift 2
 done
@@ -47,7 +50,10 @@ NAMESPACE=monitoring
 operator_version=v${operator_version#v}
 module=github.com/prometheus-operator/prometheus-operator
 examples=$(go mod download -json "${module}@${operator_version}" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')/example
-[ -d "$examples" ] || { echo "$0: no example manifests in ${module}@${operator_version}" >&2; exit 1; }
+[ -d "$examples" ] || {
+  echo "$0: no example manifests in ${module}@${operator_version}" >&2
+  exit 1
+}
 
 kubectl_stack create namespace "$NAMESPACE" --dry-run=client -o yaml | kubectl_stack apply -f - >/dev/null
 # The CRDs are too large for a client-side apply's last-applied annotation.

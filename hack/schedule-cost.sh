@@ -22,26 +22,29 @@ sed 's/^\( *\)warmup:.*/\1warmup: 0s/' config/samples/quick.yaml >"$work/after.y
 
 # run NAME ARGS...: runs a benchmark and appends its wall time in seconds to NAME.times.
 run() {
-	local name=$1 start end
-	shift
-	start=$(date +%s.%N)
-	"$@" >"$work/$name.log" 2>&1 || { cat "$work/$name.log"; return 1; }
-	end=$(date +%s.%N)
-	echo "$end - $start" | bc >>"$work/$name.times"
+  local name=$1 start end
+  shift
+  start=$(date +%s.%N)
+  "$@" >"$work/$name.log" 2>&1 || {
+    cat "$work/$name.log"
+    return 1
+  }
+  end=$(date +%s.%N)
+  echo "$end - $start" | bc >>"$work/$name.times"
 }
 for ((pair = 1; pair <= pairs; pair++)); do
-	if ((pair % 2)); then
-		run before "$work/before" run --local -f "$work/before.yaml"
-		run after "$work/after" run --local --tcp -f "$work/after.yaml"
-	else
-		run after "$work/after" run --local --tcp -f "$work/after.yaml"
-		run before "$work/before" run --local -f "$work/before.yaml"
-	fi
-	printf 'pair %d: before %.1f s, after %.1f s\n' "$pair" "$(tail -n 1 "$work/before.times")" "$(tail -n 1 "$work/after.times")"
+  if ((pair % 2)); then
+    run before "$work/before" run --local -f "$work/before.yaml"
+    run after "$work/after" run --local --tcp -f "$work/after.yaml"
+  else
+    run after "$work/after" run --local --tcp -f "$work/after.yaml"
+    run before "$work/before" run --local -f "$work/before.yaml"
+  fi
+  printf 'pair %d: before %.1f s, after %.1f s\n' "$pair" "$(tail -n 1 "$work/before.times")" "$(tail -n 1 "$work/after.times")"
 done
 
 median() { sort -n "$1" | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 before=$(median "$work/before.times")
 after=$(median "$work/after.times")
 printf 'median wall time of %d pairs: before %.1f s, after %.1f s (%+.1f%%)\n' \
-	"$pairs" "$before" "$after" "$(echo "($after - $before) / $before * 100" | bc -l)"
+  "$pairs" "$before" "$after" "$(echo "($after - $before) / $before * 100" | bc -l)"

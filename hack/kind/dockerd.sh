@@ -33,8 +33,8 @@ up() {
   # What dockerd changes on the host beside its own rules and chains: the filter table's
   # FORWARD policy and ip_forward. The first up keeps them until down restores them.
   if [ ! -f "${STATE}/forward-policy.before" ]; then
-    iptables -S FORWARD | awk '$1 == "-P" {print $3}' > "${STATE}/forward-policy.before"
-    cat /proc/sys/net/ipv4/ip_forward > "${STATE}/ip_forward.before"
+    iptables -S FORWARD | awk '$1 == "-P" {print $3}' >"${STATE}/forward-policy.before"
+    cat /proc/sys/net/ipv4/ip_forward >"${STATE}/ip_forward.before"
   fi
   local runtime=()
   if lacks_sys_resource; then
@@ -70,7 +70,7 @@ down() {
   if [ -f "${STATE}/forward-policy.before" ]; then
     log "restoring the FORWARD policy and ip_forward"
     iptables -P FORWARD "$(cat "${STATE}/forward-policy.before")"
-    cat "${STATE}/ip_forward.before" > /proc/sys/net/ipv4/ip_forward
+    cat "${STATE}/ip_forward.before" >/proc/sys/net/ipv4/ip_forward
     rm -f "${STATE}/forward-policy.before" "${STATE}/ip_forward.before"
   fi
 }
@@ -99,5 +99,8 @@ remove_docker_rules() {
 case "${1:-}" in
   up) up ;;
   down) down ;;
-  *) echo "usage: $0 up|down" >&2; exit 2 ;;
+  *)
+    echo "usage: $0 up|down" >&2
+    exit 2
+    ;;
 esac

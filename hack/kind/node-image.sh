@@ -101,7 +101,7 @@ build_base() {
   # systemd stops on SIGRTMIN+3, which only a build sets (docker import takes no STOPSIGNAL).
   local context
   context=$(mktemp -d)
-  printf 'FROM %s\nSTOPSIGNAL SIGRTMIN+3\n' "${BASE_IMAGE}-rootfs" > "$context/Dockerfile"
+  printf 'FROM %s\nSTOPSIGNAL SIGRTMIN+3\n' "${BASE_IMAGE}-rootfs" >"$context/Dockerfile"
   build_quietly "$BASE_IMAGE" "$context"
   rm -rf "$context"
   docker rmi "${BASE_IMAGE}-rootfs" >/dev/null
@@ -123,7 +123,7 @@ build_kube_image() {
   {
     printf 'FROM %s\nCOPY binary %s\n' "$KUBE_BASE_IMAGE" "$path"
     [ -z "$entrypoint" ] || printf 'ENTRYPOINT ["%s"]\n' "$entrypoint"
-  } > "$context/Dockerfile"
+  } >"$context/Dockerfile"
   build_quietly "$image" "$context"
   rm -rf "$context"
 }
@@ -151,11 +151,13 @@ build_kube_images() {
         local etcd_version=v${tag%-*}
         go_module_build "${CACHE_DIR}/etcd-build-${etcd_version}" "go.etcd.io/etcd/server/v3@${etcd_version}" \
           go.etcd.io/etcd/server/v3 "${KIND_NODE_BIN}/etcd-${etcd_version}"
-        kube_image "$image" "${KIND_NODE_BIN}/etcd-${etcd_version}" /usr/local/bin/etcd ;;
+        kube_image "$image" "${KIND_NODE_BIN}/etcd-${etcd_version}" /usr/local/bin/etcd
+        ;;
       coredns)
         go_module_build "${CACHE_DIR}/coredns-build-${tag}" "github.com/coredns/coredns@${tag}" \
           github.com/coredns/coredns "${KIND_NODE_BIN}/coredns-${tag}"
-        kube_image "$image" "${KIND_NODE_BIN}/coredns-${tag}" /coredns /coredns ;;
+        kube_image "$image" "${KIND_NODE_BIN}/coredns-${tag}" /coredns /coredns
+        ;;
       pause) continue ;;
       *) die "kubeadm lists ${image}, which this script does not know how to build" ;;
     esac

@@ -60,7 +60,10 @@ fi
 # go_version prints the Go release go.mod needs: its toolchain line, else its go line.
 # GO_VERSION overrides it.
 go_version() {
-  if [ -n "${GO_VERSION:-}" ]; then echo "${GO_VERSION#go}"; return; fi
+  if [ -n "${GO_VERSION:-}" ]; then
+    echo "${GO_VERSION#go}"
+    return
+  fi
   local version
   version=$(awk '$1 == "toolchain" {sub(/^go/, "", $2); print $2; exit}' "${REPO_ROOT}/go.mod")
   [ -n "$version" ] || version=$(awk '$1 == "go" {print $2; exit}' "${REPO_ROOT}/go.mod")
@@ -124,7 +127,7 @@ import_rootfs() {
   local tarball=$1
   shift
   log "importing $1 from ${tarball}"
-  docker_import "$@" < "$tarball"
+  docker_import "$@" <"$tarball"
 }
 
 # pack ROOTFS TARBALL writes ROOTFS as TARBALL, owners by number: the image's passwd, not

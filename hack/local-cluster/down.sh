@@ -38,7 +38,7 @@ stop_pids() {
 stop_shims() {
   local cmdline shim shims=() containers=()
   for cmdline in /proc/[0-9]*/cmdline; do
-    if tr '\0' ' ' 2>/dev/null < "$cmdline" | grep -qE "^[^ ]*containerd-shim[^ ]* .*-address ${CONTAINERD_SOCKET}( |$)"; then
+    if tr '\0' ' ' 2>/dev/null <"$cmdline" | grep -qE "^[^ ]*containerd-shim[^ ]* .*-address ${CONTAINERD_SOCKET}( |$)"; then
       shim=${cmdline#/proc/}
       shim=${shim%/cmdline}
       shims+=("$shim")
@@ -136,7 +136,7 @@ clean_network() {
   rmdir /var/lib/cni/results /var/lib/cni 2>/dev/null || true
   local before=${CLUSTER_DIR}/run/ip_forward.before
   if [ -f "$before" ]; then
-    cat "$before" > /proc/sys/net/ipv4/ip_forward
+    cat "$before" >/proc/sys/net/ipv4/ip_forward
     rm -f "$before"
   fi
 }

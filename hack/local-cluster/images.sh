@@ -45,7 +45,7 @@ build_pause() {
   [ -f "$archive" ] && return
   log "building the pause image"
   fresh_rootfs pause
-  printf '#include <unistd.h>\nint main(void) { for (;;) pause(); }\n' > "$ROOTFS/pause.c"
+  printf '#include <unistd.h>\nint main(void) { for (;;) pause(); }\n' >"$ROOTFS/pause.c"
   gcc -static -Os -o "$ROOTFS/pause" "$ROOTFS/pause.c"
   rm "$ROOTFS/pause.c"
   oci_archive pause "${PAUSE_IMAGE##*:}" 65535 /pause

@@ -74,7 +74,10 @@ COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler container
 
 log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
-die() { log "error: $*"; exit 1; }
+die() {
+  log "error: $*"
+  exit 1
+}
 
 pid_file() { echo "${CLUSTER_DIR}/run/$1.pid"; }
 
@@ -126,7 +129,7 @@ go_module_build() {
   (
     cd "$dir" || exit
     [ -f go.mod ] || go mod init logbench.local/build >/dev/null 2>&1
-    printf 'package tools\n\nimport _ "%s"\n' "$package" > tools.go
+    printf 'package tools\n\nimport _ "%s"\n' "$package" >tools.go
     go get "$module" >/dev/null 2>&1
     go mod tidy >/dev/null 2>&1
     CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out" "$package"
@@ -146,7 +149,7 @@ docker_image_exists() { docker image inspect "$1" >/dev/null 2>&1; }
 lacks_sys_resource() {
   local bounding
   bounding=$((16#$(awk '/^CapBnd/ {print $2}' /proc/self/status)))
-  (( (bounding & (1 << 24)) == 0 ))
+  (((bounding & (1 << 24)) == 0))
 }
 
 # docker_import IMAGE CHANGE... makes IMAGE of the root filesystem tar stream on stdin,

@@ -56,8 +56,8 @@ issue() {
   openssl genrsa -out "$pki/$name.key" 2048 2>/dev/null
   openssl req -new -key "$pki/$name.key" -subj "$subject" -out "$pki/$name.csr" 2>/dev/null
   local extensions=$pki/$name.ext
-  printf 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth,clientAuth\n' > "$extensions"
-  [ -z "$sans" ] || echo "subjectAltName=${sans}" >> "$extensions"
+  printf 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth,clientAuth\n' >"$extensions"
+  [ -z "$sans" ] || echo "subjectAltName=${sans}" >>"$extensions"
   openssl x509 -req -in "$pki/$name.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
     -days 3650 -extfile "$extensions" -out "$pki/$name.crt" 2>/dev/null
   rm -f "$pki/$name.csr" "$extensions"
@@ -89,11 +89,11 @@ make_certificates() {
 # its gateway address; the CNI bridge plugin adopts it.
 make_network() {
   local sysctl=${CLUSTER_DIR}/run/ip_forward.before
-  [ -f "$sysctl" ] || cat /proc/sys/net/ipv4/ip_forward > "$sysctl"
-  echo 1 > /proc/sys/net/ipv4/ip_forward
+  [ -f "$sysctl" ] || cat /proc/sys/net/ipv4/ip_forward >"$sysctl"
+  echo 1 >/proc/sys/net/ipv4/ip_forward
   # Service replies between pods on the bridge must cross iptables to be un-NATed.
   modprobe br_netfilter 2>/dev/null || true
-  echo 1 > /proc/sys/net/bridge/bridge-nf-call-iptables
+  echo 1 >/proc/sys/net/bridge/bridge-nf-call-iptables
   if ! ip link show "$BRIDGE" >/dev/null 2>&1; then
     ip link add "$BRIDGE" type bridge
   fi
@@ -122,7 +122,7 @@ write_config() {
   content=$(cat)
   CONFIG_CHANGED=false
   [ -f "$1" ] && [ "$(cat "$1")" = "$content" ] && return
-  printf '%s\n' "$content" > "$1"
+  printf '%s\n' "$content" >"$1"
   CONFIG_CHANGED=true
 }
 
@@ -132,8 +132,8 @@ start() {
   shift
   if running "$name"; then return; fi
   log "starting ${name}"
-  setsid "$@" >>"${CLUSTER_DIR}/logs/${name}.log" 2>&1 < /dev/null &
-  echo $! > "$(pid_file "$name")"
+  setsid "$@" >>"${CLUSTER_DIR}/logs/${name}.log" 2>&1 </dev/null &
+  echo $! >"$(pid_file "$name")"
 }
 
 start_control_plane() {
@@ -251,7 +251,7 @@ evictionHard:
   memory.available: "100Mi"
 EOF
   # Pods resolve cluster names only: nothing leaves the machine.
-  echo "nameserver ${DNS_SERVICE_IP}" > "${CLUSTER_DIR}/resolv.conf"
+  echo "nameserver ${DNS_SERVICE_IP}" >"${CLUSTER_DIR}/resolv.conf"
   start kubelet "${KUBE_BIN}/kubelet" --config "${CLUSTER_DIR}/kubelet.yaml" --kubeconfig "$KUBECONFIG_FILE" \
     --container-runtime-endpoint "unix://${CONTAINERD_SOCKET}" --root-dir "${CLUSTER_DIR}/kubelet" \
     --cert-dir "${CLUSTER_DIR}/kubelet/pki" --node-ip "$NODE_IP" --hostname-override "$NODE_NAME"
