@@ -244,5 +244,6 @@ func (s *LoggingBenchmarkSpec) ValidateForClusters() error {
 // imageName selects, has no CounterExtension, and a server told to preload it never
 // starts.
 var ErrCounterNotInDefaultImage = errors.New("spec.postgres.counter.source OperandImage needs " +
-	"spec.postgres.imageName: an operand image with the " + CounterExtension + " extension installed (logbench's PostgreSQL images, or yours " +
-	"built as logbench_counter/README.md says); CloudNativePG's default image does not have it")
+	"spec.postgres.imageName: an operand image with the " + CounterExtension + " extension installed " +
+	"(logbench's PostgreSQL images, or yours built as logbench_counter/README.md says); " +
+	"CloudNativePG's default image does not have it")
