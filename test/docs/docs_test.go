@@ -75,17 +75,19 @@ type document struct {
 	anchors  map[string]bool
 	links    []string
 	runnable []string
+	// prose is the text outside code: code spans and blocks quote logs and outputs.
+	prose strings.Builder
 }
 
 var markdown = goldmark.New(goldmark.WithExtensions(extension.GFM))
 
-func parse(t *testing.T, path string) document {
+func parse(t *testing.T, path string) *document {
 	t.Helper()
 	source, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	parsed := document{anchors: map[string]bool{}}
+	parsed := &document{anchors: map[string]bool{}}
 	slugs := map[string]int{}
 	root := markdown.Parser().Parse(text.NewReader(source))
 	err = ast.Walk(root, func(node ast.Node, entering bool) (ast.WalkStatus, error) {
@@ -93,6 +95,11 @@ func parse(t *testing.T, path string) document {
 			return ast.WalkContinue, nil
 		}
 		switch node := node.(type) {
+		case *ast.CodeSpan:
+			return ast.WalkSkipChildren, nil
+		case *ast.Text:
+			parsed.prose.Write(node.Segment.Value(source))
+			parsed.prose.WriteByte('\n')
 		case *ast.Heading:
 			parsed.anchors[githubAnchor(plainText(node, source), slugs)] = true
 		case *ast.Link:
@@ -161,8 +168,8 @@ func TestLinksResolve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	documents := map[string]document{}
-	parsed := func(path string) document {
+	documents := map[string]*document{}
+	parsed := func(path string) *document {
 		if _, ok := documents[path]; !ok {
 			documents[path] = parse(t, filepath.Join(root, path))
 		}
@@ -281,6 +288,28 @@ func TestGitHubAnchor(t *testing.T) {
 	for i, want := range []string{"examples", "examples-1", "examples-2"} {
 		if got := githubAnchor("Examples", repeated); got != want {
 			t.Errorf("heading %d named Examples: anchor %q, want %q", i+1, got, want)
+		}
+	}
+}
+
+// runDate is a calendar date, as a dated run would give it.
+var runDate = regexp.MustCompile(`\b20[0-9]{2}-[01][0-9]-[0-3][0-9]\b`)
+
+// TestUserPagesHoldNoDatesOfRuns checks that the pages users read state figures with
+// their conditions, not the day of a run: dated runs and CI timelines belong in
+// docs/development.md. Quoted logs and outputs (code, docs/examples) keep theirs.
+func TestUserPagesHoldNoDatesOfRuns(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range markdownFiles(t, root) {
+		if file == filepath.Join("docs", "development.md") || strings.HasPrefix(file, filepath.Join("docs", "examples")) {
+			continue
+		}
+		if date := runDate.FindString(parse(t, filepath.Join(root, file)).prose.String()); date != "" {
+			t.Errorf("%s: %s is the date of a run: give the run's conditions (machine, versions, settings) "+
+				"instead, and keep dated runs in docs/development.md", file, date)
 		}
 	}
 }
