@@ -184,8 +184,8 @@ endef
 # cold), then the e2e suite, whose two lanes keep both cores busy. The cluster comes
 # down at the end, whatever failed. The local cluster needs root.
 .PHONY: ci
-ci: | $(LOCALBIN) ## Run everything CI runs: make test, check and lint beside make e2e-up, then make e2e-suite.
-	@start=$$(date +%s); status=0; \
+ci: ## Run everything CI runs: make test, check and lint beside make e2e-up, then make e2e-suite.
+	@mkdir -p $(LOCALBIN); start=$$(date +%s); status=0; \
 	{ $(call side-by-side,test check lint,e2e-up) && $(MAKE) --no-print-directory e2e-suite; } || status=$$?; \
 	$(MAKE) --no-print-directory local-cluster-down; \
 	echo "make ci: exit $$status after $$(( $$(date +%s) - start ))s"; exit $$status
