@@ -27,7 +27,7 @@ func TestEveryValueIsDocumented(t *testing.T) {
 // TestReferenceIsCurrent fails when the committed reference is not what values.yaml
 // gives now, before CI's make verify-generated.
 func TestReferenceIsCurrent(t *testing.T) {
-	committed, err := os.ReadFile(filepath.Join(repoRoot(t), reference))
+	committed, err := os.ReadFile(filepath.Join(testenv.Root(t), reference))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestEscapeCell(t *testing.T) {
 // chartRows returns the rows of the chart's values.yaml.
 func chartRows(t *testing.T) []row {
 	t.Helper()
-	source, err := os.ReadFile(filepath.Join(repoRoot(t), valuesFile))
+	source, err := os.ReadFile(filepath.Join(testenv.Root(t), valuesFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,13 +99,4 @@ func chartRows(t *testing.T) []row {
 		t.Fatal(err)
 	}
 	return rows
-}
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"testing"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
@@ -98,6 +99,16 @@ func RepoRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// Root is RepoRoot for a test, which fails without it.
+func Root(t testing.TB) string {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
 }
 
 // cloudNativePGCRDDir extracts the CustomResourceDefinitions of CloudNativePG's release

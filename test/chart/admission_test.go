@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logbench/logbench/internal/testenv"
+
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -208,7 +210,7 @@ func TestAdmissionWithTheRequestersRights(t *testing.T) {
 	})
 
 	t.Run("accepts config/samples/production.yaml once its node pool is allowed", func(t *testing.T) {
-		content, err := os.ReadFile(filepath.Join(repoRoot(t), "config", "samples", "production.yaml"))
+		content, err := os.ReadFile(filepath.Join(testenv.Root(t), "config", "samples", "production.yaml"))
 		if err != nil {
 			t.Fatal(err)
 		}

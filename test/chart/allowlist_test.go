@@ -91,7 +91,7 @@ func TestMalformedImagePrefixFailsTheTemplate(t *testing.T) {
 // TestKustomizeAllowlistsAgree: the kustomize install's policy and operator allow the
 // same, and as much as the chart's defaults.
 func TestKustomizeAllowlistsAgree(t *testing.T) {
-	content, err := os.ReadFile(filepath.Join(repoRoot(t), "config", "admission", "requester_rights_policy.yaml"))
+	content, err := os.ReadFile(filepath.Join(testenv.Root(t), "config", "admission", "requester_rights_policy.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestKustomizeAllowlistsAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	variables := policyVariables(t, &policy)
-	manifest, err := os.Open(filepath.Join(repoRoot(t), "config", "manager", "manager.yaml"))
+	manifest, err := os.Open(filepath.Join(testenv.Root(t), "config", "manager", "manager.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

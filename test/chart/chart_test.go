@@ -155,24 +155,15 @@ func TestRejectedValues(t *testing.T) {
 	}
 }
 
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
 func chartDir(t *testing.T) string {
-	return filepath.Join(repoRoot(t), "charts", "logbench")
+	return filepath.Join(testenv.Root(t), "charts", "logbench")
 }
 
 // helmBinary returns bin/helm, which `make helm` builds; without it the test fails in
 // CI and is skipped, saying why, elsewhere.
 func helmBinary(t *testing.T) string {
 	t.Helper()
-	helm := filepath.Join(repoRoot(t), "bin", "helm")
+	helm := filepath.Join(testenv.Root(t), "bin", "helm")
 	if _, err := os.Stat(helm); err != nil {
 		testenv.Missing(t, "%s not found: run make helm to test the chart", helm)
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/logbench/logbench/internal/testenv"
+
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,7 +19,7 @@ const staleCopies = "the chart's copies of the generated manifests are stale: ru
 // TestCRDsAreTheGeneratedOnes checks that the chart's crds/ holds exactly the CRDs
 // controller-gen generated into config/crd/bases.
 func TestCRDsAreTheGeneratedOnes(t *testing.T) {
-	generated := readYAMLFiles(t, filepath.Join(repoRoot(t), "config", "crd", "bases"))
+	generated := readYAMLFiles(t, filepath.Join(testenv.Root(t), "config", "crd", "bases"))
 	copies := readYAMLFiles(t, filepath.Join(chartDir(t), "crds"))
 	for name, content := range generated {
 		if !bytes.Equal(copies[name], content) {
@@ -51,7 +53,7 @@ func TestClusterRolesGrantTheirSourceRules(t *testing.T) {
 		}
 	}
 	for name, source := range sources {
-		content, err := os.ReadFile(filepath.Join(repoRoot(t), "config", "rbac", source))
+		content, err := os.ReadFile(filepath.Join(testenv.Root(t), "config", "rbac", source))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +116,7 @@ func renderedClusterRoles(t *testing.T) map[string]rbacv1.ClusterRole {
 // config/admission holds, so that both installs refuse the same benchmarks.
 func TestAdmissionPolicyIsConfigs(t *testing.T) {
 	const name = "requester_rights_policy.yaml"
-	source, err := os.ReadFile(filepath.Join(repoRoot(t), "config", "admission", name))
+	source, err := os.ReadFile(filepath.Join(testenv.Root(t), "config", "admission", name))
 	if err != nil {
 		t.Fatal(err)
 	}
