@@ -230,19 +230,20 @@ docker-buildx: ## Build the image IMG for PLATFORMS and push it (or write it whe
 	$(CONTAINER_TOOL) buildx build $(BUILDX_OUTPUT) --platform=$(PLATFORMS) $(DOCKER_BUILD_ARGS) $(BUILDX_FLAGS) --tag $(IMG) . ; \
 		status=$$?; $(CONTAINER_TOOL) buildx rm logbench-builder; exit $$status
 
-# counter-images builds the release's logbench_counter images
-# (images/logbench-counter/images.txt: operand images for PostgreSQL 15 to 17 on
-# CloudNativePG's, an image volume extension for 18) for PLATFORMS, as OCI layout
-# tarballs in COUNTER_IMAGES_DIR with COUNTER_IMAGES_DIR/images.txt naming each one's
-# reference under COUNTER_IMAGE_REGISTRY at VERSION; the release workflow's publish job
-# pushes and signs them (hack/counter-images.sh). The library is compiled in each image's
-# own platform: arm64 runs emulated (QEMU), since PGXS builds for the machine it runs on.
-COUNTER_IMAGE_REGISTRY ?= ghcr.io/logbench
-COUNTER_IMAGES_DIR ?= $(LOCALBIN)/counter-images
-.PHONY: counter-images
-counter-images: ## Build the logbench_counter operand and extension images of the release as OCI layouts in COUNTER_IMAGES_DIR.
-	VERSION=$(VERSION) REGISTRY=$(COUNTER_IMAGE_REGISTRY) PLATFORMS=$(PLATFORMS) CONTAINER_TOOL=$(CONTAINER_TOOL) \
-		hack/counter-images.sh $(COUNTER_IMAGES_DIR)
+# release-images builds the images a release publishes beside the operator's
+# (images/images.txt: logbench_counter's operand images for PostgreSQL 15 to 17 on
+# CloudNativePG's and its image volume extension for 18, the Rsyslog receiver's image)
+# for PLATFORMS, as OCI layout tarballs in RELEASE_IMAGES_DIR with
+# RELEASE_IMAGES_DIR/images.txt naming each one's reference under RELEASE_IMAGE_REGISTRY
+# at VERSION; the release workflow's publish job pushes and signs them
+# (hack/release-images.sh). logbench_counter is compiled in each image's own platform:
+# arm64 runs emulated (QEMU), since PGXS builds for the machine it runs on.
+RELEASE_IMAGE_REGISTRY ?= ghcr.io/logbench
+RELEASE_IMAGES_DIR ?= $(LOCALBIN)/release-images
+.PHONY: release-images
+release-images: ## Build the release's logbench_counter and rsyslog images as OCI layouts in RELEASE_IMAGES_DIR.
+	VERSION=$(VERSION) REGISTRY=$(RELEASE_IMAGE_REGISTRY) PLATFORMS=$(PLATFORMS) CONTAINER_TOOL=$(CONTAINER_TOOL) \
+		hack/release-images.sh $(RELEASE_IMAGES_DIR)
 
 ##@ Release
 
@@ -387,7 +388,7 @@ e2e-local-lanes: loki otelcol ## Run the shipping tests and the specs labelled s
 	@start=$$(date +%s); \
 	{ $(MAKE) --no-print-directory test-shipping && $(MAKE) --no-print-directory e2e-local E2E_LABEL_FILTER='stack || settings'; } \
 		>$(LOCALBIN)/e2e-stack.log 2>&1 & stack=$$!; \
-	$(MAKE) --no-print-directory e2e-local E2E_LABEL_FILTER='!stack && !settings && !upgrade' >$(LOCALBIN)/e2e-others.log 2>&1 & others=$$!; \
+	$(MAKE) --no-print-directory e2e-local E2E_LABEL_FILTER='!stack && !settings && !upgrade && !install-path' >$(LOCALBIN)/e2e-others.log 2>&1 & others=$$!; \
 	stack_rc=0; wait $$stack || stack_rc=$$?; echo "e2e-local-lanes: the shipping tests and the stack and settings specs ended (exit $$stack_rc) after $$(( $$(date +%s) - start ))s"; \
 	others_rc=0; wait $$others || others_rc=$$?; echo "e2e-local-lanes: the other specs ended (exit $$others_rc), both lanes after $$(( $$(date +%s) - start ))s"; \
 	cat $(LOCALBIN)/e2e-stack.log $(LOCALBIN)/e2e-others.log; \
@@ -417,11 +418,17 @@ e2e-upgrade: helm ## Upgrade the local cluster's logbench from UPGRADE_FROM to t
 	E2E_UPGRADE_FROM_IMAGE=$$from E2E_UPGRADE_FROM_CHART=$(LOCALBIN)/upgrade-from/charts/logbench E2E_UPGRADE_TO_IMAGE=$$to \
 		$(MAKE) --no-print-directory e2e-local E2E_LABEL_FILTER=upgrade
 
+# The install-path spec removes the operator every other spec uses and installs it as
+# docs/installation.md says, then puts the suite's back: it runs alone, last.
+.PHONY: e2e-install-path
+e2e-install-path: helm ## Walk docs/installation.md's install path on the running local cluster (the install-path spec).
+	$(MAKE) --no-print-directory e2e-local E2E_LABEL_FILTER=install-path
+
 .PHONY: e2e-up
 e2e-up: loki otelcol prometheus-stack local-cluster-up ## Build Loki, the collector and the Prometheus stack, then bring the local cluster up with them.
 
 .PHONY: e2e-suite
-e2e-suite: e2e-local-lanes e2e-upgrade ## Run the shipping tests, the e2e suite and the upgrade spec on the running local cluster.
+e2e-suite: e2e-local-lanes e2e-upgrade e2e-install-path ## Run the shipping tests, the e2e suite, the upgrade spec and the install path on the running local cluster.
 
 .PHONY: e2e
 e2e: ## Bring the local cluster up, run the shipping tests, the e2e suite and the upgrade spec, take the cluster down.
@@ -443,12 +450,13 @@ KIND_E2E_IMAGES = E2E_LOKI_IMAGE=docker.io/grafana/loki:$(LOKI_VERSION) \
 endif
 
 # Every spec but the upgrade spec, which needs the previous release's image and chart
-# that make e2e-upgrade builds for the local cluster.
+# that make e2e-upgrade builds for the local cluster, and the install-path spec, which
+# knows the local cluster's variants of the image steps.
 .PHONY: test-e2e
 test-e2e: kind helm ## Run the e2e suite on a kind cluster (needs Docker), creating it first; KIND_IMAGES=offline builds its images here.
 	KIND=$(KIND) KIND_IMAGES=$(KIND_IMAGES) KIND_VERSION=$(KIND_VERSION) hack/kind/up.sh
 	E2E_PROVIDER=kind KUBECONFIG= $(KIND_E2E_IMAGES) \
-	$(GO_BUILD_ENV) go test -tags e2e ./test/e2e/ -v -ginkgo.v -ginkgo.label-filter='!upgrade' -timeout $(E2E_TIMEOUT)
+	$(GO_BUILD_ENV) go test -tags e2e ./test/e2e/ -v -ginkgo.v -ginkgo.label-filter='!upgrade && !install-path' -timeout $(E2E_TIMEOUT)
 
 # The shipping tests run the OpenTelemetry Collector, Fluent Bit and Loki binaries on
 # this machine (loopback only): the collector tails a csvlog-like file into Loki, once

@@ -18,6 +18,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/logbench/logbench/internal/shipping"
+
 	"github.com/logbench/logbench/internal/testenv"
 )
 
@@ -253,10 +255,10 @@ func uses(j job, action string) bool {
 }
 
 // TestReleaseBuildsWithoutWriteAccess checks the release workflow's split: the jobs
-// that run the project's code and build what a release ships (build, and counter-images
-// for logbench_counter's images) read the repository and nothing more; the publish job,
-// which holds the write permissions, builds none of it, only downloads their artifacts
-// and publishes, signs and attests them.
+// that run the project's code and build what a release ships (build, and release-images
+// for logbench_counter's and rsyslog's images) read the repository and nothing more; the
+// publish job, which holds the write permissions, builds none of it, only downloads
+// their artifacts and publishes, signs and attests them.
 func TestReleaseBuildsWithoutWriteAccess(t *testing.T) {
 	parsed, _ := workflows(t)
 	release, ok := parsed["release.yaml"]
@@ -266,7 +268,7 @@ func TestReleaseBuildsWithoutWriteAccess(t *testing.T) {
 	publish := release.Jobs["publish"]
 	builds := map[string][]string{
 		"build":          {"make test-dist ", "make docker-buildx "},
-		"counter-images": {"make counter-images "},
+		"release-images": {"make release-images "},
 	}
 	for name, targets := range builds {
 		j, ok := release.Jobs[name]
@@ -296,8 +298,8 @@ func TestReleaseBuildsWithoutWriteAccess(t *testing.T) {
 	if !uses(publish, "actions/download-artifact") {
 		t.Error("the publish job downloads no workflow artifact")
 	}
-	if fmt.Sprint(publish.Needs) != "[build counter-images]" {
-		t.Errorf("the publish job needs %v, want [build, counter-images]", publish.Needs)
+	if fmt.Sprint(publish.Needs) != "[build release-images]" {
+		t.Errorf("the publish job needs %v, want [build, release-images]", publish.Needs)
 	}
 	want := []string{"attestations", "contents", "id-token", "packages"}
 	if got := writes(permissions(publish.Permissions)); !slices.Equal(got, want) {
@@ -305,7 +307,7 @@ func TestReleaseBuildsWithoutWriteAccess(t *testing.T) {
 	}
 	script := runs(publish)
 	for _, command := range []string{"cosign sign --yes", "cosign sign-blob --yes", "checksums.txt.sigstore.json", ".sbom.json", "gh release create",
-		"${RUNNER_TEMP}/counter-images"} {
+		"${RUNNER_TEMP}/release-images"} {
 		if !strings.Contains(script, command) {
 			t.Errorf("the publish job does not run %q", command)
 		}
@@ -350,10 +352,16 @@ func TestGoreleaserWritesSBOMs(t *testing.T) {
 
 // TestDockerfileBaseImagesArePinned checks that every stage of the Dockerfiles starts
 // from an image pinned by digest (a build argument's default counts), or from an earlier
-// stage, and that the bases the release builds logbench_counter's images on
-// (images/logbench-counter/images.txt) are pinned too.
+// stage, and that the bases the release builds its other images on (images/images.txt)
+// are pinned too.
 func TestDockerfileBaseImagesArePinned(t *testing.T) {
-	for _, file := range []string{"Dockerfile", filepath.Join("images", "logbench-counter", "Dockerfile")} {
+	files := []string{"Dockerfile"}
+	for _, image := range releaseImages(t) {
+		if file := filepath.Join("images", image.folder, "Dockerfile"); !slices.Contains(files, file) {
+			files = append(files, file)
+		}
+	}
+	for _, file := range files {
 		data, err := os.ReadFile(filepath.Join(root(t), file))
 		if err != nil {
 			t.Fatal(err)
@@ -387,37 +395,37 @@ func TestDockerfileBaseImagesArePinned(t *testing.T) {
 			t.Errorf("%s has no FROM", file)
 		}
 	}
-	for _, image := range counterImages(t) {
+	for _, image := range releaseImages(t) {
 		if !pinnedImage.MatchString(image.base) {
-			t.Errorf("images/logbench-counter/images.txt builds %s FROM %s, not pinned by digest", image.tag, image.base)
+			t.Errorf("images/images.txt builds %s FROM %s, not pinned by digest", image.tag, image.base)
 		}
 	}
 }
 
-// counterImage is a line of images/logbench-counter/images.txt.
-type counterImage struct{ target, tag, base string }
+// releaseImage is a line of images/images.txt.
+type releaseImage struct{ folder, context, target, tag, base string }
 
-// counterImages reads images/logbench-counter/images.txt, the release's logbench_counter
-// images.
-func counterImages(t *testing.T) []counterImage {
+// releaseImages reads images/images.txt, the images a release builds beside the
+// operator's.
+func releaseImages(t *testing.T) []releaseImage {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root(t), "images", "logbench-counter", "images.txt"))
+	data, err := os.ReadFile(filepath.Join(root(t), "images", "images.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var images []counterImage
+	var images []releaseImage
 	for line := range strings.SplitSeq(string(data), "\n") {
 		fields := strings.Fields(line)
 		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
 			continue
 		}
-		if len(fields) != 3 {
-			t.Fatalf("images/logbench-counter/images.txt: %q is not <target> <tag> <base>", line)
+		if len(fields) != 5 {
+			t.Fatalf("images/images.txt: %q is not <folder> <context> <target> <tag> <base>", line)
 		}
-		images = append(images, counterImage{target: fields[0], tag: fields[1], base: fields[2]})
+		images = append(images, releaseImage{folder: fields[0], context: fields[1], target: fields[2], tag: fields[3], base: fields[4]})
 	}
 	if len(images) == 0 {
-		t.Fatal("images/logbench-counter/images.txt names no image")
+		t.Fatal("images/images.txt names no image")
 	}
 	return images
 }
@@ -469,24 +477,25 @@ func TestLintRunsZizmorOffline(t *testing.T) {
 	}
 }
 
-// counterImageRegistry is the registry the release pushes logbench_counter's images to,
-// the Makefile's COUNTER_IMAGE_REGISTRY.
-func counterImageRegistry(t *testing.T) string {
+// releaseImageRegistry is the registry the release pushes images/images.txt's images to,
+// the Makefile's RELEASE_IMAGE_REGISTRY.
+func releaseImageRegistry(t *testing.T) string {
 	t.Helper()
 	makefile, err := os.ReadFile(filepath.Join(root(t), "Makefile"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	registry := regexp.MustCompile(`(?m)^COUNTER_IMAGE_REGISTRY \?= (\S+)$`).FindSubmatch(makefile)
+	registry := regexp.MustCompile(`(?m)^RELEASE_IMAGE_REGISTRY \?= (\S+)$`).FindSubmatch(makefile)
 	if registry == nil {
-		t.Fatal("the Makefile sets no COUNTER_IMAGE_REGISTRY")
+		t.Fatal("the Makefile sets no RELEASE_IMAGE_REGISTRY")
 	}
 	return string(registry[1])
 }
 
-// TestChartAdmitsCounterImages checks that the chart's default allowedImages admit every
-// logbench_counter image the release publishes, as imageName or extensionImage.
-func TestChartAdmitsCounterImages(t *testing.T) {
+// TestChartAdmitsReleaseImages checks that the chart's default allowedImages admit every
+// image the release publishes beside the operator's (imageName, extensionImage,
+// shipper.image), and that the Rsyslog receiver's default is the image it publishes.
+func TestChartAdmitsReleaseImages(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(root(t), "charts", "logbench", "values.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -497,20 +506,25 @@ func TestChartAdmitsCounterImages(t *testing.T) {
 	if err := yaml.Unmarshal(data, &values); err != nil {
 		t.Fatal(err)
 	}
-	registry := counterImageRegistry(t)
-	for _, image := range counterImages(t) {
+	registry := releaseImageRegistry(t)
+	for _, image := range releaseImages(t) {
 		reference := registry + "/" + strings.ReplaceAll(image.tag, "VERSION", "1.2.3")
 		if !slices.ContainsFunc(values.AllowedImages, func(prefix string) bool { return strings.HasPrefix(reference, prefix) }) {
 			t.Errorf("the chart's allowedImages %v do not admit %s", values.AllowedImages, reference)
 		}
 	}
+	if !slices.ContainsFunc(releaseImages(t), func(image releaseImage) bool {
+		return registry+"/"+image.tag == shipping.RsyslogImage
+	}) {
+		t.Errorf("the Rsyslog receiver's default image %s is not one images/images.txt builds", shipping.RsyslogImage)
+	}
 }
 
-// TestCounterImagesBuildEachLine runs make counter-images with a stand-in for docker that
-// records its arguments: each line of images/logbench-counter/images.txt is built once,
-// for its target on its base, from the extension's source folder, into a layout that
+// TestReleaseImagesBuildEachLine runs make release-images with a stand-in for docker that
+// records its arguments: each line of images/images.txt is built once, with its folder's
+// Dockerfile, for its target on its base, from its context, into a layout that
 // DIR/images.txt names with the release's reference.
-func TestCounterImagesBuildEachLine(t *testing.T) {
+func TestReleaseImagesBuildEachLine(t *testing.T) {
 	dir := t.TempDir()
 	calls := filepath.Join(dir, "calls")
 	tool := filepath.Join(dir, "docker")
@@ -521,11 +535,11 @@ func TestCounterImagesBuildEachLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	cmd := exec.Command("make", "--no-print-directory", "counter-images", "VERSION=1.2.3",
-		"CONTAINER_TOOL="+tool, "COUNTER_IMAGES_DIR="+out, "PLATFORMS=linux/amd64,linux/arm64")
+	cmd := exec.Command("make", "--no-print-directory", "release-images", "VERSION=1.2.3",
+		"CONTAINER_TOOL="+tool, "RELEASE_IMAGES_DIR="+out, "PLATFORMS=linux/amd64,linux/arm64")
 	cmd.Dir = root(t)
 	if output, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("make counter-images: %v\n%s", err, output)
+		t.Fatalf("make release-images: %v\n%s", err, output)
 	}
 	recorded, err := os.ReadFile(calls)
 	if err != nil {
@@ -537,16 +551,16 @@ func TestCounterImagesBuildEachLine(t *testing.T) {
 	}
 	builds := regexp.MustCompile(`(?m)^buildx build .*$`).FindAllString(string(recorded), -1)
 	lines := strings.Split(strings.TrimSpace(string(listed)), "\n")
-	images := counterImages(t)
+	images := releaseImages(t)
 	if len(builds) != len(images) || len(lines) != len(images) {
-		t.Fatalf("%d images in images/logbench-counter/images.txt, %d built, %d listed:\n%s\n%s",
+		t.Fatalf("%d images in images/images.txt, %d built, %d listed:\n%s\n%s",
 			len(images), len(builds), len(lines), recorded, listed)
 	}
-	registry := counterImageRegistry(t)
-	source := filepath.Join(root(t), "logbench_counter")
+	registry := releaseImageRegistry(t)
 	for i, image := range images {
 		for _, want := range []string{"--platform linux/amd64,linux/arm64", "--target " + image.target,
-			"--build-arg BASE=" + image.base, "images/logbench-counter/Dockerfile", " " + source} {
+			"--build-arg BASE=" + image.base, filepath.Join("images", image.folder, "Dockerfile"),
+			" " + filepath.Join(root(t), image.context)} {
 			if !strings.Contains(builds[i], want) {
 				t.Errorf("the build of %s does not pass %q: %s", image.tag, want, builds[i])
 			}
