@@ -92,7 +92,7 @@ vet: ## Run go vet against code, the e2e, shipping and dist suites' build tags i
 # past go test's default limit of 10 minutes a package.
 .PHONY: test
 test: manifests helm-sync generate fmt vet envtest helm postgresql18 ## Run the unit, envtest, ground-truth, chart and docs tests.
-	KUBEBUILDER_ASSETS="$(ENVTEST_DIR)" LOGBENCH_POSTGRESQL18_BIN="$$(hack/install-postgresql.sh)" $(GO_BUILD_ENV) go test ./... -timeout 20m -coverprofile cover.out
+	KUBEBUILDER_ASSETS="$(ENVTEST_DIR)" LOGBENCH_POSTGRESQL18_BIN="$$(hack/install-postgresql.sh)" $(GO_BUILD_ENV) go test -tags docs ./... -timeout 20m -coverprofile cover.out
 
 # make check builds and checks what make test does not run: this machine's release
 # archive and its tests (make test-dist builds every platform's), the type check of the
@@ -131,7 +131,7 @@ docs: crd-ref-docs ## Generate the API, CLI and chart values references in docs/
 	mkdir -p $(dir $(API_REFERENCE))
 	$(CRD_REF_DOCS) --config=hack/crd-ref-docs/config.yaml --source-path=./api --renderer=markdown \
 		--output-path=$(API_REFERENCE) --log-level=ERROR
-	$(GO_BUILD_ENV) go run ./cmd/logbench docs --output-file $(CLI_REFERENCE)
+	$(GO_BUILD_ENV) go run -tags docs ./cmd/logbench docs --output-file $(CLI_REFERENCE)
 	$(GO_BUILD_ENV) go run ./hack/chart-values -values $(CHART)/values.yaml -output $(CHART_VALUES_REFERENCE)
 
 .PHONY: verify-generated

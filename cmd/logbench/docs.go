@@ -1,3 +1,8 @@
+//go:build docs
+
+// The hidden docs command is built only with the docs tag (make docs, make test), so
+// that cobra/doc and its Markdown and man page renderers stay out of the released binary.
+
 package main
 
 import (
@@ -48,7 +53,7 @@ func writeCLIReference(w io.Writer, root *cobra.Command) error {
 	root.InitDefaultCompletionCmd()
 	root.InitDefaultVersionFlag()
 	if _, err := io.WriteString(w, "# CLI reference\n\n"+
-		"Generated from the commands' own help by `make docs` (`go run ./cmd/logbench docs`): "+
+		"Generated from the commands' own help by `make docs` (`go run -tags docs ./cmd/logbench docs`): "+
 		"edit the commands, not this page. `kubectl logbench` is the same binary installed as "+
 		"`kubectl-logbench`.\n\n"); err != nil {
 		return err

@@ -1,3 +1,5 @@
+//go:build docs
+
 package main
 
 import (
