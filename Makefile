@@ -339,7 +339,9 @@ installer-overlay: kustomize
 # registry; it needs root. Its binaries and images are cached, so only the first
 # local-cluster-up is slow.
 LOCAL_CLUSTER_KUBECONFIG = $(LOCALBIN)/local-cluster/kubeconfig
-E2E_TIMEOUT ?= 45m
+# The limit of one go test of the e2e suite: kind's whole suite runs in one (about 41
+# minutes on a 2-core machine), the local cluster's in two lanes.
+E2E_TIMEOUT ?= 60m
 
 # LOCAL_CLUSTER_UP_FLAGS=--without-stack brings the cluster up without building the images
 # of Loki, the collector and the Prometheus stack (24 CPU-minutes cold), and without the
