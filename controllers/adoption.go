@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/shipping"
 )
 
@@ -94,7 +95,7 @@ func plannedObjects(benchmark *v1alpha1.LoggingBenchmark) []plannedObject {
 	var objects []plannedObject
 	for _, dest := range benchmark.Spec.EffectiveDestinations() {
 		cluster := clusterName(benchmark.Name, dest.Name)
-		objects = append(objects, plannedObject{kind: ClusterGVK, name: cluster},
+		objects = append(objects, plannedObject{kind: cloudnativepg.ClusterGVK, name: cluster},
 			plannedObject{kind: networkPolicy, name: clusterNetworkPolicyName(cluster)})
 		if dest.Ships() {
 			objects = append(objects, plannedObject{kind: configMap, name: shipperConfigMapName(cluster)})

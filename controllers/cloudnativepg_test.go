@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/testenv"
 	"github.com/logbench/logbench/internal/testenv/controlplane"
 )
@@ -34,7 +35,7 @@ var _ = Describe("An operator on a cluster without CloudNativePG", Ordered, func
 		apiServer *rest.Config
 		apiClient client.Client
 		namespace string
-		// unavailable is what CheckCloudNativePG said at the start of the operator that
+		// unavailable is what cloudnativepg.Check said at the start of the operator that
 		// runs without CloudNativePG, probes its probe address, and stopped receives what
 		// its manager returned.
 		unavailable string
@@ -54,7 +55,7 @@ var _ = Describe("An operator on a cluster without CloudNativePG", Ordered, func
 		Expect(apiClient.Create(ctx, ns)).To(Succeed())
 		namespace = ns.Name
 
-		unavailable, err = CheckCloudNativePG(apiServer)
+		unavailable, err = cloudnativepg.Check(apiServer)
 		Expect(err).NotTo(HaveOccurred())
 		probes = freeLoopbackAddress()
 		var cancel func()
@@ -114,7 +115,7 @@ var _ = Describe("An operator on a cluster without CloudNativePG", Ordered, func
 		Eventually(stopped, timeout).Should(Receive(MatchError(errCloudNativePGInstalled)))
 
 		By("refusing the cluster of the CSVLog destination, which sets the field, in the benchmark's status")
-		unavailable, err := CheckCloudNativePG(apiServer)
+		unavailable, err := cloudnativepg.Check(apiServer)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(unavailable).To(BeEmpty())
 		cancel, restarted := runOperator(apiServer, &LoggingBenchmarkReconciler{ClusterReadyTimeout: time.Minute}, "0")

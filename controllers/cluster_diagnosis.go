@@ -9,18 +9,9 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-)
 
-// CloudNativePG's phases (status.phase, api/v1 cluster_types.go, v1.30.0) of a cluster
-// that cannot become ready without someone changing it: waiting out the ready timeout
-// would only hide the reason.
-var cnpgHopelessPhases = []string{
-	"Cluster is unrecoverable and needs manual intervention",                            // PhaseUnrecoverable
-	"Cluster cannot proceed to reconciliation due to an unknown plugin being required",  // PhaseUnknownPlugin
-	"Cluster has incomplete or invalid image catalog",                                   // PhaseImageCatalogError
-	"Cluster cannot execute instance online upgrade due to missing architecture binary", // PhaseArchitectureBinaryMissing
-	"Invalid cluster definition",                                                        // PhaseDefinitionInvalid
-}
+	"github.com/logbench/logbench/controllers/cloudnativepg"
+)
 
 // serverRefusals is how many times a cluster's PostgreSQL must have refused to start
 // before its destination fails: once may be a node's trouble, the same refusal again is
@@ -71,7 +62,7 @@ func diagnoseCluster(evidence clusterEvidence) clusterDiagnosis {
 		inPhase += ": " + phaseReason
 	}
 	pod, podFinal, recheck := worstPod(evidence.Pods, evidence.Logs, evidence.Now)
-	if slices.Contains(cnpgHopelessPhases, phase) {
+	if slices.Contains(cloudnativepg.HopelessPhases, phase) {
 		if pod != "" {
 			inPhase += "; " + pod
 		}

@@ -7,11 +7,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 )
 
 // cnpgCluster is a Cluster whose status CloudNativePG set to phase and phaseReason.
 func cnpgCluster(phase, phaseReason string) *unstructured.Unstructured {
-	cluster := NewClusterObject()
+	cluster := cloudnativepg.NewCluster()
 	cluster.SetName("b-csv")
 	if phase != "" {
 		cluster.Object["status"] = map[string]any{"phase": phase, "phaseReason": phaseReason}

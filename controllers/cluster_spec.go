@@ -8,89 +8,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/meter"
 	"github.com/logbench/logbench/internal/shipping"
 )
-
-// ClusterGVK is CloudNativePG's Cluster. logbench handles it as unstructured data so that
-// it does not depend on CloudNativePG's Go module and its API churn.
-var ClusterGVK = schema.GroupVersionKind{Group: "postgresql.cnpg.io", Version: "v1", Kind: "Cluster"}
-
-// clusterPhaseHealthy is CloudNativePG's status.phase of a cluster doing nothing.
-const clusterPhaseHealthy = "Cluster in healthy state"
-
-// Labels CloudNativePG puts on instance pods (pkg/utils/labels_annotations.go, v1.30.0).
-const (
-	cnpgClusterLabel      = "cnpg.io/cluster"
-	cnpgInstanceRoleLabel = "cnpg.io/instanceRole"
-	cnpgPrimaryRole       = "primary"
-)
-
-// primaryPodLabels select the primary instance pod of a cluster.
-func primaryPodLabels(cluster string) map[string]string {
-	return map[string]string{cnpgClusterLabel: cluster, cnpgInstanceRoleLabel: cnpgPrimaryRole}
-}
-
-// NewClusterObject returns an empty CloudNativePG Cluster to read into.
-func NewClusterObject() *unstructured.Unstructured {
-	cluster := &unstructured.Unstructured{}
-	cluster.SetGroupVersionKind(ClusterGVK)
-	return cluster
-}
-
-// cnpgClusterSpec mirrors the fields of CloudNativePG's ClusterSpec (api/v1
-// cluster_types.go, v1.30.0) that logbench sets.
-type cnpgClusterSpec struct {
-	Instances             int32                       `json:"instances"`
-	ImageName             string                      `json:"imageName,omitempty"`
-	EnableSuperuserAccess bool                        `json:"enableSuperuserAccess"`
-	PostgreSQL            cnpgPostgresConfiguration   `json:"postgresql"`
-	Storage               cnpgStorageConfiguration    `json:"storage"`
-	Resources             corev1.ResourceRequirements `json:"resources,omitempty"`
-	Affinity              cnpgAffinityConfiguration   `json:"affinity,omitempty"`
-	// LogLevel of the instance manager, which samples the csvlog records it prints at
-	// info and above up to 1.30.0.
-	LogLevel         string                     `json:"logLevel,omitempty"`
-	ImagePullSecrets []cnpgLocalObjectReference `json:"imagePullSecrets,omitempty"`
-	// InheritedMetadata is put on every object CloudNativePG creates for the cluster.
-	InheritedMetadata cnpgEmbeddedObjectMetadata `json:"inheritedMetadata"`
-}
-
-// cnpgEmbeddedObjectMetadata is CloudNativePG's EmbeddedObjectMetadata.
-type cnpgEmbeddedObjectMetadata struct {
-	Labels map[string]string `json:"labels,omitempty"`
-}
-
-// cnpgLocalObjectReference is CloudNativePG's LocalObjectReference (machinery's
-// pkg/api), whose name is required.
-type cnpgLocalObjectReference struct {
-	Name string `json:"name"`
-}
-
-type cnpgPostgresConfiguration struct {
-	Parameters map[string]string `json:"parameters,omitempty"`
-	// SharedPreloadLibraries come before those CloudNativePG adds for the parameters'
-	// namespaces, and a library listed twice keeps its first place.
-	SharedPreloadLibraries []string                     `json:"shared_preload_libraries,omitempty"`
-	EnableAlterSystem      bool                         `json:"enableAlterSystem,omitempty"`
-	Extensions             []cnpgExtensionConfiguration `json:"extensions,omitempty"`
-}
-
-// cnpgExtensionConfiguration is CloudNativePG's ExtensionConfiguration: an image mounted
-// as a volume at /extensions/<name>, whose /share and /lib CloudNativePG appends to
-// extension_control_path and dynamic_library_path.
-type cnpgExtensionConfiguration struct {
-	Name  string                   `json:"name"`
-	Image corev1.ImageVolumeSource `json:"image"`
-}
-
-// cnpgManagedLibraries are the libraries CloudNativePG preloads when a parameter of
-// their namespace (the library's name, then a dot) is set, in its order
-// (pkg/postgres/configuration.go ManagedExtensions, v1.30.0).
-var cnpgManagedLibraries = []string{"pgaudit", "pg_stat_statements", "auto_explain", "pg_failover_slots"}
 
 // counterExtensionVolume names the counter's image volume; CloudNativePG's extension
 // names are DNS labels, without the underscore of the library's name.
@@ -101,11 +24,11 @@ const counterExtensionVolume = "logbench-counter"
 // only what the others let through (logbench_counter/README.md): CloudNativePG puts
 // the libraries of a Cluster's list first and its managed ones after, so the list
 // names the managed ones the parameters load, in CloudNativePG's order, then the counter.
-func counterConfiguration(config *cnpgPostgresConfiguration, counter *v1alpha1.CounterSpec) {
+func counterConfiguration(config *cloudnativepg.PostgresConfiguration, counter *v1alpha1.CounterSpec) {
 	if counter == nil {
 		return
 	}
-	for _, library := range cnpgManagedLibraries {
+	for _, library := range cloudnativepg.ManagedLibraries {
 		for name := range config.Parameters {
 			if strings.HasPrefix(name, library+".") {
 				config.SharedPreloadLibraries = append(config.SharedPreloadLibraries, library)
@@ -115,24 +38,11 @@ func counterConfiguration(config *cnpgPostgresConfiguration, counter *v1alpha1.C
 	}
 	config.SharedPreloadLibraries = append(config.SharedPreloadLibraries, v1alpha1.CounterExtension)
 	if counter.Source == v1alpha1.CounterInExtensionImage {
-		config.Extensions = []cnpgExtensionConfiguration{{
+		config.Extensions = []cloudnativepg.ExtensionConfiguration{{
 			Name:  counterExtensionVolume,
 			Image: corev1.ImageVolumeSource{Reference: counter.ExtensionImage},
 		}}
 	}
-}
-
-type cnpgStorageConfiguration struct {
-	Size         string  `json:"size,omitempty"`
-	StorageClass *string `json:"storageClass,omitempty"`
-}
-
-type cnpgAffinityConfiguration struct {
-	NodeSelector              map[string]string       `json:"nodeSelector,omitempty"`
-	NodeAffinity              *corev1.NodeAffinity    `json:"nodeAffinity,omitempty"`
-	Tolerations               []corev1.Toleration     `json:"tolerations,omitempty"`
-	AdditionalPodAntiAffinity *corev1.PodAntiAffinity `json:"additionalPodAntiAffinity,omitempty"`
-	AdditionalPodAffinity     *corev1.PodAffinity     `json:"additionalPodAffinity,omitempty"`
 }
 
 // buildCluster returns the CloudNativePG Cluster serving one destination, without owner
@@ -144,34 +54,34 @@ func buildCluster(
 	pullSecrets []corev1.LocalObjectReference, rsyslogImage string,
 ) (*unstructured.Unstructured, error) {
 	pg := benchmark.Spec.Postgres
-	spec := cnpgClusterSpec{
+	spec := cloudnativepg.ClusterSpec{
 		Instances: pg.Instances,
 		ImageName: pg.ImageName,
 		// The agent connects as the superuser: it changes the logging settings and reads
 		// the server's counters.
 		EnableSuperuserAccess: true,
-		PostgreSQL: cnpgPostgresConfiguration{
+		PostgreSQL: cloudnativepg.PostgresConfiguration{
 			Parameters: benchmark.Spec.ServerParameters(dest),
 			// CloudNativePG rejects log_destination and the other destination settings as
 			// parameters, so the agent applies them with ALTER SYSTEM; shipping
 			// destinations too, to write the file their sidecar reads.
 			EnableAlterSystem: dest.Type != v1alpha1.DestinationNone,
 		},
-		Storage:   cnpgStorageConfiguration{StorageClass: pg.Storage.StorageClass},
+		Storage:   cloudnativepg.StorageConfiguration{StorageClass: pg.Storage.StorageClass},
 		Resources: pg.Resources,
 		LogLevel:  string(pg.InstanceManagerLogLevel),
 		// The instance pods carry LabelCluster, which logbench's NetworkPolicies select.
-		InheritedMetadata: cnpgEmbeddedObjectMetadata{
+		InheritedMetadata: cloudnativepg.EmbeddedObjectMetadata{
 			Labels: map[string]string{LabelCluster: clusterName(benchmark.Name, dest.Name)},
 		},
-		Affinity: cnpgAffinityConfiguration{
+		Affinity: cloudnativepg.AffinityConfiguration{
 			NodeSelector: pg.NodeSelector,
 			Tolerations:  pg.Tolerations,
 		},
 	}
 	counterConfiguration(&spec.PostgreSQL, pg.Counter)
 	for _, secret := range pullSecrets {
-		spec.ImagePullSecrets = append(spec.ImagePullSecrets, cnpgLocalObjectReference{Name: secret.Name})
+		spec.ImagePullSecrets = append(spec.ImagePullSecrets, cloudnativepg.LocalObjectReference{Name: secret.Name})
 	}
 	if !pg.Storage.Size.IsZero() {
 		spec.Storage.Size = pg.Storage.Size.String()
@@ -185,7 +95,7 @@ func buildCluster(
 	if err != nil {
 		return nil, err
 	}
-	cluster := NewClusterObject()
+	cluster := cloudnativepg.NewCluster()
 	cluster.SetNamespace(benchmark.Namespace)
 	cluster.SetName(clusterName(benchmark.Name, dest.Name))
 	cluster.SetLabels(destinationLabels(benchmark.Name, dest.Name))

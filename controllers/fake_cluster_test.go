@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 )
 
 const (
@@ -41,7 +42,7 @@ func newNamespace() string {
 
 // getCluster waits for the Cluster to exist and returns it.
 func getCluster(namespace, name string) *unstructured.Unstructured {
-	cluster := NewClusterObject()
+	cluster := cloudnativepg.NewCluster()
 	Eventually(func() error {
 		return k8sClient.Get(context.Background(), types.NamespacedName{Namespace: namespace, Name: name}, cluster)
 	}, timeout).Should(Succeed())
@@ -52,7 +53,7 @@ func getCluster(namespace, name string) *unstructured.Unstructured {
 // on serverNode.
 func markClusterReady(namespace, name string) {
 	primary := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name + "-1", Labels: primaryPodLabels(name)},
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name + "-1", Labels: cloudnativepg.PrimaryPodLabels(name)},
 		Spec: corev1.PodSpec{
 			NodeName: serverNode,
 			// As restricted as CloudNativePG's instance pods, which the namespace requires.
@@ -70,7 +71,7 @@ func markClusterReady(namespace, name string) {
 		cluster := getCluster(namespace, name)
 		instances, _, _ := unstructured.NestedInt64(cluster.Object, "spec", "instances")
 		cluster.Object["status"] = map[string]any{
-			"phase":          clusterPhaseHealthy,
+			"phase":          cloudnativepg.PhaseHealthy,
 			"instances":      instances,
 			"readyInstances": instances,
 			"image":          testClusterImage,
@@ -84,7 +85,7 @@ func clusterExists(namespace, name string) func() bool {
 		return k8sClient.Get(
 			context.Background(),
 			types.NamespacedName{Namespace: namespace, Name: name},
-			NewClusterObject(),
+			cloudnativepg.NewCluster(),
 		) == nil
 	}
 }

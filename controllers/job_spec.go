@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/agent"
 	"github.com/logbench/logbench/internal/shipping"
 )
@@ -159,7 +160,7 @@ func scriptsVolume(scripts *v1alpha1.WorkloadScripts) corev1.Volume {
 // workload.placement says.
 func placementAffinity(placement v1alpha1.Placement, cluster string) *corev1.Affinity {
 	primary := corev1.PodAffinityTerm{
-		LabelSelector: &metav1.LabelSelector{MatchLabels: primaryPodLabels(cluster)},
+		LabelSelector: &metav1.LabelSelector{MatchLabels: cloudnativepg.PrimaryPodLabels(cluster)},
 		TopologyKey:   corev1.LabelHostname,
 	}
 	switch placement {

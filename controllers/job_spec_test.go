@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/agent"
 	"github.com/logbench/logbench/internal/records"
 )
@@ -21,8 +22,8 @@ import (
 func TestPlacementAffinity(t *testing.T) {
 	primaryOf := func(term corev1.PodAffinityTerm) bool {
 		labels := term.LabelSelector.MatchLabels
-		return term.TopologyKey == corev1.LabelHostname && labels[cnpgClusterLabel] == "b-csv" &&
-			labels[cnpgInstanceRoleLabel] == cnpgPrimaryRole
+		return term.TopologyKey == corev1.LabelHostname && labels[cloudnativepg.ClusterLabel] == "b-csv" &&
+			labels[cloudnativepg.InstanceRoleLabel] == cloudnativepg.PrimaryRole
 	}
 	apart := placementAffinity(v1alpha1.PlacementApart, "b-csv")
 	if preferred := apart.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution; len(preferred) != 1 ||

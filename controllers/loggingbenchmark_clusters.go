@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/shipping"
 	"github.com/logbench/logbench/internal/status"
 )
@@ -49,7 +50,7 @@ func (r *LoggingBenchmarkReconciler) reconcileCluster(
 	if cluster == nil {
 		return r.createCluster(ctx, pass, state, dest)
 	}
-	readiness := observeCluster(cluster)
+	readiness := cloudnativepg.ObserveReadiness(cluster)
 	if readiness.Ready && shipping.ForwardsSyslog(dest) {
 		outcome, err := r.checkSyslogReceiver(ctx, pass, dest)
 		outcome.Image = readiness.Image

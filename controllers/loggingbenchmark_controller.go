@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/allowlist"
 	"github.com/logbench/logbench/internal/status"
 )
@@ -70,7 +71,7 @@ type LoggingBenchmarkReconciler struct {
 	// policy, checked again before anything is created, where the policy may be missing.
 	Allowed allowlist.Rules
 	// CloudNativePGUnavailable says why the API server serves no CloudNativePG Cluster
-	// (CheckCloudNativePG), empty when it serves one: without it, the reconciler watches
+	// (cloudnativepg.Check), empty when it serves one: without it, the reconciler watches
 	// no Clusters and only tells each benchmark why it cannot run.
 	CloudNativePGUnavailable string
 
@@ -239,7 +240,7 @@ func CacheOptions(watchNamespaces []string, watchClusters bool) cache.Options {
 		options.ByObject[kept] = cache.ByObject{Label: ofBenchmarks}
 	}
 	if watchClusters {
-		options.ByObject[NewClusterObject()] = cache.ByObject{Label: ofBenchmarks}
+		options.ByObject[cloudnativepg.NewCluster()] = cache.ByObject{Label: ofBenchmarks}
 	}
 	if len(watchNamespaces) > 0 {
 		options.DefaultNamespaces = map[string]cache.Config{}
@@ -278,7 +279,7 @@ func (r *LoggingBenchmarkReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		controller = controller.Owns(kept, builder.OnlyMetadata)
 	}
 	if r.CloudNativePGUnavailable == "" {
-		controller = controller.Owns(NewClusterObject())
+		controller = controller.Owns(cloudnativepg.NewCluster())
 	}
 	return controller.Named("loggingbenchmark").Complete(r)
 }

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/agent"
 	"github.com/logbench/logbench/internal/results"
 	"github.com/logbench/logbench/internal/shipping"
@@ -132,7 +133,7 @@ func seriesOfNamespace(namespace string) int {
 // creates, nor labels one as its own.
 func expectNothingCreatedBy(benchmark *v1alpha1.LoggingBenchmark) {
 	for _, kind := range []schema.GroupVersionKind{
-		networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy"), ClusterGVK,
+		networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy"), cloudnativepg.ClusterGVK,
 		corev1.SchemeGroupVersion.WithKind("ConfigMap"), corev1.SchemeGroupVersion.WithKind("ServiceAccount"),
 		rbacv1.SchemeGroupVersion.WithKind("RoleBinding"), appsv1.SchemeGroupVersion.WithKind("Deployment"),
 		corev1.SchemeGroupVersion.WithKind("Service"), batchv1.SchemeGroupVersion.WithKind("Job"),
@@ -405,7 +406,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 
 	It("fails, without taking it over, when a Cluster or Job of the name it would create exists", func() {
 		DeferCleanup(startOperator(time.Minute))
-		foreignCluster := NewClusterObject()
+		foreignCluster := cloudnativepg.NewCluster()
 		foreignCluster.SetNamespace(namespace)
 		foreignCluster.SetName("taken-csv")
 		Expect(unstructured.SetNestedField(foreignCluster.Object, int64(1), "spec", "instances")).To(Succeed())
@@ -681,7 +682,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(err).NotTo(HaveOccurred())
 		refusingClusters := interceptor.NewClient(withWatch, interceptor.Funcs{
 			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-				if obj.GetObjectKind().GroupVersionKind() == ClusterGVK {
+				if obj.GetObjectKind().GroupVersionKind() == cloudnativepg.ClusterGVK {
 					return errors.New("the API server is unavailable")
 				}
 				return c.Create(ctx, obj, opts...)

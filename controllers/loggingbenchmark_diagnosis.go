@@ -11,6 +11,8 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 )
 
 // A destination whose cluster is not ready says why (cluster_diagnosis.go), from
@@ -54,7 +56,7 @@ func (r *LoggingBenchmarkReconciler) diagnoseCluster(
 ) (clusterDiagnosis, error) {
 	evidence := clusterEvidence{Cluster: cluster, Logs: map[containerRef]string{}, Now: time.Now()}
 	ofCluster := []client.ListOption{
-		client.InNamespace(cluster.GetNamespace()), client.MatchingLabels{cnpgClusterLabel: cluster.GetName()},
+		client.InNamespace(cluster.GetNamespace()), client.MatchingLabels{cloudnativepg.ClusterLabel: cluster.GetName()},
 	}
 	var pods corev1.PodList
 	if err := r.apiReader().List(ctx, &pods, ofCluster...); err != nil {

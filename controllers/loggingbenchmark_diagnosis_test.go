@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 )
 
 // containerLogs plays the kubelet's logs: each container's, by name, whatever its pod.
@@ -31,7 +32,7 @@ func (logs containerLogs) TailLog(_ context.Context, _ string, container contain
 // or the pod of its Job when job is set) whose status says what setStatus writes.
 func createClusterPod(namespace, cluster, name, job string, setStatus func(*corev1.PodStatus)) {
 	ctx := context.Background()
-	labels := map[string]string{cnpgClusterLabel: cluster}
+	labels := map[string]string{cloudnativepg.ClusterLabel: cluster}
 	if job != "" {
 		labels[batchv1.JobNameLabel] = job
 	}
@@ -149,7 +150,7 @@ var _ = Describe("LoggingBenchmark reconciler with a destination whose cluster i
 		})
 		claim := &corev1.PersistentVolumeClaim{
 			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "why-claim-1",
-				Labels: map[string]string{cnpgClusterLabel: "why-claim"}},
+				Labels: map[string]string{cloudnativepg.ClusterLabel: "why-claim"}},
 			Spec: corev1.PersistentVolumeClaimSpec{
 				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 				Resources: corev1.VolumeResourceRequirements{

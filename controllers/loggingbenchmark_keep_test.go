@@ -19,13 +19,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 )
 
 // createdKinds are the kinds of the objects logbench creates for a benchmark and labels
 // LabelBenchmark; the agent's ServiceAccount and RoleBinding, shared by the benchmarks of
 // a namespace, are named, not labelled.
 var createdKinds = []schema.GroupVersionKind{
-	ClusterGVK, batchv1.SchemeGroupVersion.WithKind("Job"), corev1.SchemeGroupVersion.WithKind("ConfigMap"),
+	cloudnativepg.ClusterGVK, batchv1.SchemeGroupVersion.WithKind("Job"), corev1.SchemeGroupVersion.WithKind("ConfigMap"),
 	networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy"), appsv1.SchemeGroupVersion.WithKind("Deployment"),
 	corev1.SchemeGroupVersion.WithKind("Service"),
 }

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/results"
 	"github.com/logbench/logbench/internal/runresult"
 	"github.com/logbench/logbench/internal/status"
@@ -93,7 +94,7 @@ func (r *LoggingBenchmarkReconciler) ownedClusters(
 	benchmark *v1alpha1.LoggingBenchmark,
 ) (map[string]*unstructured.Unstructured, error) {
 	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(ClusterGVK.GroupVersion().WithKind(ClusterGVK.Kind + "List"))
+	list.SetGroupVersionKind(cloudnativepg.ClusterGVK.GroupVersion().WithKind(cloudnativepg.ClusterGVK.Kind + "List"))
 	if err := r.List(ctx, list, client.InNamespace(benchmark.Namespace),
 		client.MatchingLabels(benchmarkLabels(benchmark.Name))); err != nil {
 		return nil, fmt.Errorf("listing the benchmark's CloudNativePG clusters (is CloudNativePG installed?): %w", err)
@@ -130,7 +131,7 @@ func destinationStates(
 		switch before := previous[dest.Name]; {
 		case before.State == v1alpha1.DestinationFailed || before.State == v1alpha1.DestinationDeleted:
 			state.State, state.Message = before.State, before.Message
-		case cluster != nil && observeCluster(cluster).Ready:
+		case cluster != nil && cloudnativepg.ObserveReadiness(cluster).Ready:
 			state.State = v1alpha1.DestinationReady
 		case cluster != nil:
 			state.State = v1alpha1.DestinationProvisioning
@@ -346,7 +347,7 @@ func unstartablePod(pod *corev1.Pod, now time.Time) (reason string, recheck time
 func (r *LoggingBenchmarkReconciler) primaryNode(ctx context.Context, namespace, cluster string) (string, error) {
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(namespace),
-		client.MatchingLabels(primaryPodLabels(cluster))); err != nil {
+		client.MatchingLabels(cloudnativepg.PrimaryPodLabels(cluster))); err != nil {
 		return "", fmt.Errorf("listing the primary pod of cluster %s: %w", cluster, err)
 	}
 	for _, pod := range pods.Items {
@@ -355,47 +356,4 @@ func (r *LoggingBenchmarkReconciler) primaryNode(ctx context.Context, namespace,
 		}
 	}
 	return "", nil
-}
-
-// clusterReadiness is what the reconciler needs from a Cluster's status.
-type clusterReadiness struct {
-	Ready bool
-	// Image runs PostgreSQL in the cluster; the agent runs in it too, for its pgbench.
-	Image string
-	// NotReadySince is when CloudNativePG last reported the cluster not ready, or when it
-	// was created: a cluster that was ready and fails over gets a full timeout again.
-	NotReadySince time.Time
-}
-
-// observeCluster reads a Cluster's status: ready once CloudNativePG reports it healthy
-// with every instance ready and the image it runs.
-func observeCluster(cluster *unstructured.Unstructured) clusterReadiness {
-	instances, _, _ := unstructured.NestedInt64(cluster.Object, "spec", "instances")
-	readyInstances, _, _ := unstructured.NestedInt64(cluster.Object, "status", "readyInstances")
-	phase, _, _ := unstructured.NestedString(cluster.Object, "status", "phase")
-	image, _, _ := unstructured.NestedString(cluster.Object, "status", "image")
-	if image == "" {
-		image, _, _ = unstructured.NestedString(cluster.Object, "spec", "imageName")
-	}
-	return clusterReadiness{
-		Ready:         phase == clusterPhaseHealthy && instances > 0 && readyInstances == instances && image != "",
-		Image:         image,
-		NotReadySince: notReadySince(cluster),
-	}
-}
-
-// notReadySince reads the last transition of CloudNativePG's Ready condition to False.
-func notReadySince(cluster *unstructured.Unstructured) time.Time {
-	conditions, _, _ := unstructured.NestedSlice(cluster.Object, "status", "conditions")
-	for _, item := range conditions {
-		condition, _ := item.(map[string]any)
-		if condition["type"] != "Ready" || condition["status"] != string(metav1.ConditionFalse) {
-			continue
-		}
-		transition, _ := condition["lastTransitionTime"].(string)
-		if since, err := time.Parse(time.RFC3339, transition); err == nil {
-			return since
-		}
-	}
-	return cluster.GetCreationTimestamp().Time
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 )
 
 // A benchmark deleted and created again at once (kubectl delete -f, then kubectl apply -f
@@ -59,7 +60,7 @@ func (r *LoggingBenchmarkReconciler) predecessorInTheWay(
 		switch {
 		case name.shared:
 			// The benchmarks of a namespace share it, the new one with the old.
-		case name.existing == nil && name.kind == ClusterGVK:
+		case name.existing == nil && name.kind == cloudnativepg.ClusterGVK:
 			// The Cluster is gone; CloudNativePG's objects of it may not be.
 			if waiting, err := r.previousClusterLeftovers(ctx, benchmark.Namespace, name.name); err != nil ||
 				waiting != "" {
@@ -99,11 +100,11 @@ func (r *LoggingBenchmarkReconciler) previousClusterLeftovers(
 		leftovers := &metav1.PartialObjectMetadataList{}
 		leftovers.SetGroupVersionKind(kind)
 		if err := r.apiReader().List(ctx, leftovers, client.InNamespace(namespace),
-			client.MatchingLabels{cnpgClusterLabel: cluster}); err != nil {
+			client.MatchingLabels{cloudnativepg.ClusterLabel: cluster}); err != nil {
 			return "", fmt.Errorf("listing the %ss of cluster %s: %w", kind.Kind, cluster, err)
 		}
 		for _, leftover := range leftovers.Items {
-			if leftover.DeletionTimestamp != nil || ownedByKind(&leftover, ClusterGVK.Kind) {
+			if leftover.DeletionTimestamp != nil || ownedByKind(&leftover, cloudnativepg.ClusterGVK.Kind) {
 				return fmt.Sprintf("waiting for the previous cluster %s's %s %s to be deleted",
 					cluster, kind.Kind[:len(kind.Kind)-len("List")], leftover.Name), nil
 			}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 )
 
 // pvcProtection is the finalizer with which Kubernetes keeps a volume claim until no pod
@@ -56,10 +57,10 @@ var _ = Describe("LoggingBenchmark reconciler with a benchmark deleted and creat
 		By("playing CloudNativePG's volume claim of the cluster, which a pod still uses")
 		claim := &corev1.PersistentVolumeClaim{
 			ObjectMeta: metav1.ObjectMeta{
-				Namespace: namespace, Name: "again-csv-1", Labels: map[string]string{cnpgClusterLabel: "again-csv"},
+				Namespace: namespace, Name: "again-csv-1", Labels: map[string]string{cloudnativepg.ClusterLabel: "again-csv"},
 				Finalizers: []string{pvcProtection},
-				OwnerReferences: []metav1.OwnerReference{{APIVersion: ClusterGVK.GroupVersion().String(),
-					Kind: ClusterGVK.Kind, Name: old.GetName(), UID: old.GetUID(), Controller: new(true)}},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: cloudnativepg.ClusterGVK.GroupVersion().String(),
+					Kind: cloudnativepg.ClusterGVK.Kind, Name: old.GetName(), UID: old.GetUID(), Controller: new(true)}},
 			},
 			Spec: corev1.PersistentVolumeClaimSpec{
 				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 )
 
 // Neither admission nor the operator can see that a Secret a benchmark names is missing
@@ -33,9 +34,9 @@ var _ = Describe("LoggingBenchmark reconciler and a missing Secret", func() {
 		By("playing the kubelet, which cannot find the Secret for the instance pod's shipper")
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "nosecret-loki-1",
-				Labels: map[string]string{cnpgClusterLabel: cluster.GetName()},
-				OwnerReferences: []metav1.OwnerReference{{APIVersion: ClusterGVK.GroupVersion().String(),
-					Kind: ClusterGVK.Kind, Name: cluster.GetName(), UID: cluster.GetUID(), Controller: new(true)}},
+				Labels: map[string]string{cloudnativepg.ClusterLabel: cluster.GetName()},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: cloudnativepg.ClusterGVK.GroupVersion().String(),
+					Kind: cloudnativepg.ClusterGVK.Kind, Name: cluster.GetName(), UID: cluster.GetUID(), Controller: new(true)}},
 			},
 			Spec: corev1.PodSpec{
 				// The namespace enforces the restricted Pod Security Standard.

@@ -15,18 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/meter"
 	"github.com/logbench/logbench/internal/shipping"
-)
-
-// Ports CloudNativePG's instance pods serve (v1.30.0).
-const (
-	cnpgPostgresPort int32 = 5432
-	// cnpgInstanceManagerPort is the instance manager's status endpoint, which the
-	// operator and the other instances call.
-	cnpgInstanceManagerPort int32 = 8000
-	// cnpgMetricsPort is the instance manager's metrics exporter.
-	cnpgMetricsPort int32 = 9187
 )
 
 // jobNameLabel is the label the Job controller puts on the pods of a Job.
@@ -99,7 +90,7 @@ func DefaultCloudNativePGOperator() PodPeer {
 // label alone would select those of any cluster of that name, the one of another owner
 // included.
 func instancePodSelector(cluster string) *metav1.LabelSelector {
-	return &metav1.LabelSelector{MatchLabels: map[string]string{cnpgClusterLabel: cluster, LabelCluster: cluster}}
+	return &metav1.LabelSelector{MatchLabels: map[string]string{cloudnativepg.ClusterLabel: cluster, LabelCluster: cluster}}
 }
 
 // buildNetworkPolicy returns the NetworkPolicy of a destination's cluster, without owner
@@ -117,18 +108,18 @@ func buildNetworkPolicy(
 	benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination, peers NetworkPeers,
 ) *networkingv1.NetworkPolicy {
 	cluster := clusterName(benchmark.Name, dest.Name)
-	runPorts := []int32{cnpgPostgresPort, meter.Port}
+	runPorts := []int32{cloudnativepg.PostgresPort, meter.Port}
 	if dest.Ships() {
 		runPorts = append(runPorts, shippingTarget(benchmark, dest).MetricsPort())
 	}
 	ingress := []networkingv1.NetworkPolicyIngressRule{
 		ingressRule(runPorts, networkingv1.NetworkPolicyPeer{PodSelector: runPodSelector(benchmark, dest)}),
-		ingressRule([]int32{cnpgPostgresPort, cnpgInstanceManagerPort},
+		ingressRule([]int32{cloudnativepg.PostgresPort, cloudnativepg.InstanceManagerPort},
 			networkingv1.NetworkPolicyPeer{PodSelector: instancePodSelector(cluster)},
 			peers.CloudNativePG.networkPolicyPeer()),
 	}
 	if !peers.MetricsScraper.IsZero() {
-		ingress = append(ingress, ingressRule([]int32{cnpgMetricsPort}, peers.MetricsScraper.networkPolicyPeer()))
+		ingress = append(ingress, ingressRule([]int32{cloudnativepg.MetricsPort}, peers.MetricsScraper.networkPolicyPeer()))
 	}
 	return &networkingv1.NetworkPolicy{
 		ObjectMeta: metav1.ObjectMeta{

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/meter"
 )
 
@@ -76,8 +77,8 @@ func TestNetworkPolicyAdmitsOnlyItsPeers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	instance := labels.Merge(labels.Set{cnpgClusterLabel: "b-fb", cnpgInstanceRoleLabel: cnpgPrimaryRole}, labels.Set(inherited))
-	foreignInstance := labels.Set{cnpgClusterLabel: "b-fb", cnpgInstanceRoleLabel: cnpgPrimaryRole}
+	instance := labels.Merge(labels.Set{cloudnativepg.ClusterLabel: "b-fb", cloudnativepg.InstanceRoleLabel: cloudnativepg.PrimaryRole}, labels.Set(inherited))
+	foreignInstance := labels.Set{cloudnativepg.ClusterLabel: "b-fb", cloudnativepg.InstanceRoleLabel: cloudnativepg.PrimaryRole}
 	selected, err := metav1.LabelSelectorAsSelector(&policy.Spec.PodSelector)
 	if err != nil {
 		t.Fatal(err)
@@ -106,20 +107,20 @@ func TestNetworkPolicyAdmitsOnlyItsPeers(t *testing.T) {
 	otherDestination := labels.Merge(runLabels("b", plannedRun{Destination: v1alpha1.Destination{Name: "csv"}}),
 		labels.Set{jobNameLabel: "b-csv-c1-r1"})
 	const shipperMetrics = 2020
-	ports := []int32{cnpgPostgresPort, cnpgInstanceManagerPort, cnpgMetricsPort, meter.Port, shipperMetrics}
+	ports := []int32{cloudnativepg.PostgresPort, cloudnativepg.InstanceManagerPort, cloudnativepg.MetricsPort, meter.Port, shipperMetrics}
 	for name, tc := range map[string]struct {
 		peer  policyPeer
 		admit []int32
 	}{
-		"the destination's run":                           {policyPeer{"team", runPod}, []int32{cnpgPostgresPort, meter.Port, shipperMetrics}},
+		"the destination's run":                           {policyPeer{"team", runPod}, []int32{cloudnativepg.PostgresPort, meter.Port, shipperMetrics}},
 		"another destination's run":                       {policyPeer{"team", otherDestination}, nil},
 		"a pod copying the Job's labels but the job-name": {policyPeer{"team", job.Spec.Template.Labels}, nil},
-		"another instance of the cluster":                 {policyPeer{"team", instance}, []int32{cnpgPostgresPort, cnpgInstanceManagerPort}},
+		"another instance of the cluster":                 {policyPeer{"team", instance}, []int32{cloudnativepg.PostgresPort, cloudnativepg.InstanceManagerPort}},
 		"an instance of the foreign cluster b-fb":         {policyPeer{"team", foreignInstance}, nil},
-		"CloudNativePG's operator":                        {policyPeer{"cnpg-system", operator.Labels}, []int32{cnpgPostgresPort, cnpgInstanceManagerPort}},
+		"CloudNativePG's operator":                        {policyPeer{"cnpg-system", operator.Labels}, []int32{cloudnativepg.PostgresPort, cloudnativepg.InstanceManagerPort}},
 		"a pod labelled as the operator elsewhere":        {policyPeer{"team", operator.Labels}, nil},
 		"another pod of CloudNativePG's namespace":        {policyPeer{"cnpg-system", labels.Set{"app": "other"}}, nil},
-		"the metrics scraper":                             {policyPeer{"monitoring", scraper.Labels}, []int32{cnpgMetricsPort}},
+		"the metrics scraper":                             {policyPeer{"monitoring", scraper.Labels}, []int32{cloudnativepg.MetricsPort}},
 		"another pod of the scraper's namespace":          {policyPeer{"monitoring", labels.Set{"app": "other"}}, nil},
 		"any pod of the namespace":                        {policyPeer{"team", labels.Set{"app": "client"}}, nil},
 		"any pod of another namespace":                    {policyPeer{"elsewhere", nil}, nil},
@@ -136,7 +137,7 @@ func TestNetworkPolicyAdmitsOnlyItsPeers(t *testing.T) {
 	csvRun := policyPeer{"team", labels.Merge(runLabels("b", plannedRun{Destination: v1alpha1.Destination{Name: "csv"}}),
 		labels.Set{jobNameLabel: "b-csv-c1-r1"})}
 	for _, port := range ports {
-		want := port == cnpgPostgresPort || port == meter.Port
+		want := port == cloudnativepg.PostgresPort || port == meter.Port
 		if got := admits(t, csv, csvRun, port); got != want {
 			t.Errorf("a destination without shipper admits its run to port %d: %v, want %v", port, got, want)
 		}

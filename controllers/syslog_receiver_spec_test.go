@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/shipping"
 )
 
@@ -109,9 +110,9 @@ func TestSyslogReceiverNetworkPolicyAdmitsTheClusterAndTheRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	runPod := labels.Merge(job.Spec.Template.Labels, labels.Set{jobNameLabel: job.Name})
-	instance := labels.Set{cnpgClusterLabel: "b-sys", cnpgInstanceRoleLabel: cnpgPrimaryRole, LabelCluster: "b-sys"}
-	foreignInstance := labels.Set{cnpgClusterLabel: "b-sys", cnpgInstanceRoleLabel: cnpgPrimaryRole}
-	otherInstance := labels.Set{cnpgClusterLabel: "b-csv", LabelCluster: "b-csv"}
+	instance := labels.Set{cloudnativepg.ClusterLabel: "b-sys", cloudnativepg.InstanceRoleLabel: cloudnativepg.PrimaryRole, LabelCluster: "b-sys"}
+	foreignInstance := labels.Set{cloudnativepg.ClusterLabel: "b-sys", cloudnativepg.InstanceRoleLabel: cloudnativepg.PrimaryRole}
+	otherInstance := labels.Set{cloudnativepg.ClusterLabel: "b-csv", LabelCluster: "b-csv"}
 	admitted := func(rule networkingv1.NetworkPolicyIngressRule, pod labels.Set) bool {
 		for _, peer := range rule.From {
 			selector, err := metav1.LabelSelectorAsSelector(peer.PodSelector)

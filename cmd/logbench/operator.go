@@ -20,6 +20,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/allowlist"
 	"github.com/logbench/logbench/internal/shipping"
 	"github.com/logbench/logbench/internal/version"
@@ -88,7 +89,7 @@ func newOperatorCommand() *cobra.Command {
 				return err
 			}
 			config := ctrl.GetConfigOrDie()
-			cloudNativePGUnavailable, err := controllers.CheckCloudNativePG(config)
+			cloudNativePGUnavailable, err := cloudnativepg.Check(config)
 			if err != nil {
 				return err
 			}

@@ -19,6 +19,7 @@ import (
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 )
 
 // The admission policy the chart installs decides with the rights of whoever creates a
@@ -165,7 +166,7 @@ var _ = Describe("admission with the requester's rights", func() {
 	It("creates nothing when a name it needs belongs to another cluster", func(ctx SpecContext) {
 		const name = "admission-taken"
 		foreign := &unstructured.Unstructured{}
-		foreign.SetGroupVersionKind(controllers.ClusterGVK)
+		foreign.SetGroupVersionKind(cloudnativepg.ClusterGVK)
 		foreign.SetNamespace(benchmarkNamespace)
 		foreign.SetName(name + "-csvlog")
 		Expect(unstructured.SetNestedField(foreign.Object, int64(1), "spec", "instances")).To(Succeed())
@@ -197,7 +198,7 @@ var _ = Describe("admission with the requester's rights", func() {
 			Expect(policy.Name).NotTo(HavePrefix(name+"-"), "NetworkPolicy %s", policy.Name)
 		}
 		clusters := &unstructured.UnstructuredList{}
-		clusters.SetGroupVersionKind(controllers.ClusterGVK.GroupVersion().WithKind("ClusterList"))
+		clusters.SetGroupVersionKind(cloudnativepg.ClusterGVK.GroupVersion().WithKind("ClusterList"))
 		Expect(k8sClient.List(ctx, clusters, client.InNamespace(benchmarkNamespace))).To(Succeed())
 		for _, cluster := range clusters.Items {
 			if cluster.GetName() != foreign.GetName() {

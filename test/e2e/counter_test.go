@@ -15,6 +15,7 @@ import (
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/report"
 )
 
@@ -55,7 +56,7 @@ var _ = Describe("counting at the source", Label("counter"), func() {
 				}
 			})
 			Eventually(func(g Gomega) {
-				cluster := controllers.NewClusterObject()
+				cluster := cloudnativepg.NewCluster()
 				g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: benchmarkNamespace, Name: "counter-csvlog"},
 					cluster)).To(Succeed())
 				libraries, _, err := unstructured.NestedStringSlice(cluster.Object,

@@ -31,6 +31,7 @@ import (
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 )
 
 const (
@@ -250,7 +251,7 @@ var _ = Describe("logbench", Ordered, func() {
 
 			By("running the instance manager of the debug benchmark's cluster at debug")
 			Expect(debug.Status.Destinations).To(HaveLen(1))
-			cluster := controllers.NewClusterObject()
+			cluster := cloudnativepg.NewCluster()
 			Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: benchmarkNamespace,
 				Name: debug.Status.Destinations[0].ClusterName}, cluster)).To(Succeed())
 			logLevel, _, err := unstructured.NestedString(cluster.Object, "spec", "logLevel")
@@ -292,7 +293,7 @@ var _ = Describe("logbench", Ordered, func() {
 		selector := client.MatchingLabels{controllers.LabelBenchmark: benchmark.Name}
 		Eventually(func(g Gomega) {
 			clusters := &unstructured.UnstructuredList{}
-			clusters.SetGroupVersionKind(controllers.ClusterGVK.GroupVersion().WithKind("ClusterList"))
+			clusters.SetGroupVersionKind(cloudnativepg.ClusterGVK.GroupVersion().WithKind("ClusterList"))
 			g.Expect(k8sClient.List(ctx, clusters, client.InNamespace(benchmarkNamespace), selector)).To(Succeed())
 			g.Expect(clusters.Items).To(BeEmpty(), "clusters left")
 
@@ -448,7 +449,7 @@ var _ = Describe("logbench", Ordered, func() {
 		By("seeing CloudNativePG promote the other instance")
 		Eventually(func(g Gomega) {
 			object := &unstructured.Unstructured{}
-			object.SetGroupVersionKind(controllers.ClusterGVK)
+			object.SetGroupVersionKind(cloudnativepg.ClusterGVK)
 			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: benchmarkNamespace, Name: cluster}, object)).
 				To(Succeed())
 			primary, _, _ := unstructured.NestedString(object.Object, "status", "currentPrimary")

@@ -23,6 +23,7 @@ import (
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 )
 
 // The lifecycle specs do what users do to benchmarks: get a configuration PostgreSQL
@@ -105,7 +106,7 @@ var _ = Describe("lifecycle", Label("lifecycle"), func() {
 			for _, destination := range reapplied.Status.Destinations {
 				Expect(destination.State).NotTo(Equal(benchv1alpha1.DestinationFailed), destination.Message)
 				cluster := &metav1.PartialObjectMetadata{}
-				cluster.SetGroupVersionKind(controllers.ClusterGVK)
+				cluster.SetGroupVersionKind(cloudnativepg.ClusterGVK)
 				Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: benchmarkNamespace,
 					Name: destination.ClusterName}, cluster)).To(Succeed())
 				Expect(metav1.IsControlledBy(cluster, reapplied)).To(BeTrue(), "cluster %s is the new benchmark's",
@@ -203,7 +204,7 @@ func deleteAndExpectNothingLeft(ctx context.Context, benchmark *benchv1alpha1.Lo
 // those (volume claims, pods, ReplicaSets, Secrets, Services, Roles and RoleBindings,
 // PodDisruptionBudgets), with the cluster-scoped bindings, which nothing may hold.
 var leftoverKinds = []schema.GroupVersionKind{
-	controllers.ClusterGVK,
+	cloudnativepg.ClusterGVK,
 	{Version: "v1", Kind: "PersistentVolumeClaim"}, {Version: "v1", Kind: "Pod"}, {Version: "v1", Kind: "Service"},
 	{Version: "v1", Kind: "ConfigMap"}, {Version: "v1", Kind: "Secret"}, {Version: "v1", Kind: "ServiceAccount"},
 	{Group: "batch", Version: "v1", Kind: "Job"},

@@ -23,6 +23,7 @@ import (
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/meter"
 )
 
@@ -79,7 +80,7 @@ func expectClosedPorts(ctx context.Context, benchmark *benchv1alpha1.LoggingBenc
 		var instanceIP string
 		for _, pod := range pods.Items {
 			podLabels := labels.Set(pod.Labels)
-			isInstance := pod.Labels[cnpgClusterLabel] == destination.ClusterName
+			isInstance := pod.Labels[cloudnativepg.ClusterLabel] == destination.ClusterName
 			isRun := pod.Labels[controllers.LabelBenchmark] == benchmark.Name &&
 				pod.Labels[controllers.LabelDestination] == destination.Name && pod.Labels["batch.kubernetes.io/job-name"] != ""
 			Expect(selected.Matches(podLabels)).To(Equal(isInstance), "%s selects pod %s", what, pod.Name)

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/meter"
 	shippingpkg "github.com/logbench/logbench/internal/shipping"
 )
@@ -148,7 +149,7 @@ func expectSealedContainers(ctx context.Context, benchmark *benchv1alpha1.Loggin
 	for _, destination := range benchmark.Status.Destinations {
 		instances := &corev1.PodList{}
 		Expect(k8sClient.List(ctx, instances, client.InNamespace(benchmark.Namespace),
-			client.MatchingLabels{cnpgClusterLabel: destination.ClusterName})).To(Succeed())
+			client.MatchingLabels{cloudnativepg.ClusterLabel: destination.ClusterName})).To(Succeed())
 		for _, pod := range instances.Items {
 			if pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
 				continue

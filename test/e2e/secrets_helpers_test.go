@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/report"
 	shippingpkg "github.com/logbench/logbench/internal/shipping"
 )
@@ -116,7 +117,7 @@ func expectNoLeak(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark
 				Expect(err).NotTo(HaveOccurred(), "logs of %s/%s", pod.Name, container.Name)
 				places[fmt.Sprintf("the log of %s/%s", pod.Name, container.Name)] = logs
 			}
-			if pod.Labels[cnpgClusterLabel] != "" && pod.Status.Phase == corev1.PodRunning {
+			if pod.Labels[cloudnativepg.ClusterLabel] != "" && pod.Status.Phase == corev1.PodRunning {
 				files, err := instanceLogFiles(ctx, pod)
 				if err != nil && podGone(ctx, pod) {
 					continue
@@ -151,9 +152,6 @@ func expectNoLeak(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark
 		strings.Join(slices.Sorted(maps.Keys(places)), ", "))
 }
 
-// cnpgClusterLabel marks CloudNativePG's instance pods.
-const cnpgClusterLabel = "cnpg.io/cluster"
-
 // writtenByLogbench tells the containers whose logs logbench writes or makes others
 // write: the operator's, the run Jobs' (agent and pgbench), the shipper sidecars and
 // PostgreSQL's, which logs the statements logbench sends.
@@ -163,7 +161,7 @@ func writtenByLogbench(namespace string, pod corev1.Pod, container string) bool 
 		return true
 	case pod.Labels["batch.kubernetes.io/job-name"] != "":
 		return true
-	case pod.Labels[cnpgClusterLabel] != "":
+	case pod.Labels[cloudnativepg.ClusterLabel] != "":
 		return container == "postgres" || container == shippingpkg.ContainerName
 	default:
 		return container == shippingpkg.ContainerName

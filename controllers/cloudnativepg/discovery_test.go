@@ -1,4 +1,4 @@
-package controllers
+package cloudnativepg
 
 import (
 	"strings"
@@ -9,9 +9,9 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 )
 
-// TestCloudNativePGUnavailable: the operator watched a Cluster the API server does not
+// TestUnavailable: the operator watched a Cluster the API server does not
 // serve, or refused one it serves.
-func TestCloudNativePGUnavailable(t *testing.T) {
+func TestUnavailable(t *testing.T) {
 	clusters := metav1.APIResource{Name: "clusters", Kind: "Cluster", Namespaced: true}
 	for name, tc := range map[string]struct {
 		served []*metav1.APIResourceList
@@ -28,7 +28,7 @@ func TestCloudNativePGUnavailable(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			client := &discoveryfake.FakeDiscovery{Fake: &clienttesting.Fake{Resources: tc.served}}
-			got, err := cloudNativePGUnavailable(client)
+			got, err := Unavailable(client)
 			if err != nil {
 				t.Fatal(err)
 			}
