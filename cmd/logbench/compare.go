@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/logbench/logbench/internal/report"
-	"github.com/logbench/logbench/internal/results"
 )
 
 func init() {
@@ -15,7 +14,7 @@ func init() {
 }
 
 func newCompareCommand() *cobra.Command {
-	output := string(results.FormatTable)
+	output := string(report.FormatTable)
 	cmd := &cobra.Command{
 		Use:   "compare BEFORE AFTER",
 		Short: "Compare the results of two LoggingBenchmarks row by row, as benchstat compares two runs",
@@ -38,7 +37,7 @@ logging change.`,
 }
 
 func runCompare(beforePath, afterPath, output string, stdout io.Writer) error {
-	format, err := results.ParseFormat(output)
+	format, err := report.ParseRowsFormat(output)
 	if err != nil {
 		return err
 	}
@@ -54,5 +53,5 @@ func runCompare(beforePath, afterPath, output string, stdout io.Writer) error {
 		return fmt.Errorf("%s and %s must both hold results in their status: save them with "+
 			"logbench run --local --save or kubectl get lbench NAME -o yaml once they ran", beforePath, afterPath)
 	}
-	return results.RenderComparison(stdout, format, before.Status.Results, after.Status.Results)
+	return report.RenderComparison(stdout, format, before.Status.Results, after.Status.Results)
 }

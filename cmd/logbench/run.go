@@ -22,6 +22,7 @@ import (
 	"github.com/logbench/logbench/internal/localpg"
 	"github.com/logbench/logbench/internal/localrun"
 	"github.com/logbench/logbench/internal/manifest"
+	"github.com/logbench/logbench/internal/report"
 	"github.com/logbench/logbench/internal/results"
 	"github.com/logbench/logbench/internal/status"
 )
@@ -44,7 +45,7 @@ type runOptions struct {
 }
 
 func newRunCommand() *cobra.Command {
-	opts := runOptions{output: string(results.FormatTable)}
+	opts := runOptions{output: string(report.FormatTable)}
 	cmd := &cobra.Command{
 		Use:   "run --local -f BENCHMARK.yaml",
 		Short: "Run a LoggingBenchmark against PostgreSQL servers started on this machine",
@@ -97,7 +98,7 @@ func runLocal(ctx context.Context, opts runOptions, stdout, stderr io.Writer) er
 		return errors.New("logbench run measures on this machine and needs --local; " +
 			"to run in Kubernetes, install the operator and kubectl apply -f " + opts.file)
 	}
-	format, err := results.ParseFormat(opts.output)
+	format, err := report.ParseRowsFormat(opts.output)
 	if err != nil {
 		return err
 	}
@@ -152,7 +153,7 @@ func runLocal(ctx context.Context, opts runOptions, stdout, stderr io.Writer) er
 		status.Observation{Planned: outcome.PlannedRuns(spec, seed), Seed: seed, Finished: outcome.Runs, Done: true},
 	)
 	rows := benchmark.Status.Results
-	if err := results.Render(stdout, format, rows); err != nil {
+	if err := report.RenderRows(stdout, format, rows); err != nil {
 		return err
 	}
 	for _, skipped := range outcome.Skipped {

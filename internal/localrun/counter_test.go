@@ -14,6 +14,7 @@ import (
 	"github.com/logbench/logbench/internal/localpg"
 	"github.com/logbench/logbench/internal/localpg/localpgtest"
 	"github.com/logbench/logbench/internal/manifest"
+	"github.com/logbench/logbench/internal/report"
 	"github.com/logbench/logbench/internal/results"
 	"github.com/logbench/logbench/internal/testenv"
 )
@@ -112,7 +113,7 @@ func runSampleCountedAtTheSource(t *testing.T, inst localpg.Installation, file s
 	spec := &benchmark.Spec
 	spec.Workload.Warmup.Duration = 0
 	rows := runShortCounted(t, spec, Options{Installation: inst})
-	if note := results.ExpectedSourceNote(rows); !strings.Contains(note, "counted at the source") ||
+	if note := report.ExpectedSourceNote(rows); !strings.Contains(note, "counted at the source") ||
 		!strings.Contains(note, "in every row") {
 		t.Errorf("the results say %q, want every row counted at the source", note)
 	}

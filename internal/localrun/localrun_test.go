@@ -14,6 +14,7 @@ import (
 	"github.com/logbench/logbench/internal/localpg"
 	"github.com/logbench/logbench/internal/localpg/localpgtest"
 	"github.com/logbench/logbench/internal/manifest"
+	"github.com/logbench/logbench/internal/report"
 	"github.com/logbench/logbench/internal/results"
 	"github.com/logbench/logbench/internal/status"
 	"github.com/logbench/logbench/internal/testenv"
@@ -82,13 +83,13 @@ func TestQuickSample(t *testing.T) {
 			t.Errorf("%s: %d records expected; only the baseline logs none", name, records.Expected)
 		}
 		if row.Type != v1alpha1.DestinationNone && (row.OverheadInterval == nil || row.OverheadVerdict == v1alpha1.OverheadUnknown) {
-			t.Errorf("%s: overhead %s %s, want an interval and a verdict", name, results.OverheadCell(row), row.OverheadVerdict)
+			t.Errorf("%s: overhead %s %s, want an interval and a verdict", name, report.OverheadCell(row), row.OverheadVerdict)
 		}
 		// A record holds at least its time, the run's tag and the statement.
 		if row.Type != v1alpha1.DestinationNone &&
 			(row.LogBytesPerRecord == nil || *row.LogBytesPerRecord < 60 || row.LogGigabytesPerHour == nil) {
 			t.Errorf("%s: log volume %s B/record, %s GB/h; want both, at least 60 B a record", name,
-				results.LogBytesPerRecordCell(row), results.LogGigabytesPerHourCell(row))
+				report.LogBytesPerRecordCell(row), report.LogGigabytesPerHourCell(row))
 		}
 		expectPlausibleServerCost(t, row)
 	}
@@ -181,7 +182,7 @@ func describeOverhead(row v1alpha1.Result) string {
 	for _, repeat := range row.Repeats {
 		tps = append(tps, fmt.Sprintf("%.0f", repeat.TPS))
 	}
-	return fmt.Sprintf("%s %s (TPS %s)", results.OverheadCell(row), row.OverheadVerdict, strings.Join(tps, ", "))
+	return fmt.Sprintf("%s %s (TPS %s)", report.OverheadCell(row), row.OverheadVerdict, strings.Join(tps, ", "))
 }
 
 // TestClusterOnlyDestinationsAreSkippedWithAReason reads a spec that admission accepts,
@@ -396,13 +397,13 @@ func expectPlausibleServerCost(t *testing.T, row v1alpha1.Result) {
 	name := results.RowName(row)
 	cores, perTransactions, peak := row.ServerCPUCores, row.ServerCPUMsPer1kTransactions, row.ServerPeakMemoryBytes
 	if cores == nil || *cores < 0.05 || *cores > float64(runtime.NumCPU())*1.2 {
-		t.Errorf("%s: server CPU %s cores on %d CPUs", name, results.CoresCell(row.ServerCPUCores), runtime.NumCPU())
+		t.Errorf("%s: server CPU %s cores on %d CPUs", name, report.CoresCell(row.ServerCPUCores), runtime.NumCPU())
 	}
 	if perTransactions == nil || *perTransactions <= 0 {
-		t.Errorf("%s: server CPU %s ms per 1,000 transactions", name, results.CPUPer1kCell(row.ServerCPUMsPer1kTransactions))
+		t.Errorf("%s: server CPU %s ms per 1,000 transactions", name, report.CPUPer1kCell(row.ServerCPUMsPer1kTransactions))
 	}
 	if peak == nil || *peak < 16<<20 || *peak > 4<<30 {
-		t.Errorf("%s: server memory peak %s MiB", name, results.MemoryCell(row.ServerPeakMemoryBytes))
+		t.Errorf("%s: server memory peak %s MiB", name, report.MemoryCell(row.ServerPeakMemoryBytes))
 	}
 }
 

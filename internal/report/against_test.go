@@ -45,7 +45,7 @@ func TestAgainstMeasuresAnAAPairAsNoise(t *testing.T) {
 		case "statement-again":
 			if row.OverheadVerdict != v1alpha1.OverheadWithinNoise {
 				t.Errorf("the A/A pair at %d clients reads %s (%s), want WithinNoise", row.Clients,
-					row.OverheadVerdict, results.OverheadCell(row))
+					row.OverheadVerdict, OverheadCell(row))
 			}
 		}
 		if row.OverheadAgainst != "statement" || row.OverheadInterval == nil || row.OverheadInterval.Pairs != 5 {

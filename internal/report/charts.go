@@ -282,7 +282,7 @@ type overheadChart struct {
 func newOverheadChart(all []series, counts []int32, rows []v1alpha1.Result) (overheadChart, bool) {
 	// The reference has no overhead against itself; the baseline has one only against
 	// another destination.
-	against, reference := results.OverheadAgainst(rows), results.ReferenceName(rows)
+	against, reference := OverheadAgainst(rows), ReferenceName(rows)
 	logged := slices.DeleteFunc(slices.Clone(all), func(s series) bool {
 		return s.Name == against || (against == "" && s.Baseline)
 	})
@@ -319,7 +319,7 @@ func newOverheadChart(all []series, counts []int32, rows []v1alpha1.Result) (ove
 			overhead := *row.OverheadPercent
 			b := rectBetween(x+px(width*0.1), px(width*0.8), chart.ZeroY, y.at(overhead))
 			b.Color = s.Color
-			b.Title = fmt.Sprintf("%s, %d clients: %s overhead", s.Name, c, results.OverheadCell(row))
+			b.Title = fmt.Sprintf("%s, %d clients: %s overhead", s.Name, c, OverheadCell(row))
 			b.Label = fmt.Sprintf("%.1f%%", overhead)
 			b.LabelX = x + px(width/2)
 			top, bottom := b.Y, b.Y+b.Height
@@ -424,7 +424,7 @@ func newRecordsChart(all []series, counts []int32) (recordsChart, bool) {
 			chart.Notes = append(chart.Notes,
 				fmt.Sprintf("! %s at %d clients: %s", row.Destination, row.Clients, rec.AccountingError))
 		}
-		if dropped, _ := results.DroppedCell(rec, groupedInt); rec.KnownDropped() > 0 {
+		if dropped, _ := DroppedCell(rec, groupedInt); rec.KnownDropped() > 0 {
 			// Late records sit between the delivered and the dropped ones, undrawn.
 			arrived := x.at(float64(rec.Delivered + rec.ArrivedLate))
 			bar := bar{X: arrived, Y: r.Delivered.Y, Width: x.at(float64(rec.KnownDropped())) - zero,
@@ -434,18 +434,18 @@ func newRecordsChart(all []series, counts []int32) (recordsChart, bool) {
 		}
 		if rec.ArrivedLate > 0 {
 			r.Delivered.Label += ", " + groupedInt(rec.ArrivedLate) + " late"
-			chart.Notes = append(chart.Notes, results.LateNote(row))
+			chart.Notes = append(chart.Notes, LateNote(row))
 		}
 		if rec.Stages != nil {
-			chart.Notes = append(chart.Notes, results.StagesNote(row))
+			chart.Notes = append(chart.Notes, StagesNote(row))
 		}
 		if rec.DropReason != "" {
-			chart.Notes = append(chart.Notes, results.DropNote(row))
+			chart.Notes = append(chart.Notes, DropNote(row))
 		}
 		if rec.Unverified > 0 {
 			r.Delivered.Label += ", " + groupedInt(rec.Unverified) + " unverified"
 		}
-		chart.Notes = append(chart.Notes, results.RecordNotes(row)...)
+		chart.Notes = append(chart.Notes, RecordNotes(row)...)
 		for _, b := range []*bar{&r.Expected, &r.Delivered} {
 			b.LabelX, b.LabelY = zero+max(r.Expected.Width, r.Delivered.Width)+6, b.Y+barHeight-3
 		}

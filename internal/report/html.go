@@ -87,9 +87,9 @@ func renderHTML(w io.Writer, b *v1alpha1.LoggingBenchmark) error {
 	counts := clientCounts(b)
 	p := page{
 		Name: b.Name, Facts: describe(b), TPS: newTPSChart(all, counts),
-		OverheadNotes: results.OverheadNotes(b.Status.Results), KneeNotes: results.KneeNotes(b.Status.Results),
-		Against: results.ReferenceName(b.Status.Results), ShowLogging: results.LoggingVaries(b.Status.Results),
-		ExpectedSource: results.ExpectedSourceNote(b.Status.Results),
+		OverheadNotes: OverheadNotes(b.Status.Results), KneeNotes: KneeNotes(b.Status.Results),
+		Against: ReferenceName(b.Status.Results), ShowLogging: LoggingVaries(b.Status.Results),
+		ExpectedSource: ExpectedSourceNote(b.Status.Results),
 	}
 	p.Overhead, p.HasOverhead = newOverheadChart(all, counts, b.Status.Results)
 	p.Records, p.HasRecords = newRecordsChart(all, counts)
@@ -162,7 +162,7 @@ func newTableRow(row v1alpha1.Result, colour string) tableRow {
 	t.Latency = fmt.Sprintf("%.3f ±%.3f", row.LatencyAvgMs, row.LatencyStdDevMs)
 	t.Overhead = "–"
 	if o := row.OverheadPercent; o != nil {
-		t.Overhead = results.OverheadCell(row)
+		t.Overhead = OverheadCell(row)
 		if row.OverheadVerdict != v1alpha1.OverheadWithinNoise && *o > 0 {
 			t.OverheadClass = "worse"
 		}
@@ -179,22 +179,22 @@ func newTableRow(row v1alpha1.Result, colour string) tableRow {
 		t.Delivered += " !"
 	}
 	var known bool
-	if t.Dropped, known = results.DroppedCell(row.Records, groupedInt); !known {
+	if t.Dropped, known = DroppedCell(row.Records, groupedInt); !known {
 		t.Dropped = "–"
 	}
 	if row.Records.KnownDropped() > 0 {
 		t.DroppedClass = droppedClass
 	}
-	t.Unverified, t.Duplicates = groupedInt(row.Records.Unverified), results.DuplicatesCell(row.Records, groupedInt)
+	t.Unverified, t.Duplicates = groupedInt(row.Records.Unverified), DuplicatesCell(row.Records, groupedInt)
 	t.Drain = fmt.Sprintf("%.1f", row.DrainSeconds)
-	t.LogPerRecord = cmp.Or(results.LogBytesPerRecordCell(row), "–")
-	t.LogPerHour = cmp.Or(results.LogGigabytesPerHourCell(row), "–")
-	t.ServerCores = cmp.Or(results.CoresCell(row.ServerCPUCores), "–")
-	t.ServerCPUPerTransactions = cmp.Or(results.CPUPer1kCell(row.ServerCPUMsPer1kTransactions), "–")
-	t.ServerMemory = cmp.Or(results.MemoryCell(row.ServerPeakMemoryBytes), "–")
-	t.ShipperCores = cmp.Or(results.CoresCell(row.ShipperCPUCores), "–")
-	t.ShipperCPUPerRecords = cmp.Or(results.CPUPer1kCell(row.ShipperCPUMsPer1kRecords), "–")
-	t.ShipperMemory = cmp.Or(results.MemoryCell(row.ShipperPeakMemoryBytes), "–")
+	t.LogPerRecord = cmp.Or(LogBytesPerRecordCell(row), "–")
+	t.LogPerHour = cmp.Or(LogGigabytesPerHourCell(row), "–")
+	t.ServerCores = cmp.Or(CoresCell(row.ServerCPUCores), "–")
+	t.ServerCPUPerTransactions = cmp.Or(CPUPer1kCell(row.ServerCPUMsPer1kTransactions), "–")
+	t.ServerMemory = cmp.Or(MemoryCell(row.ServerPeakMemoryBytes), "–")
+	t.ShipperCores = cmp.Or(CoresCell(row.ShipperCPUCores), "–")
+	t.ShipperCPUPerRecords = cmp.Or(CPUPer1kCell(row.ShipperCPUMsPer1kRecords), "–")
+	t.ShipperMemory = cmp.Or(MemoryCell(row.ShipperPeakMemoryBytes), "–")
 	return t
 }
 

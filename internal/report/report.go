@@ -1,6 +1,7 @@
 // Package report renders a finished (or running) LoggingBenchmark for people: a terminal
-// table, Markdown, or a self-contained HTML page with SVG charts. It is pure: the
-// benchmark comes in as a value, whether read from the cluster or from a file.
+// table, Markdown, or a self-contained HTML page with SVG charts; and its result rows,
+// alone or compared with another benchmark's, as a table, Markdown, JSON or CSV. It is
+// pure: the benchmark comes in as a value, whether read from the cluster or from a file.
 package report
 
 import (
@@ -20,13 +21,16 @@ import (
 	"github.com/logbench/logbench/internal/text"
 )
 
-// Format is an output format of Render.
+// Format is an output format of Render, RenderRows or RenderComparison; each takes the
+// formats its Parse function reads.
 type Format string
 
 const (
 	FormatTable    Format = "table"
 	FormatMarkdown Format = "markdown"
 	FormatHTML     Format = "html"
+	FormatJSON     Format = "json"
+	FormatCSV      Format = "csv"
 )
 
 // Formats lists the formats Render accepts, for flag help.
@@ -43,10 +47,10 @@ func ParseFormat(name string) (Format, error) {
 func Render(w io.Writer, f Format, benchmark *v1alpha1.LoggingBenchmark) error {
 	switch f {
 	case FormatTable:
-		return renderText(w, benchmark, results.FormatTable, "%s: %s\n", "")
+		return renderText(w, benchmark, FormatTable, "%s: %s\n", "")
 	case FormatMarkdown:
 		heading := fmt.Sprintf("# LoggingBenchmark %s\n\n", benchmark.Name)
-		return renderText(w, benchmark, results.FormatMarkdown, "- **%s:** %s\n", heading)
+		return renderText(w, benchmark, FormatMarkdown, "- **%s:** %s\n", heading)
 	case FormatHTML:
 		return renderHTML(w, benchmark)
 	}
@@ -54,12 +58,12 @@ func Render(w io.Writer, f Format, benchmark *v1alpha1.LoggingBenchmark) error {
 	return fmt.Errorf("unknown report format %q: use one of %s", f, Formats)
 }
 
-// renderText writes the heading, one line per fact and the results table of the
-// results package, so that the terminal, Markdown and `logbench run` tables agree.
+// renderText writes the heading, one line per fact and the rows of RenderRows, so that
+// the terminal, Markdown and `logbench run` tables agree.
 func renderText(
 	w io.Writer,
 	benchmark *v1alpha1.LoggingBenchmark,
-	table results.Format,
+	table Format,
 	factLine, heading string,
 ) error {
 	var b strings.Builder
@@ -75,7 +79,7 @@ func renderText(
 		_, err := io.WriteString(w, noResults+"\n")
 		return err
 	}
-	return results.Render(w, table, benchmark.Status.Results)
+	return RenderRows(w, table, benchmark.Status.Results)
 }
 
 const noResults = "No results yet."
@@ -128,7 +132,7 @@ func describe(b *v1alpha1.LoggingBenchmark) []fact {
 		fact{"Logging", loggingSettings(spec.Logging)},
 		fact{"Destinations", destinations(spec)},
 	)
-	if against := results.OverheadAgainst(status.Results); against != "" {
+	if against := OverheadAgainst(status.Results); against != "" {
 		facts = append(facts, fact{"Overhead against", against})
 	}
 	if s := status.Summary; s.WorstOverhead != "" || len(status.Results) > 0 {

@@ -1,6 +1,7 @@
-// Package results turns the repeats of a benchmark into result rows, a summary, and the
-// tables logbench prints. Everything here is pure: it neither reads the cluster nor the
-// clock, so the controller and the local runner produce the same rows from the same runs.
+// Package results turns the repeats of a benchmark into result rows, their overheads and
+// a summary, and compares two benchmarks' rows; internal/report renders them. Everything
+// here is pure: it neither reads the cluster nor the clock, so the controller and
+// the local runner produce the same rows from the same runs.
 package results
 
 import (
@@ -82,7 +83,7 @@ func Summarize(rows []v1alpha1.Result) v1alpha1.Summary {
 		summary.WorstOverhead = fmt.Sprintf("%.1f%%", *worst)
 	}
 	summary.Dropped = droppedText(summary, exactRows, boundRows)
-	summary.Noise = noiseText(rows)
+	summary.Noise = NoiseText(rows)
 	return summary
 }
 

@@ -141,29 +141,9 @@ func binomial(n, k int) float64 {
 	return result
 }
 
-// OverheadCell shows a row's overhead for tables: the median, its interval and its
-// verdict as benchstat shows it, ~ for an overhead within noise; "-" without overhead.
-func OverheadCell(row v1alpha1.Result) string {
-	if row.OverheadPercent == nil {
-		return missing
-	}
-	cell := fmt.Sprintf("%.1f%%", *row.OverheadPercent)
-	if interval := row.OverheadInterval; interval != nil {
-		cell += fmt.Sprintf(" [%.1f, %.1f]", interval.LowPercent, interval.HighPercent)
-	}
-	if row.OverheadVerdict == v1alpha1.OverheadWithinNoise {
-		cell = noiseMarker + " " + cell
-	}
-	return cell
-}
-
-// noiseMarker marks an overhead within noise, as benchstat marks a difference that is
-// not significant.
-const noiseMarker = "~"
-
-// noiseText is the summary's word on noise: that no overhead was told apart from it,
+// NoiseText is the summary's word on noise: that no overhead was told apart from it,
 // and which rows are noisy.
-func noiseText(rows []v1alpha1.Result) string {
+func NoiseText(rows []v1alpha1.Result) string {
 	var withinNoise, significant bool
 	var noisy, parts []string
 	for _, row := range rows {

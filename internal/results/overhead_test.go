@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -88,18 +89,12 @@ func TestApplyOverheadVerdicts(t *testing.T) {
 	}
 }
 
-func TestOverheadCellAndNoise(t *testing.T) {
+func TestSummarizeNoise(t *testing.T) {
 	overhead := 1.25
 	withinNoise := v1alpha1.Result{Destination: "csv", Clients: 2, OverheadPercent: &overhead,
 		OverheadVerdict:  v1alpha1.OverheadWithinNoise,
 		OverheadInterval: &v1alpha1.OverheadInterval{LowPercent: -3, HighPercent: 4.5, ConfidencePercent: 93.75, Pairs: 5},
 		Noisy:            true}
-	if got, want := OverheadCell(withinNoise), "~ 1.2% [-3.0, 4.5]"; got != want {
-		t.Errorf("OverheadCell = %q, want %q", got, want)
-	}
-	if got := OverheadCell(v1alpha1.Result{}); got != missing {
-		t.Errorf("OverheadCell without overhead = %q", got)
-	}
 	want := "no overhead is told apart from noise; noisy (TPS varies by more than 10%): csv/2"
 	if got := Summarize([]v1alpha1.Result{withinNoise}).Noise; got != want {
 		t.Errorf("Summarize().Noise = %q, want %q", got, want)
@@ -129,16 +124,24 @@ func TestAgainst(t *testing.T) {
 	}
 	if a := against[2]; a.OverheadVerdict != v1alpha1.OverheadWithinNoise || a.OverheadAgainst != "statement" {
 		t.Errorf("the A/A pair reads %s against %q (%s), want WithinNoise against statement", a.OverheadVerdict,
-			a.OverheadAgainst, OverheadCell(a))
+			a.OverheadAgainst, overheadText(a))
 	}
 	if b := against[3]; b.OverheadVerdict != v1alpha1.OverheadSignificant || math.Abs(*b.OverheadPercent-50) > 1e-9 {
-		t.Errorf("both against statement: %s %s, want a significant 50%%", b.OverheadVerdict, OverheadCell(b))
+		t.Errorf("both against statement: %s %s, want a significant 50%%", b.OverheadVerdict, overheadText(b))
 	}
 	if base := against[0]; base.OverheadPercent == nil || *base.OverheadPercent >= 0 {
-		t.Errorf("the baseline against statement: %s, want a gain", OverheadCell(base))
+		t.Errorf("the baseline against statement: %s, want a gain", overheadText(base))
 	}
 	if _, err := Against(rows, "syslog"); err == nil ||
 		err.Error() != `no results of a destination named "syslog" to measure overheads against; the results hold baseline, statement, again, both` {
 		t.Errorf("against an unknown destination: %v", err)
 	}
+}
+
+// overheadText shows a row's overhead in a failure's message.
+func overheadText(row v1alpha1.Result) string {
+	if row.OverheadPercent == nil {
+		return "no overhead"
+	}
+	return fmt.Sprintf("%.1f%%", *row.OverheadPercent)
 }

@@ -131,31 +131,3 @@ func MarkKnees(rows []v1alpha1.Result, knees []v1alpha1.Knee) {
 		}
 	}
 }
-
-// KneeNotes say where each destination's ramp ended, from the rows MarkKnees marked.
-func KneeNotes(rows []v1alpha1.Result) []string {
-	var notes []string
-	knees := map[string]int32{}
-	stopped := map[string]bool{}
-	for _, row := range rows {
-		if row.Knee {
-			knees[row.Destination] = row.Clients
-		}
-		stopped[row.Destination] = stopped[row.Destination] || row.RampStop != ""
-	}
-	for _, row := range rows {
-		knee, found := knees[row.Destination]
-		switch {
-		case row.RampStop != "" && found:
-			notes = append(notes, fmt.Sprintf("%s %s: knee at %d clients; the ramp stopped at %d: %s",
-				kneeMarker, row.Destination, knee, row.Clients, row.RampStop))
-		case row.RampStop != "":
-			notes = append(notes, fmt.Sprintf("%s %s: no knee, its first client count stopped the ramp: %s",
-				kneeMarker, row.Destination, row.RampStop))
-		case row.Knee && !stopped[row.Destination]:
-			notes = append(notes, fmt.Sprintf("%s %s: knee at %d clients; the ramp %s",
-				kneeMarker, row.Destination, row.Clients, ReachedMax))
-		}
-	}
-	return notes
-}

@@ -33,35 +33,3 @@ func TestRowExpectedSource(t *testing.T) {
 		})
 	}
 }
-
-func TestExpectedSourceNote(t *testing.T) {
-	row := func(destination string, source v1alpha1.ExpectedSource, ok bool) v1alpha1.Result {
-		repeat := v1alpha1.RepeatResult{Repeat: 1}
-		if !ok {
-			repeat.Error = "failed"
-		}
-		return v1alpha1.Result{Destination: destination, Clients: 2, Repeats: []v1alpha1.RepeatResult{repeat},
-			Records: v1alpha1.Records{ExpectedSource: source}}
-	}
-	tests := []struct {
-		name string
-		rows []v1alpha1.Result
-		want string
-	}{
-		{"no measurement", []v1alpha1.Result{row("a", v1alpha1.ExpectedCounted, false)}, ""},
-		{"every row counted", []v1alpha1.Result{row("a", v1alpha1.ExpectedCounted, true), row("b", v1alpha1.ExpectedPredicted, false)},
-			"expected: " + countedAtTheSource + " in every row"},
-		{"every row predicted, one written before the source was recorded",
-			[]v1alpha1.Result{row("a", v1alpha1.ExpectedPredicted, true), row("b", "", true)},
-			"expected: " + predictedFromTheRuns + " in every row"},
-		{"both", []v1alpha1.Result{row("a", v1alpha1.ExpectedCounted, true), row("b", v1alpha1.ExpectedPredicted, true)},
-			"expected: " + countedAtTheSource + " in a/2; " + predictedFromTheRuns + " in b/2"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := ExpectedSourceNote(tt.rows); got != tt.want {
-				t.Errorf("ExpectedSourceNote = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/report"
 	"github.com/logbench/logbench/internal/results"
 )
 
@@ -60,7 +61,7 @@ var _ = Describe("settings matrix", Label(settingsLabel), func() {
 				}
 				perTransaction[row.Destination] = float64(records.Expected) / float64(transactions)
 				By(fmt.Sprintf("%s: %.2f records a transaction, overhead %s", row.Destination,
-					perTransaction[row.Destination], results.OverheadCell(row)))
+					perTransaction[row.Destination], report.OverheadCell(row)))
 				Expect(row.OverheadAgainst).To(Equal(benchv1alpha1.BaselineName), row.Destination)
 				Expect(row.OverheadInterval).NotTo(BeNil(), "%s: three repeats paired with the baseline's", row.Destination)
 				Expect(row.OverheadInterval.Pairs).To(BeEquivalentTo(3), row.Destination)

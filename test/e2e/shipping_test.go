@@ -28,7 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
-	"github.com/logbench/logbench/internal/results"
+	"github.com/logbench/logbench/internal/report"
 	"github.com/logbench/logbench/internal/testenv"
 	"github.com/logbench/logbench/internal/workload"
 )
@@ -213,7 +213,7 @@ var _ = Describe("shipping", Ordered, Label(stackLabel), func() {
 				// On a busy node a shipper may pause past the drain's quiet period: its records
 				// then arrive late, which the row says, and are not lost.
 				_, _ = fmt.Fprintf(GinkgoWriter, "%s: %d of %d delivered, %d late, drain %.1f s; %s\n",
-					what, records.Delivered, records.Expected, records.ArrivedLate, row.DrainSeconds, results.StagesNote(row))
+					what, records.Delivered, records.Expected, records.ArrivedLate, row.DrainSeconds, report.StagesNote(row))
 				Expect(records.Delivered+records.ArrivedLate).To(Equal(records.Expected), "%s: every record arrives", what)
 				Expect(records.Stages.LostAt).To(BeEmpty(), what)
 				Expect(records.DropReason).To(BeEmpty(), what)
@@ -295,7 +295,7 @@ var _ = Describe("shipping", Ordered, Label(stackLabel), func() {
 			what := fmt.Sprintf("%s with %d clients", row.Destination, row.Clients)
 			records := row.Records
 			_, _ = fmt.Fprintf(GinkgoWriter, "%s: %d of %d delivered, %d late, drain %.1f s; %s; %s\n", what,
-				records.Delivered, records.Expected, records.ArrivedLate, row.DrainSeconds, results.StagesNote(row),
+				records.Delivered, records.Expected, records.ArrivedLate, row.DrainSeconds, report.StagesNote(row),
 				records.DropReason)
 			Expect(records.Expected).To(BeNumerically(">", 0), what)
 			Expect(records.AccountingError).To(BeEmpty(), what)

@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"cmp"
@@ -12,31 +12,21 @@ import (
 	"text/tabwriter"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/results"
 	"github.com/logbench/logbench/internal/text"
 )
 
-// Format is an output format of Render.
-type Format string
+// RowsFormats lists the formats RenderRows accepts, for flag help.
+var RowsFormats = []Format{FormatTable, FormatJSON, FormatCSV, FormatMarkdown}
 
-const (
-	FormatTable    Format = "table"
-	FormatJSON     Format = "json"
-	FormatCSV      Format = "csv"
-	FormatMarkdown Format = "markdown"
-)
-
-// Formats lists the formats Render accepts, for flag help.
-var Formats = []Format{FormatTable, FormatJSON, FormatCSV, FormatMarkdown}
-
-func (f Format) String() string { return string(f) }
-
-// ParseFormat reads a format name, case-insensitively.
-func ParseFormat(name string) (Format, error) {
-	return text.ParseChoice("output format", name, Formats)
+// ParseRowsFormat reads the name of a format of RenderRows, case-insensitively.
+func ParseRowsFormat(name string) (Format, error) {
+	return text.ParseChoice("output format", name, RowsFormats)
 }
 
-// Render writes the rows in the given format.
-func Render(w io.Writer, f Format, rows []v1alpha1.Result) error {
+// RenderRows writes the result rows in the given format: the table `logbench run`
+// prints, and the rows of the report's terminal and Markdown formats.
+func RenderRows(w io.Writer, f Format, rows []v1alpha1.Result) error {
 	switch f {
 	case FormatTable:
 		return renderTable(w, rows)
@@ -47,8 +37,8 @@ func Render(w io.Writer, f Format, rows []v1alpha1.Result) error {
 	case FormatMarkdown:
 		return renderMarkdown(w, rows)
 	}
-	// ParseFormat gives the names Render takes; anything else is a caller's mistake.
-	return fmt.Errorf("unknown output format %q: use one of %s", f, Formats)
+	// ParseRowsFormat gives the names RenderRows takes; anything else is a caller's mistake.
+	return fmt.Errorf("unknown output format %q: use one of %s", f, RowsFormats)
 }
 
 var humanHeader = []string{
@@ -68,7 +58,7 @@ const (
 // humanCells is one row as the table and Markdown show it. A row without a successful
 // repeat has no figures at all: zeros would read as measurements.
 func humanCells(row v1alpha1.Result) []string {
-	ok := len(Successful(row.Repeats))
+	ok := len(results.Successful(row.Repeats))
 	cells := []string{
 		row.Destination,
 		string(row.Type),
@@ -167,8 +157,8 @@ func footnotes(rows []v1alpha1.Result) []string {
 	var estimates bool
 	var accounting, late, drops, failures []string
 	for _, row := range rows {
-		run := RowName(row)
-		if len(Successful(row.Repeats)) > 0 {
+		run := results.RowName(row)
+		if len(results.Successful(row.Repeats)) > 0 {
 			estimates = estimates || row.Records.ExpectedIsEstimate
 			if row.Records.AccountingError != "" {
 				accounting = append(accounting, fmt.Sprintf("%s %s: %s", accountingMarker, run, row.Records.AccountingError))
@@ -213,11 +203,11 @@ func ExpectedSourceNote(rows []v1alpha1.Result) string {
 	var counted, predicted []string
 	for _, row := range rows {
 		switch {
-		case len(Successful(row.Repeats)) == 0:
+		case len(results.Successful(row.Repeats)) == 0:
 		case row.Records.ExpectedSource == v1alpha1.ExpectedCounted:
-			counted = append(counted, RowName(row))
+			counted = append(counted, results.RowName(row))
 		default:
-			predicted = append(predicted, RowName(row))
+			predicted = append(predicted, results.RowName(row))
 		}
 	}
 	switch {
@@ -257,7 +247,7 @@ func OverheadNotes(rows []v1alpha1.Result) []string {
 		notes = append(notes, "an overhead without [low, high] comes from fewer than 3 repeats paired with "+
 			reference+": too few to tell it from noise")
 	}
-	if noise := noiseText(rows); noise != "" {
+	if noise := results.NoiseText(rows); noise != "" {
 		notes = append(notes, noise)
 	}
 	return notes
@@ -288,7 +278,7 @@ func ReferenceName(rows []v1alpha1.Result) string {
 
 // DropNote says why a row's records were dropped, for the notes under a table or chart.
 func DropNote(row v1alpha1.Result) string {
-	return fmt.Sprintf("%s dropped records: %s", RowName(row), row.Records.DropReason)
+	return fmt.Sprintf("%s dropped records: %s", results.RowName(row), row.Records.DropReason)
 }
 
 // RecordNotes say what a row's records hold beside drops: the records logbench could not
@@ -297,15 +287,15 @@ func RecordNotes(row v1alpha1.Result) []string {
 	r := row.Records
 	var notes []string
 	if r.UnverifiedReason != "" {
-		notes = append(notes, fmt.Sprintf("%s: %d records unverified (not dropped): %s", RowName(row), r.Unverified,
+		notes = append(notes, fmt.Sprintf("%s: %d records unverified (not dropped): %s", results.RowName(row), r.Unverified,
 			r.UnverifiedReason))
 	}
 	if r.Duplicates > 0 {
 		notes = append(notes, fmt.Sprintf("%s: %s records stored twice or more by retried pushes, "+
-			"counted apart from drops", RowName(row), duplicateCount(r.Duplicates, r.Stages)))
+			"counted apart from drops", results.RowName(row), duplicateCount(r.Duplicates, r.Stages)))
 	}
 	if r.Sampler != nil && r.Sampler.Message != "" && !strings.Contains(r.DropReason, r.Sampler.Message) {
-		notes = append(notes, fmt.Sprintf("%s sampler %s: %s", RowName(row), r.Sampler.Verdict, r.Sampler.Message))
+		notes = append(notes, fmt.Sprintf("%s sampler %s: %s", results.RowName(row), r.Sampler.Verdict, r.Sampler.Message))
 	}
 	return notes
 }
@@ -322,7 +312,7 @@ func samplerVerdict(r v1alpha1.Records) string {
 func LateNote(row v1alpha1.Result) string {
 	return fmt.Sprintf(
 		"%s: %d records arrived after the drain ended (late, not dropped, not delivered)",
-		RowName(row),
+		results.RowName(row),
 		row.Records.ArrivedLate,
 	)
 }
@@ -340,7 +330,7 @@ func StagesNote(row v1alpha1.Result) string {
 			counted = append(counted, fmt.Sprintf("%s %d", stageWords.Replace(stage.Name), *stage.Count))
 		}
 	}
-	note := fmt.Sprintf("%s records by stage: %s", RowName(row), strings.Join(counted, ", "))
+	note := fmt.Sprintf("%s records by stage: %s", results.RowName(row), strings.Join(counted, ", "))
 	if stages.LostAt != "" {
 		note += "; lost at " + stages.LostAt
 	} else {
@@ -495,7 +485,7 @@ func renderCSV(w io.Writer, rows []v1alpha1.Result) error {
 		return err
 	}
 	for _, row := range rows {
-		ok := len(Successful(row.Repeats))
+		ok := len(results.Successful(row.Repeats))
 		record := []string{
 			row.Destination, string(row.Type), row.Logging, strconv.Itoa(int(row.Clients)),
 			strconv.Itoa(len(row.Repeats)), strconv.Itoa(len(row.Repeats) - ok),
@@ -558,4 +548,52 @@ func duplicateCount(duplicates int64, stages *v1alpha1.RecordStages) string {
 		return fmt.Sprintf("%d (counted by identity)", duplicates)
 	}
 	return fmt.Sprintf("at least %d", duplicates)
+}
+
+// OverheadCell shows a row's overhead for tables: the median, its interval and its
+// verdict as benchstat shows it, ~ for an overhead within noise; "-" without overhead.
+func OverheadCell(row v1alpha1.Result) string {
+	if row.OverheadPercent == nil {
+		return missing
+	}
+	cell := fmt.Sprintf("%.1f%%", *row.OverheadPercent)
+	if interval := row.OverheadInterval; interval != nil {
+		cell += fmt.Sprintf(" [%.1f, %.1f]", interval.LowPercent, interval.HighPercent)
+	}
+	if row.OverheadVerdict == v1alpha1.OverheadWithinNoise {
+		cell = noiseMarker + " " + cell
+	}
+	return cell
+}
+
+// noiseMarker marks an overhead within noise, as benchstat marks a difference that is
+// not significant.
+const noiseMarker = "~"
+
+// KneeNotes say where each destination's ramp ended, from the rows MarkKnees marked.
+func KneeNotes(rows []v1alpha1.Result) []string {
+	var notes []string
+	knees := map[string]int32{}
+	stopped := map[string]bool{}
+	for _, row := range rows {
+		if row.Knee {
+			knees[row.Destination] = row.Clients
+		}
+		stopped[row.Destination] = stopped[row.Destination] || row.RampStop != ""
+	}
+	for _, row := range rows {
+		knee, found := knees[row.Destination]
+		switch {
+		case row.RampStop != "" && found:
+			notes = append(notes, fmt.Sprintf("%s %s: knee at %d clients; the ramp stopped at %d: %s",
+				kneeMarker, row.Destination, knee, row.Clients, row.RampStop))
+		case row.RampStop != "":
+			notes = append(notes, fmt.Sprintf("%s %s: no knee, its first client count stopped the ramp: %s",
+				kneeMarker, row.Destination, row.RampStop))
+		case row.Knee && !stopped[row.Destination]:
+			notes = append(notes, fmt.Sprintf("%s %s: knee at %d clients; the ramp %s",
+				kneeMarker, row.Destination, row.Clients, results.ReachedMax))
+		}
+	}
+	return notes
 }

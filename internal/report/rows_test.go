@@ -1,0 +1,230 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/golden"
+	"github.com/logbench/logbench/internal/results"
+)
+
+// goldenRows cover every marker of the tables; they are the rows results.Aggregate
+// makes of the runs of its golden test (internal/results/testdata/aggregate.json.golden),
+// kept here as rendering's input.
+func goldenRows(t *testing.T) []v1alpha1.Result {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "rows.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []v1alpha1.Result
+	if err := json.Unmarshal(data, &rows); err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func TestRenderRows(t *testing.T) {
+	for _, f := range RowsFormats {
+		t.Run(string(f), func(t *testing.T) {
+			var out bytes.Buffer
+			if err := RenderRows(&out, f, goldenRows(t)); err != nil {
+				t.Fatal(err)
+			}
+			golden.Assert(t, filepath.Join("testdata", "rows."+string(f)+".golden"), out.Bytes())
+		})
+	}
+}
+
+func TestRenderRowsEmpty(t *testing.T) {
+	tests := []struct {
+		format Format
+		want   string
+	}{
+		{FormatJSON, "[]\n"},
+		{FormatCSV, strings.Join(csvHeader, ",") + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.format), func(t *testing.T) {
+			var out bytes.Buffer
+			if err := RenderRows(&out, tt.format, nil); err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != tt.want {
+				t.Errorf("RenderRows(nil) = %q, want %q", out.String(), tt.want)
+			}
+		})
+	}
+}
+
+func TestParseRowsFormat(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Format
+		wantErr string
+	}{
+		{in: "table", want: FormatTable},
+		{in: "JSON", want: FormatJSON},
+		{in: "csv", want: FormatCSV},
+		{in: "Markdown", want: FormatMarkdown},
+		{in: "yaml", wantErr: `unknown output format "yaml": use one of table, json, csv, markdown`},
+		{in: "", wantErr: `unknown output format ""`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseRowsFormat(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("ParseRowsFormat(%q) error = %v, want %q", tt.in, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("ParseRowsFormat(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+			}
+		})
+	}
+	if err := RenderRows(&bytes.Buffer{}, Format("yaml"), nil); err == nil {
+		t.Error("RenderRows accepted an unknown format")
+	}
+}
+
+// TestRenderRefusesNamesItDoesNotKnow: only ParseRowsFormat's results are formats, so a name
+// in another case is refused rather than rendered as nothing.
+func TestRenderRefusesNamesItDoesNotKnow(t *testing.T) {
+	for _, name := range []Format{"TABLE", "yaml"} {
+		if err := RenderRows(io.Discard, name, nil); err == nil || !strings.Contains(err.Error(), "use one of") {
+			t.Errorf("RenderRows(%q) error = %v, want the formats it knows", name, err)
+		}
+	}
+}
+
+// TestStagesNoteListsTheCountedStages: a stage that was not counted is left out, not
+// shown as zero records.
+func TestStagesNoteListsTheCountedStages(t *testing.T) {
+	for name, tc := range map[string]struct {
+		stages v1alpha1.RecordStages
+		want   string
+	}{
+		"a shipping pipeline": {
+			v1alpha1.RecordStages{Written: new(int64(10)), Read: new(int64(10)), Sent: new(int64(8)), LostAt: "sent"},
+			"fluent/2 records by stage: written 10, read 10, sent 8; lost at sent",
+		},
+		"a node agent's pipeline": {
+			v1alpha1.RecordStages{ContainerLog: new(int64(10)), Stored: new(int64(10))},
+			"fluent/2 records by stage: container log 10, stored 10; no stage lost records",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			row := v1alpha1.Result{Destination: "fluent", Clients: 2, Records: v1alpha1.Records{Stages: &tc.stages}}
+			if got := StagesNote(row); got != tc.want {
+				t.Errorf("note %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDuplicatesAreALowerBoundUnlessCountedByIdentity(t *testing.T) {
+	for _, tc := range []struct {
+		stages *v1alpha1.RecordStages
+		want   string
+	}{
+		{nil, "at least 10"},
+		{&v1alpha1.RecordStages{Duplicates: 10}, "at least 10"},
+		{&v1alpha1.RecordStages{Duplicates: 10, DuplicatesExact: true}, "10 (counted by identity)"},
+	} {
+		if got := duplicateCount(10, tc.stages); got != tc.want {
+			t.Errorf("duplicates of stages %+v: %q, want %q", tc.stages, got, tc.want)
+		}
+	}
+	// The tables' cell says the same: marked ≥ unless counted by identity.
+	format := func(n int64) string { return strconv.FormatInt(n, 10) }
+	for _, tc := range []struct {
+		records v1alpha1.Records
+		want    string
+	}{
+		{v1alpha1.Records{}, "0"},
+		{v1alpha1.Records{Duplicates: 10}, "≥10"},
+		{v1alpha1.Records{Duplicates: 10, Stages: &v1alpha1.RecordStages{Duplicates: 10}}, "≥10"},
+		{v1alpha1.Records{Duplicates: 10, Stages: &v1alpha1.RecordStages{Duplicates: 10, DuplicatesExact: true}}, "10"},
+	} {
+		if got := DuplicatesCell(tc.records, format); got != tc.want {
+			t.Errorf("duplicates cell of %+v: %q, want %q", tc.records, got, tc.want)
+		}
+	}
+}
+
+func TestOverheadCell(t *testing.T) {
+	overhead := 1.25
+	withinNoise := v1alpha1.Result{Destination: "csv", Clients: 2, OverheadPercent: &overhead,
+		OverheadVerdict:  v1alpha1.OverheadWithinNoise,
+		OverheadInterval: &v1alpha1.OverheadInterval{LowPercent: -3, HighPercent: 4.5, ConfidencePercent: 93.75, Pairs: 5},
+		Noisy:            true}
+	if got, want := OverheadCell(withinNoise), "~ 1.2% [-3.0, 4.5]"; got != want {
+		t.Errorf("OverheadCell = %q, want %q", got, want)
+	}
+	if got := OverheadCell(v1alpha1.Result{}); got != missing {
+		t.Errorf("OverheadCell without overhead = %q", got)
+	}
+}
+
+func TestExpectedSourceNote(t *testing.T) {
+	row := func(destination string, source v1alpha1.ExpectedSource, ok bool) v1alpha1.Result {
+		repeat := v1alpha1.RepeatResult{Repeat: 1}
+		if !ok {
+			repeat.Error = "failed"
+		}
+		return v1alpha1.Result{Destination: destination, Clients: 2, Repeats: []v1alpha1.RepeatResult{repeat},
+			Records: v1alpha1.Records{ExpectedSource: source}}
+	}
+	tests := []struct {
+		name string
+		rows []v1alpha1.Result
+		want string
+	}{
+		{"no measurement", []v1alpha1.Result{row("a", v1alpha1.ExpectedCounted, false)}, ""},
+		{"every row counted", []v1alpha1.Result{row("a", v1alpha1.ExpectedCounted, true), row("b", v1alpha1.ExpectedPredicted, false)},
+			"expected: " + countedAtTheSource + " in every row"},
+		{"every row predicted, one written before the source was recorded",
+			[]v1alpha1.Result{row("a", v1alpha1.ExpectedPredicted, true), row("b", "", true)},
+			"expected: " + predictedFromTheRuns + " in every row"},
+		{"both", []v1alpha1.Result{row("a", v1alpha1.ExpectedCounted, true), row("b", v1alpha1.ExpectedPredicted, true)},
+			"expected: " + countedAtTheSource + " in a/2; " + predictedFromTheRuns + " in b/2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ExpectedSourceNote(tt.rows); got != tt.want {
+				t.Errorf("ExpectedSourceNote = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestKneeNotes: a ramp that reached its maximum and one a stop condition ended, from
+// the rows results.MarkKnees marked.
+func TestKneeNotes(t *testing.T) {
+	stop := "overhead 60.0% above 50% at 4 clients"
+	rows := []v1alpha1.Result{
+		{Destination: "csv", Clients: 4},
+		{Destination: "csv", Clients: 8, Knee: true},
+		{Destination: "stdout", Clients: 2, Knee: true},
+		{Destination: "stdout", Clients: 4, RampStop: stop},
+		{Destination: "first", Clients: 1, RampStop: stop},
+	}
+	want := []string{
+		"^ csv: knee at 8 clients; the ramp " + results.ReachedMax,
+		"^ stdout: knee at 2 clients; the ramp stopped at 4: " + stop,
+		"^ first: no knee, its first client count stopped the ramp: " + stop,
+	}
+	if notes := KneeNotes(rows); !slices.Equal(notes, want) {
+		t.Errorf("notes\n%s\nwant\n%s", strings.Join(notes, "\n"), strings.Join(want, "\n"))
+	}
+}
