@@ -41,9 +41,6 @@ import (
 	"github.com/logbench/logbench/internal/status"
 )
 
-// conflictRetryDelay is how soon a pass that lost an optimistic-locking race retries.
-const conflictRetryDelay = time.Second
-
 // LoggingBenchmarkReconciler reconciles LoggingBenchmark objects.
 type LoggingBenchmarkReconciler struct {
 	client.Client
@@ -129,9 +126,8 @@ func (r *LoggingBenchmarkReconciler) Reconcile(
 		}
 		err := r.patchStatus(ctx, before, benchmark)
 		switch {
-		case apierrors.IsConflict(err) && reterr == nil:
-			// A newer status was written since this pass read the benchmark.
-			result = ctrl.Result{RequeueAfter: conflictRetryDelay}
+		case errors.Is(err, errStaleStatus):
+			// The pass that reads the newer status comes with its watch event.
 		case err != nil:
 			result, reterr = ctrl.Result{}, errors.Join(reterr, fmt.Errorf("writing the status: %w", err))
 		default:

@@ -2,8 +2,12 @@ package controllers
 
 import (
 	"context"
+	"errors"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
@@ -43,17 +47,48 @@ func markDestinationsDeleted(benchmarkStatus *v1alpha1.LoggingBenchmarkStatus) {
 	}
 }
 
-// patchStatus writes the status when the pass changed it, with optimistic locking so that
-// a pass working from a stale read never overwrites a newer status.
-func (r *LoggingBenchmarkReconciler) patchStatus(ctx context.Context, old, benchmark *v1alpha1.LoggingBenchmark) error {
-	if equality.Semantic.DeepEqual(old.Status, benchmark.Status) {
+// errStaleStatus says that the status changed since the pass read the benchmark: what
+// the pass computed from the older one must not replace it. The write that changed it
+// brings the next pass through the benchmark's watch.
+var errStaleStatus = errors.New("the status changed since the pass read the benchmark")
+
+// patchStatus writes the status the pass computed from before, when it changed it, and
+// retries on conflict: each attempt reads the benchmark from the API server and patches
+// the difference to the computed status with optimistic locking, unless the status there
+// is no longer before's (errStaleStatus). The patch is computed against the benchmark as
+// the server holds it, not as a typed object, which decodes an absent progress into zero
+// counters that a merge patch would then leave out although the schema requires them.
+func (r *LoggingBenchmarkReconciler) patchStatus(ctx context.Context, before, benchmark *v1alpha1.LoggingBenchmark) error {
+	if equality.Semantic.DeepEqual(before.Status, benchmark.Status) {
 		return nil
 	}
-	if old.Status.Progress == (v1alpha1.Progress{}) {
-		// A merge patch leaves out what equals the old version, so it cannot add the
-		// required zero counters of a progress the server does not hold yet; an update
-		// sends them, and its resourceVersion locks as optimistically.
-		return r.Status().Update(ctx, benchmark)
+	computed, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&benchmark.Status)
+	if err != nil {
+		return err
 	}
-	return r.Status().Patch(ctx, benchmark, client.MergeFromWithOptions(old, client.MergeFromWithOptimisticLock{}))
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		held := &unstructured.Unstructured{}
+		held.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("LoggingBenchmark"))
+		if err := r.apiReader().Get(ctx, client.ObjectKeyFromObject(benchmark), held); err != nil {
+			// A deleted benchmark has no status to write.
+			return client.IgnoreNotFound(err)
+		}
+		if held.GetUID() != before.UID {
+			return nil
+		}
+		var heldStatus v1alpha1.LoggingBenchmarkStatus
+		if raw, found, err := unstructured.NestedMap(held.Object, "status"); err != nil {
+			return err
+		} else if found {
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &heldStatus); err != nil {
+				return err
+			}
+		}
+		if !equality.Semantic.DeepEqual(heldStatus, before.Status) {
+			return errStaleStatus
+		}
+		patched := held.DeepCopy()
+		patched.Object["status"] = runtime.DeepCopyJSON(computed)
+		return r.Status().Patch(ctx, patched, client.MergeFromWithOptions(held, client.MergeFromWithOptimisticLock{}))
+	})
 }
