@@ -36,6 +36,7 @@ import (
 	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/agent"
 	"github.com/logbench/logbench/internal/results"
+	"github.com/logbench/logbench/internal/schedule"
 	"github.com/logbench/logbench/internal/shipping"
 )
 
@@ -716,7 +717,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 // seedRunningFirst returns a seed whose schedule starts with destination.
 func seedRunningFirst(spec *v1alpha1.LoggingBenchmarkSpec, destination string) *int64 {
 	for seed := range int64(100) {
-		if results.Plan(spec, seed, nil)[0].Destination == destination {
+		if schedule.Plan(spec, seed, nil)[0].Destination == destination {
 			return &seed
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/results"
+	"github.com/logbench/logbench/internal/schedule"
 )
 
 // plannedRun is one pgbench execution of a benchmark.
@@ -36,7 +37,7 @@ func plannedRuns(
 	for _, dest := range spec.EffectiveDestinations() {
 		destinations[dest.Name] = dest
 	}
-	plan := results.Plan(spec, seed, finished)
+	plan := schedule.Plan(spec, seed, finished)
 	runs := make([]plannedRun, 0, len(plan))
 	for _, run := range plan {
 		runs = append(runs, plannedRun{Destination: destinations[run.Destination], Clients: run.Clients, Repeat: run.Repeat})

@@ -7,10 +7,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/logbench/logbench/api/v1alpha1"
-	"github.com/logbench/logbench/internal/results"
+	"github.com/logbench/logbench/internal/schedule"
 )
 
-// TestPlannedRunsFollowTheSchedule: the operator plans results.Plan's order with a seed
+// TestPlannedRunsFollowTheSchedule: the operator plans schedule.Plan's order with a seed
 // of the benchmark's own, the spec's when it sets one, so that every pass of every
 // operator process plans the same order.
 func TestPlannedRunsFollowTheSchedule(t *testing.T) {
@@ -27,7 +27,7 @@ func TestPlannedRunsFollowTheSchedule(t *testing.T) {
 		t.Fatalf("the seed of one benchmark changed from %d to %d", seed, again)
 	}
 	planned := plannedRuns(&benchmark.Spec, seed, nil)
-	plan := results.Plan(&benchmark.Spec, seed, nil)
+	plan := schedule.Plan(&benchmark.Spec, seed, nil)
 	if int32(len(planned)) != benchmark.Spec.RunsTotal() || len(planned) != len(plan) {
 		t.Fatalf("%d runs planned, RunsTotal says %d", len(planned), benchmark.Spec.RunsTotal())
 	}

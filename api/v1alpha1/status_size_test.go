@@ -15,6 +15,7 @@ import (
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/manifest"
 	"github.com/logbench/logbench/internal/results"
+	"github.com/logbench/logbench/internal/schedule"
 	"github.com/logbench/logbench/internal/status"
 )
 
@@ -123,7 +124,7 @@ func shapeSpec(destinations, clientCounts, repeats int) string {
 func fullStatus(benchmark *v1alpha1.LoggingBenchmark) v1alpha1.LoggingBenchmarkStatus {
 	benchmark = benchmark.DeepCopy()
 	spec := &benchmark.Spec
-	planned := results.Plan(spec, math.MinInt64, nil)
+	planned := schedule.Plan(spec, math.MinInt64, nil)
 	observation := status.Observation{Planned: planned, Seed: math.MinInt64, Finished: map[results.RunKey]v1alpha1.RepeatResult{},
 		Done: true}
 	for _, run := range planned {

@@ -23,6 +23,7 @@ import (
 	"github.com/logbench/logbench/internal/pgbench"
 	"github.com/logbench/logbench/internal/records"
 	"github.com/logbench/logbench/internal/results"
+	"github.com/logbench/logbench/internal/schedule"
 	"github.com/logbench/logbench/internal/shipping"
 	"github.com/logbench/logbench/internal/syslogd"
 	"github.com/logbench/logbench/internal/workload"
@@ -36,7 +37,7 @@ type Options struct {
 	WorkDir string
 	// Progress is told about every run; nil means no progress.
 	Progress Progress
-	// Seed orders the runs (results.Plan).
+	// Seed orders the runs (schedule.Plan).
 	Seed int64
 	// TCP connects pgbench over TCP on the loopback, as a client on another machine
 	// would, rather than through the Unix socket, which dilutes every overhead less.
@@ -74,7 +75,7 @@ type Skipped struct {
 type Outcome struct {
 	Runs    map[results.RunKey]v1alpha1.RepeatResult
 	Skipped []Skipped
-	// Planned are the runs of the destinations that run here, in order (results.Plan).
+	// Planned are the runs of the destinations that run here, in order (schedule.Plan).
 	Planned []results.RunKey
 }
 
@@ -86,7 +87,7 @@ func (o Outcome) PlannedRuns(spec *v1alpha1.LoggingBenchmarkSpec, seed int64) []
 		skipped[dest.Destination] = true
 	}
 	planned := slices.Clone(o.Planned)
-	for _, run := range results.Plan(spec, seed, o.Runs) {
+	for _, run := range schedule.Plan(spec, seed, o.Runs) {
 		if skipped[run.Destination] {
 			planned = append(planned, run)
 		}
@@ -95,7 +96,7 @@ func (o Outcome) PlannedRuns(spec *v1alpha1.LoggingBenchmarkSpec, seed int64) []
 }
 
 // Execute measures every runnable destination at every client count and repeat, in the
-// order results.Plan gives them with opts.Seed. Every destination's server is up before the first run, as in a
+// order schedule.Plan gives them with opts.Seed. Every destination's server is up before the first run, as in a
 // cluster, so that the runs can interleave; idle, they cost little. When ctx is
 // cancelled it stops, cleans up and returns what was measured with ctx's error. A
 // destination whose server fails records the failure in its runs and the others go on.
@@ -141,7 +142,7 @@ func Execute(ctx context.Context, spec *v1alpha1.LoggingBenchmarkSpec, opts Opti
 		return !up && !down
 	})
 	for index := 1; ; index++ {
-		outcome.Planned = results.Plan(&runnable, opts.Seed, outcome.Runs)
+		outcome.Planned = schedule.Plan(&runnable, opts.Seed, outcome.Runs)
 		next := slices.IndexFunc(outcome.Planned, func(run results.RunKey) bool {
 			_, done := outcome.Runs[run]
 			return !done

@@ -16,6 +16,7 @@ import (
 	"github.com/logbench/logbench/internal/manifest"
 	"github.com/logbench/logbench/internal/report"
 	"github.com/logbench/logbench/internal/results"
+	"github.com/logbench/logbench/internal/schedule"
 	"github.com/logbench/logbench/internal/status"
 	"github.com/logbench/logbench/internal/testenv"
 )
@@ -58,7 +59,7 @@ func TestQuickSample(t *testing.T) {
 			len(outcome.Runs), progress.finished, len(outcome.Skipped), want, want)
 	}
 
-	if !slices.Equal(progress.order, results.Plan(spec, 1, nil)) {
+	if !slices.Equal(progress.order, schedule.Plan(spec, 1, nil)) {
 		t.Errorf("runs went %v, not in the order of the schedule", progress.order)
 	}
 

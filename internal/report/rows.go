@@ -13,6 +13,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/results"
+	"github.com/logbench/logbench/internal/schedule"
 	"github.com/logbench/logbench/internal/text"
 )
 
@@ -592,7 +593,7 @@ func KneeNotes(rows []v1alpha1.Result) []string {
 				kneeMarker, row.Destination, row.RampStop))
 		case row.Knee && !stopped[row.Destination]:
 			notes = append(notes, fmt.Sprintf("%s %s: knee at %d clients; the ramp %s",
-				kneeMarker, row.Destination, row.Clients, results.ReachedMax))
+				kneeMarker, row.Destination, row.Clients, schedule.ReachedMax))
 		}
 	}
 	return notes

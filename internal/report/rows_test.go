@@ -13,7 +13,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/golden"
-	"github.com/logbench/logbench/internal/results"
+	"github.com/logbench/logbench/internal/schedule"
 )
 
 // goldenRows cover every marker of the tables; they are the rows results.Aggregate
@@ -209,7 +209,7 @@ func TestExpectedSourceNote(t *testing.T) {
 }
 
 // TestKneeNotes: a ramp that reached its maximum and one a stop condition ended, from
-// the rows results.MarkKnees marked.
+// the rows schedule.MarkKnees marked.
 func TestKneeNotes(t *testing.T) {
 	stop := "overhead 60.0% above 50% at 4 clients"
 	rows := []v1alpha1.Result{
@@ -220,7 +220,7 @@ func TestKneeNotes(t *testing.T) {
 		{Destination: "first", Clients: 1, RampStop: stop},
 	}
 	want := []string{
-		"^ csv: knee at 8 clients; the ramp " + results.ReachedMax,
+		"^ csv: knee at 8 clients; the ramp " + schedule.ReachedMax,
 		"^ stdout: knee at 2 clients; the ramp stopped at 4: " + stop,
 		"^ first: no knee, its first client count stopped the ramp: " + stop,
 	}

@@ -47,7 +47,7 @@ func Aggregate(spec *v1alpha1.LoggingBenchmarkSpec, runs map[RunKey]v1alpha1.Rep
 			rows = append(rows, row)
 		}
 	}
-	ApplyOverhead(rows, baselineName(spec))
+	ApplyOverhead(rows, BaselineName(spec))
 	return rows
 }
 
@@ -125,9 +125,9 @@ func AccountingErrors(rows []v1alpha1.Result) []string {
 	return inconsistent
 }
 
-// baselineName is the destination of type None among the effective destinations, or ""
+// BaselineName is the destination of type None among the effective destinations, or ""
 // when the benchmark has no baseline.
-func baselineName(spec *v1alpha1.LoggingBenchmarkSpec) string {
+func BaselineName(spec *v1alpha1.LoggingBenchmarkSpec) string {
 	for _, dest := range spec.EffectiveDestinations() {
 		if dest.Type == v1alpha1.DestinationNone {
 			return dest.Name

@@ -1,9 +1,15 @@
-package results
+// Package schedule decides which runs of a benchmark execute and in what order: the
+// plan in rounds, interleaved and shuffled from a seed, and the ramp that grows the
+// client counts round by round until a stop condition finds each destination's knee.
+// It is pure, as internal/results whose rows the ramp reads, so that the operator and
+// local mode plan the same runs from the same finished ones.
+package schedule
 
 import (
 	"math/rand/v2"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/results"
 )
 
 // Plan lists the runs of a benchmark in the order they execute: in rounds, one per
@@ -17,14 +23,14 @@ import (
 // planned once every run of the count before it finished, without the destinations whose
 // ramp that count stopped (Knees), and the baseline runs as long as another destination
 // does. Computed from the finished runs alone, it is the same after a restart.
-func Plan(spec *v1alpha1.LoggingBenchmarkSpec, seed int64, finished map[RunKey]v1alpha1.RepeatResult) []RunKey {
+func Plan(spec *v1alpha1.LoggingBenchmarkSpec, seed int64, finished map[results.RunKey]v1alpha1.RepeatResult) []results.RunKey {
 	destinations := spec.EffectiveDestinations()
 	counts := spec.Workload.ClientCounts()
-	runs := make([]RunKey, 0, len(destinations)*len(counts)*int(spec.Workload.Repeats))
+	runs := make([]results.RunKey, 0, len(destinations)*len(counts)*int(spec.Workload.Repeats))
 	stopped := map[string]bool{}
 	var knees []v1alpha1.Knee
 	if spec.Workload.Ramp != nil {
-		knees = Knees(spec, Aggregate(spec, finished))
+		knees = Knees(spec, results.Aggregate(spec, finished))
 	}
 	round := uint64(0)
 	for _, clients := range counts {
@@ -32,7 +38,7 @@ func Plan(spec *v1alpha1.LoggingBenchmarkSpec, seed int64, finished map[RunKey]v
 		for repeat := int32(1); repeat <= spec.Workload.Repeats; repeat++ {
 			for _, i := range shuffled(len(destinations), uint64(seed), round) {
 				if !stopped[destinations[i].Name] {
-					runs = append(runs, RunKey{Destination: destinations[i].Name, Clients: clients, Repeat: repeat})
+					runs = append(runs, results.RunKey{Destination: destinations[i].Name, Clients: clients, Repeat: repeat})
 				}
 			}
 			round++
@@ -52,7 +58,7 @@ func Plan(spec *v1alpha1.LoggingBenchmarkSpec, seed int64, finished map[RunKey]v
 				stopped[knee.Destination] = true
 			}
 		}
-		if baseline := baselineName(spec); baseline != "" && len(stopped) == len(destinations)-1 {
+		if baseline := results.BaselineName(spec); baseline != "" && len(stopped) == len(destinations)-1 {
 			stopped[baseline] = true
 		}
 		if len(stopped) == len(destinations) {
@@ -78,8 +84,8 @@ func shuffled(n int, seed, round uint64) []int {
 	return order
 }
 
-// ScheduleOf records the order of the planned runs and the seed that shuffled them.
-func ScheduleOf(planned []RunKey, seed int64) *v1alpha1.Schedule {
+// Of records the order of the planned runs and the seed that shuffled them.
+func Of(planned []results.RunKey, seed int64) *v1alpha1.Schedule {
 	schedule := &v1alpha1.Schedule{Seed: seed, Runs: make([]string, len(planned))}
 	for i, run := range planned {
 		schedule.Runs[i] = run.String()

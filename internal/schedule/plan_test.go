@@ -1,4 +1,4 @@
-package results
+package schedule
 
 import (
 	"slices"
@@ -11,7 +11,7 @@ import (
 // count, rounds follow the client counts and repeats, and the seed alone decides the
 // order within a round.
 func TestPlanInterleavesRounds(t *testing.T) {
-	spec := testSpec(v1alpha1.AggregateMedian, 4, 1)
+	spec := testSpec(4, 1)
 	spec.Workload.Repeats = 3
 	destinations := len(spec.EffectiveDestinations())
 	plan := Plan(spec, 7, nil)
@@ -44,7 +44,27 @@ func TestPlanInterleavesRounds(t *testing.T) {
 	if shuffledRounds == 0 {
 		t.Error("no seed changes the order")
 	}
-	if got := ScheduleOf(plan[:2], 7); got.Seed != 7 || len(got.Runs) != 2 || got.Runs[0] != plan[0].String() {
-		t.Errorf("ScheduleOf = %+v", got)
+	if got := Of(plan[:2], 7); got.Seed != 7 || len(got.Runs) != 2 || got.Runs[0] != plan[0].String() {
+		t.Errorf("Of = %+v", got)
+	}
+}
+
+// testSpec runs csv and stdout against the baseline at the given client counts.
+func testSpec(clients ...int32) *v1alpha1.LoggingBenchmarkSpec {
+	return &v1alpha1.LoggingBenchmarkSpec{
+		Destinations: []v1alpha1.Destination{
+			{Name: "csv", Type: v1alpha1.DestinationCSVLog},
+			{Name: "stdout", Type: v1alpha1.DestinationStdout},
+		},
+		Baseline: v1alpha1.BaselineSpec{Enabled: true},
+		Workload: v1alpha1.WorkloadSpec{Clients: clients, Aggregate: v1alpha1.AggregateMedian},
+	}
+}
+
+// succeeded is a run at tps whose records were counted exactly.
+func succeeded(tps float64, expected, delivered int64) v1alpha1.RepeatResult {
+	return v1alpha1.RepeatResult{
+		TPS:     tps,
+		Records: v1alpha1.Records{Expected: expected, Delivered: delivered, Dropped: new(expected - delivered)},
 	}
 }

@@ -1,9 +1,10 @@
-package results
+package schedule
 
 import (
 	"fmt"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/results"
 )
 
 // ReachedMax is the reason of a knee whose ramp met no stop condition.
@@ -18,7 +19,7 @@ func Knees(spec *v1alpha1.LoggingBenchmarkSpec, rows []v1alpha1.Result) []v1alph
 	if ramp == nil {
 		return nil
 	}
-	baseline := baselineName(spec)
+	baseline := results.BaselineName(spec)
 	counts := spec.Workload.ClientCounts()
 	var knees []v1alpha1.Knee
 	for _, dest := range spec.EffectiveDestinations() {
@@ -60,12 +61,12 @@ func rampStop(
 	stop v1alpha1.RampStopConditions, spec *v1alpha1.LoggingBenchmarkSpec,
 	rows []v1alpha1.Result, row, previous *v1alpha1.Result,
 ) (reason string, known bool) {
-	if len(Successful(row.Repeats)) == 0 {
+	if len(results.Successful(row.Repeats)) == 0 {
 		return fmt.Sprintf("every run at %d clients failed", row.Clients), true
 	}
 	var baseline *v1alpha1.Result
 	if stop.OverheadAbovePercent != nil {
-		if baseline = completeRow(spec, rows, baselineName(spec), row.Clients); baseline == nil {
+		if baseline = completeRow(spec, rows, results.BaselineName(spec), row.Clients); baseline == nil {
 			return "", false
 		}
 	}
@@ -85,7 +86,7 @@ func stopReason(stop v1alpha1.RampStopConditions, row, previous, baseline *v1alp
 	}
 	if bound := stop.OverheadAbovePercent; bound != nil {
 		switch {
-		case len(Successful(baseline.Repeats)) == 0 || row.OverheadPercent == nil:
+		case len(results.Successful(baseline.Repeats)) == 0 || row.OverheadPercent == nil:
 			return fmt.Sprintf("no overhead at %d clients: the baseline's runs failed", row.Clients)
 		case *row.OverheadPercent > float64(*bound):
 			return fmt.Sprintf("overhead %.1f%% above %d%% at %d clients", *row.OverheadPercent, *bound, row.Clients)

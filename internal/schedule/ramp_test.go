@@ -1,4 +1,4 @@
-package results
+package schedule
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/results"
 )
 
 func TestClientCounts(t *testing.T) {
@@ -28,7 +29,7 @@ func TestClientCounts(t *testing.T) {
 
 // rampSpec ramps csv and stdout against the baseline from 1 to 8 clients, doubling.
 func rampSpec(stop v1alpha1.RampStopConditions) *v1alpha1.LoggingBenchmarkSpec {
-	spec := testSpec(v1alpha1.AggregateMedian)
+	spec := testSpec()
 	spec.Workload.Repeats = 2
 	spec.Workload.Ramp = &v1alpha1.RampSpec{Start: 1, Factor: 2, Max: 8, StopWhen: stop}
 	return spec
@@ -44,17 +45,17 @@ func TestRampPlanGrowsRoundByRound(t *testing.T) {
 		"csv":    {1: 0.1, 2: 0.1, 4: 0.2, 8: 0.3},
 		"stdout": {1: 0.1, 2: 0.4, 4: 0.6, 8: 0.7},
 	}
-	finished := map[RunKey]v1alpha1.RepeatResult{}
+	finished := map[results.RunKey]v1alpha1.RepeatResult{}
 	var executed []string
 	for {
 		plan := Plan(spec, 3, finished)
-		next := slices.IndexFunc(plan, func(run RunKey) bool { _, done := finished[run]; return !done })
+		next := slices.IndexFunc(plan, func(run results.RunKey) bool { _, done := finished[run]; return !done })
 		if next < 0 {
 			break
 		}
 		run := plan[next]
 		tps := 1000 * float64(run.Clients) * (1 - overhead[run.Destination][run.Clients])
-		finished[run] = exact(tps, 100, 100)
+		finished[run] = succeeded(tps, 100, 100)
 		if run.Repeat == 1 {
 			executed = append(executed, fmt.Sprintf("%s/%d", run.Destination, run.Clients))
 		}
@@ -66,7 +67,7 @@ func TestRampPlanGrowsRoundByRound(t *testing.T) {
 		t.Errorf("ran %v, want %v", executed, want)
 	}
 
-	rows := Aggregate(spec, finished)
+	rows := results.Aggregate(spec, finished)
 	knees := Knees(spec, rows)
 	wantKnees := []v1alpha1.Knee{
 		{Destination: "csv", Clients: 8, Reason: ReachedMax},
@@ -79,7 +80,7 @@ func TestRampPlanGrowsRoundByRound(t *testing.T) {
 	for _, row := range rows {
 		wantKnee := (row.Destination == "csv" && row.Clients == 8) || (row.Destination == "stdout" && row.Clients == 2)
 		if row.Knee != wantKnee || (row.RampStop != "") != (row.Destination == "stdout" && row.Clients == 4) {
-			t.Errorf("%s: knee %v, ramp stop %q", RowName(row), row.Knee, row.RampStop)
+			t.Errorf("%s: knee %v, ramp stop %q", results.RowName(row), row.Knee, row.RampStop)
 		}
 	}
 }
@@ -93,14 +94,14 @@ func TestRampPlanWaitsForItsRound(t *testing.T) {
 	if len(first) != 3*2 {
 		t.Fatalf("planned %v before any run, want the 6 runs at 1 client", first)
 	}
-	finished := map[RunKey]v1alpha1.RepeatResult{}
+	finished := map[results.RunKey]v1alpha1.RepeatResult{}
 	for _, run := range first[:len(first)-1] {
-		finished[run] = exact(1000, 100, 100)
+		finished[run] = succeeded(1000, 100, 100)
 	}
 	if got := Plan(spec, 1, finished); !slices.Equal(got, first) {
 		t.Errorf("with a run of the round left, planned %v", got)
 	}
-	finished[first[len(first)-1]] = exact(1000, 100, 100)
+	finished[first[len(first)-1]] = succeeded(1000, 100, 100)
 	if got := Plan(spec, 1, finished); len(got) != 2*len(first) {
 		t.Errorf("with the round done, planned %d runs, want %d", len(got), 2*len(first))
 	}
@@ -116,34 +117,34 @@ func TestRampStopConditions(t *testing.T) {
 	}{
 		{name: "nothing met", stop: v1alpha1.RampStopConditions{DroppedRecords: true,
 			OverheadAbovePercent: new(int32(20)), TPSGainBelowPercent: new(int32(10))},
-			at2: exact(1800, 100, 100), baseline: exact(2000, 0, 0)},
+			at2: succeeded(1800, 100, 100), baseline: succeeded(2000, 0, 0)},
 		{name: "dropped", stop: v1alpha1.RampStopConditions{DroppedRecords: true},
-			at2: exact(1800, 100, 90), baseline: exact(2000, 0, 0), want: "dropped 10 records at 2 clients"},
+			at2: succeeded(1800, 100, 90), baseline: succeeded(2000, 0, 0), want: "dropped 10 records at 2 clients"},
 		{name: "dropped at least", stop: v1alpha1.RampStopConditions{DroppedRecords: true},
 			at2: v1alpha1.RepeatResult{TPS: 1800, Records: v1alpha1.Records{Expected: 100, Delivered: 80,
 				ExpectedIsEstimate: true, DroppedAtLeast: new(int64(20))}},
-			baseline: exact(2000, 0, 0), want: "dropped at least 20 records at 2 clients"},
+			baseline: succeeded(2000, 0, 0), want: "dropped at least 20 records at 2 clients"},
 		{name: "unverified records are not drops", stop: v1alpha1.RampStopConditions{DroppedRecords: true},
 			at2: v1alpha1.RepeatResult{TPS: 1800, Records: v1alpha1.Records{Expected: 100, Delivered: 60,
 				Dropped: new(int64(0)), Unverified: 40}},
-			baseline: exact(2000, 0, 0)},
+			baseline: succeeded(2000, 0, 0)},
 		{name: "drops ignored without the condition", stop: v1alpha1.RampStopConditions{},
-			at2: exact(1800, 100, 90), baseline: exact(2000, 0, 0)},
+			at2: succeeded(1800, 100, 90), baseline: succeeded(2000, 0, 0)},
 		{name: "overhead above", stop: v1alpha1.RampStopConditions{OverheadAbovePercent: new(int32(5))},
-			at2: exact(1800, 100, 100), baseline: exact(2000, 0, 0), want: "overhead 10.0% above 5% at 2 clients"},
+			at2: succeeded(1800, 100, 100), baseline: succeeded(2000, 0, 0), want: "overhead 10.0% above 5% at 2 clients"},
 		{name: "baseline failed", stop: v1alpha1.RampStopConditions{OverheadAbovePercent: new(int32(5))},
-			at2: exact(1800, 100, 100), baseline: v1alpha1.RepeatResult{Error: "no cluster"},
+			at2: succeeded(1800, 100, 100), baseline: v1alpha1.RepeatResult{Error: "no cluster"},
 			want: "no overhead at 2 clients: the baseline's runs failed"},
 		{name: "TPS gain below", stop: v1alpha1.RampStopConditions{TPSGainBelowPercent: new(int32(10))},
-			at2: exact(1050, 100, 100), baseline: exact(2000, 0, 0),
+			at2: succeeded(1050, 100, 100), baseline: succeeded(2000, 0, 0),
 			want: "TPS went from 1000 at 1 clients to 1050 at 2 (+5.0%), a gain below 10%"},
 		{name: "TPS still rising", stop: v1alpha1.RampStopConditions{TPSGainBelowPercent: new(int32(0))},
-			at2: exact(1001, 100, 100), baseline: exact(2000, 0, 0)},
+			at2: succeeded(1001, 100, 100), baseline: succeeded(2000, 0, 0)},
 		{name: "TPS fell", stop: v1alpha1.RampStopConditions{TPSGainBelowPercent: new(int32(0))},
-			at2: exact(900, 100, 100), baseline: exact(2000, 0, 0),
+			at2: succeeded(900, 100, 100), baseline: succeeded(2000, 0, 0),
 			want: "TPS went from 1000 at 1 clients to 900 at 2 (-10.0%), a gain below 0%"},
 		{name: "every run failed", stop: v1alpha1.RampStopConditions{},
-			at2: v1alpha1.RepeatResult{Error: "pgbench exited 1"}, baseline: exact(2000, 0, 0),
+			at2: v1alpha1.RepeatResult{Error: "pgbench exited 1"}, baseline: succeeded(2000, 0, 0),
 			want: "every run at 2 clients failed"},
 	}
 	for _, test := range tests {
@@ -152,13 +153,13 @@ func TestRampStopConditions(t *testing.T) {
 			spec.Workload.Repeats = 1
 			spec.Workload.Ramp.Max = 2
 			spec.Destinations = spec.Destinations[:1]
-			finished := map[RunKey]v1alpha1.RepeatResult{
-				{Destination: "baseline", Clients: 1, Repeat: 1}: exact(1000, 0, 0),
-				{Destination: "csv", Clients: 1, Repeat: 1}:      exact(1000, 100, 100),
+			finished := map[results.RunKey]v1alpha1.RepeatResult{
+				{Destination: "baseline", Clients: 1, Repeat: 1}: succeeded(1000, 0, 0),
+				{Destination: "csv", Clients: 1, Repeat: 1}:      succeeded(1000, 100, 100),
 				{Destination: "baseline", Clients: 2, Repeat: 1}: test.baseline,
 				{Destination: "csv", Clients: 2, Repeat: 1}:      test.at2,
 			}
-			knees := Knees(spec, Aggregate(spec, finished))
+			knees := Knees(spec, results.Aggregate(spec, finished))
 			want := v1alpha1.Knee{Destination: "csv", Clients: 1, StoppedAt: 2, Reason: test.want}
 			if test.want == "" {
 				want = v1alpha1.Knee{Destination: "csv", Clients: 2, Reason: ReachedMax}

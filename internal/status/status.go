@@ -13,6 +13,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/results"
+	"github.com/logbench/logbench/internal/schedule"
 	"github.com/logbench/logbench/internal/text"
 )
 
@@ -27,7 +28,7 @@ func Truncate(message string) string {
 
 // Observation is what was seen of a benchmark's runs.
 type Observation struct {
-	// Planned lists every run of the benchmark in the order they execute (results.Plan),
+	// Planned lists every run of the benchmark in the order they execute (schedule.Plan),
 	// and Seed is the seed that ordered them.
 	Planned []results.RunKey
 	Seed    int64
@@ -57,8 +58,8 @@ func Set(benchmark *v1alpha1.LoggingBenchmark, observed Observation) {
 	current := &benchmark.Status
 	current.Results = results.Aggregate(&benchmark.Spec, finished)
 	current.Summary = results.Summarize(current.Results)
-	current.Knees = results.Knees(&benchmark.Spec, current.Results)
-	results.MarkKnees(current.Results, current.Knees)
+	current.Knees = schedule.Knees(&benchmark.Spec, current.Results)
+	schedule.MarkKnees(current.Results, current.Knees)
 	current.Destinations = observed.Destinations
 	failures := results.Failures(current.Results)
 	current.Phase = observed.Phase
@@ -68,7 +69,7 @@ func Set(benchmark *v1alpha1.LoggingBenchmark, observed Observation) {
 			current.Phase = v1alpha1.PhaseFailed
 		}
 	}
-	current.Schedule = results.ScheduleOf(observed.Planned, observed.Seed)
+	current.Schedule = schedule.Of(observed.Planned, observed.Seed)
 	current.Progress = v1alpha1.Progress{
 		RunsDone:  int32(len(finished)),
 		RunsTotal: int32(len(observed.Planned)),
