@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -110,6 +111,19 @@ func TestAgainstAPIServer(t *testing.T) {
 						access.Verb, access.Group, access.Resource, namespace, allowed, want)
 				}
 			}
+		}
+
+		// docs/troubleshooting.md, a second release in the same cluster: one release per
+		// cluster, since the agent's ClusterRole has a fixed name.
+		second := append([]string{"install", "second", chartDir(t), "--kubeconfig", kubeconfig,
+			"--namespace", unwatchedNamespace}, setArgs(valueSet(t, "namespaced"))...)
+		_, err := runHelm(t, second...)
+		if err == nil {
+			_, _ = runHelm(t, "uninstall", "second", "--kubeconfig", kubeconfig, "--namespace", unwatchedNamespace)
+			t.Fatal("a second release installed beside the first")
+		}
+		if want := `ClusterRole "logbench-agent" in namespace "" exists and cannot be imported into the current release`; !strings.Contains(err.Error(), want) {
+			t.Errorf("the second release failed with %v, want it to name %q", err, want)
 		}
 	})
 }

@@ -313,3 +313,73 @@ func TestUserPagesHoldNoDatesOfRuns(t *testing.T) {
 		}
 	}
 }
+
+// troubleshootingTables are the sections of docs/troubleshooting.md that name their tests
+// in a table column rather than in their prose.
+var troubleshootingTables = []string{"What logbench guarantees when things break"}
+
+var (
+	namedTest = regexp.MustCompile("`(Test[A-Z][A-Za-z0-9_]*)`")
+	namedSpec = regexp.MustCompile(`specs? ((?:"[^"]+"(?:, | and | or )?)+)`)
+	quoted    = regexp.MustCompile(`"([^"]+)"`)
+)
+
+// TestTroubleshootingNamesItsTests checks that every problem of docs/troubleshooting.md
+// names a test that produces what it describes, and that each test it names exists: a
+// Go test function in backquotes, or a Ginkgo spec in double quotes (the start of its
+// text) after the word spec or specs.
+func TestTroubleshootingNamesItsTests(t *testing.T) {
+	root := testenv.Root(t)
+	var tests strings.Builder
+	err := filepath.WalkDir(root, func(path string, entry os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if entry.IsDir() && (entry.Name() == "bin" || strings.HasPrefix(entry.Name(), ".")) && path != root {
+			return filepath.SkipDir
+		}
+		if strings.HasSuffix(path, "_test.go") {
+			content, err := os.ReadFile(path)
+			tests.Write(content)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allTests := tests.String()
+	source, err := os.ReadFile(filepath.Join(root, "docs", "troubleshooting.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := strings.Split(string(source), "\n## ")[1:]
+	if len(sections) == 0 {
+		t.Fatal("docs/troubleshooting.md has no section")
+	}
+	for _, section := range sections {
+		heading, body, _ := strings.Cut(section, "\n")
+		if slices.Contains(troubleshootingTables, heading) {
+			continue
+		}
+		prose := strings.Join(strings.Fields(body), " ")
+		named := 0
+		for _, match := range namedTest.FindAllStringSubmatch(prose, -1) {
+			named++
+			if !strings.Contains(allTests, "func "+match[1]+"(") {
+				t.Errorf("troubleshooting, %s: no test function %s", heading, match[1])
+			}
+		}
+		for _, specs := range namedSpec.FindAllStringSubmatch(prose, -1) {
+			for _, spec := range quoted.FindAllStringSubmatch(specs[1], -1) {
+				named++
+				if !strings.Contains(allTests, `"`+spec[1]) {
+					t.Errorf("troubleshooting, %s: no spec whose text starts %q", heading, spec[1])
+				}
+			}
+		}
+		if named == 0 {
+			t.Errorf("troubleshooting, %s: names no test that produces what it describes", heading)
+		}
+	}
+}
