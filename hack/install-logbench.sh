@@ -9,8 +9,7 @@
 # With --prometheus-release, the chart's ServiceMonitor and PrometheusRule are enabled and
 # labelled release: NAME, as docs/prometheus.md tells kube-prometheus-stack users to install it.
 set -euo pipefail
-
-REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 [ $# -ge 1 ] || {
   echo "usage: $0 IMAGE [--kubeconfig FILE | --kube-context NAME]" >&2
   exit 2

@@ -14,6 +14,8 @@
 # The images' tags are the releases: the operator's (0.88.0 or v0.88.0) names the module
 # whose manifests are applied, Prometheus's (3.16.0 or v3.16.0) the Prometheus version.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/go.sh"
 
 usage() {
   echo "usage: $0 OPERATOR_IMAGE RELOADER_IMAGE PROMETHEUS_IMAGE [--kubeconfig FILE | --kube-context NAME]" >&2
@@ -49,11 +51,8 @@ RELEASE=kube-prometheus-stack
 NAMESPACE=monitoring
 operator_version=v${operator_version#v}
 module=github.com/prometheus-operator/prometheus-operator
-examples=$(go mod download -json "${module}@${operator_version}" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')/example
-[ -d "$examples" ] || {
-  echo "$0: no example manifests in ${module}@${operator_version}" >&2
-  exit 1
-}
+examples=$(go_module_dir "${module}@${operator_version}")/example
+[ -d "$examples" ] || die "no example manifests in ${module}@${operator_version}"
 
 kubectl_stack create namespace "$NAMESPACE" --dry-run=client -o yaml | kubectl_stack apply -f - >/dev/null
 # The CRDs are too large for a client-side apply's last-applied annotation.

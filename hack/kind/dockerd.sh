@@ -8,15 +8,13 @@
 # A Docker engine that was already running is used and left alone.
 # Usage: hack/kind/dockerd.sh up|down   (as root)
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/../local-cluster/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 STATE=${CACHE_DIR}/dockerd
 PID_FILE=${STATE}/dockerd.pid
 
-engine_answers() { docker info >/dev/null 2>&1; }
-
 up() {
-  if engine_answers; then
+  if docker_answers; then
     log "a Docker engine is running: using it"
     return
   fi

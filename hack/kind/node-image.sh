@@ -4,8 +4,8 @@
 # proxy instead. The node runs kind's own entrypoint, systemd units and containerd
 # configuration (from the kind module) on Debian bookworm with its containerd and runc;
 # Kubernetes comes from hack/build-kube.sh, and the images kubeadm asks for are built at
-# the versions it names (etcd, CoreDNS) and preloaded, with the images the e2e suite runs
-# (hack/local-cluster/images.sh) and kind's default storage (local-path-provisioner).
+# the versions it names (etcd) and preloaded, with the images the e2e suite runs and the
+# local cluster's CoreDNS (hack/images.sh) and kind's default storage (local-path-provisioner).
 # The one difference in networking: where kind would apply kindnetd, the node's pods share
 # a CNI bridge written into the image (single node), and the local cluster's network
 # policy controller runs as a DaemonSet (network_files).
@@ -14,15 +14,11 @@
 #        hack/kind/node-image.sh --network-files DIR
 #   Writes the node's network files into DIR only (no root, no Docker), for the tests.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/../local-cluster/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-KIND_VERSION=${KIND_VERSION:-v0.33.0}
-NODE_IMAGE=${KIND_NODE_IMAGE:-${IMAGE_REGISTRY}/kind-node:v${KUBE_VERSION}}
+NODE_IMAGE=$KIND_NODE_IMAGE
 BASE_IMAGE=${IMAGE_REGISTRY}/kind-base:${KIND_VERSION}
 KUBE_BASE_IMAGE=${IMAGE_REGISTRY}/kind-kube-base:bookworm
-LOCAL_PATH_PROVISIONER_VERSION=0.0.30
-CRICTL_VERSION=1.34.0
-KIND_NODE_BIN=${REPO_ROOT}/bin/kind-node
 BUILD_CONTAINER=logbench-kind-node-build
 PRELOADED_LABEL=io.logbench.preloaded
 # The image of the local cluster's network policy controller, at the kube-router version
@@ -30,28 +26,14 @@ PRELOADED_LABEL=io.logbench.preloaded
 NETPOL_IMAGE=${IMAGE_REGISTRY}/kube-router-netpol:$(awk '$1 == "github.com/cloudnativelabs/kube-router/v2" {print $2}' \
   "${REPO_ROOT}/hack/local-cluster/netpol/go.mod")
 
-# debian_rootfs NAME PACKAGES prints a bootstrapped bookworm folder, kept until imported.
-debian_rootfs() {
-  local rootfs=${IMAGE_CACHE}/rootfs-$1
-  if [ ! -f "${rootfs}.bootstrapped" ]; then
-    log "bootstrapping $1 from Debian (a few minutes)"
-    rm -rf "$rootfs"
-    mkdir -p "$rootfs"
-    debootstrap --variant=minbase --include="$2" bookworm "$rootfs" http://deb.debian.org/debian \
-      >"${IMAGE_CACHE}/debootstrap-$1.log" 2>&1 || die "debootstrap failed: see ${IMAGE_CACHE}/debootstrap-$1.log"
-    touch "${rootfs}.bootstrapped"
-  fi
-  echo "$rootfs"
-}
-
-# import_rootfs FOLDER IMAGE CHANGE... makes IMAGE of FOLDER, then removes FOLDER.
+# import_rootfs FOLDER IMAGE CHANGE... makes IMAGE of the debian_rootfs FOLDER, then
+# removes FOLDER.
 import_rootfs() {
   local rootfs=$1
   shift
-  chroot "$rootfs" apt-get clean
-  rm -rf "$rootfs"/usr/share/doc/* "$rootfs"/usr/share/man/* "$rootfs"/var/lib/apt/lists/*
-  tar -C "$rootfs" -c . | docker_import "$@"
-  rm -rf "$rootfs" "${rootfs}.bootstrapped"
+  slim_rootfs "$rootfs"
+  rootfs_tar "$rootfs" | docker_import "$@"
+  remove_rootfs "$rootfs"
 }
 
 # build_base makes kind's base image (images/base/Dockerfile of the kind module) from
@@ -131,8 +113,9 @@ build_kube_image() {
 # build_quietly IMAGE CONTEXT builds CONTEXT's Dockerfile, which needs nothing of BuildKit.
 build_quietly() { DOCKER_BUILDKIT=0 docker build -q -t "$1" "$2" 2>/dev/null >/dev/null || die "building $1 failed"; }
 
-# build_kube_images makes the images kubeadm lists for KUBE_VERSION (but pause, which the
-# node's containerd names and images.sh builds), from the binaries it runs in them.
+# build_kube_images makes the images kubeadm lists for KUBE_VERSION from the binaries it
+# runs in them, but pause, which the node's containerd names, and CoreDNS, which up.sh
+# has kubeadm take from hack/images.sh.
 build_kube_images() {
   if ! docker_image_exists "$KUBE_BASE_IMAGE"; then
     # kube-proxy and the network policy controller program the node's netfilter with
@@ -153,12 +136,7 @@ build_kube_images() {
           go.etcd.io/etcd/server/v3 "${KIND_NODE_BIN}/etcd-${etcd_version}"
         kube_image "$image" "${KIND_NODE_BIN}/etcd-${etcd_version}" /usr/local/bin/etcd
         ;;
-      coredns)
-        go_module_build "${CACHE_DIR}/coredns-build-${tag}" "github.com/coredns/coredns@${tag}" \
-          github.com/coredns/coredns "${KIND_NODE_BIN}/coredns-${tag}"
-        kube_image "$image" "${KIND_NODE_BIN}/coredns-${tag}" /coredns /coredns
-        ;;
-      pause) continue ;;
+      pause | coredns) continue ;;
       *) die "kubeadm lists ${image}, which this script does not know how to build" ;;
     esac
     KUBE_IMAGES+=("$image")
@@ -232,16 +210,16 @@ build_node() {
   # kind labels preloaded images pinned, which Debian's containerd 1.6 does not know: the
   # kubelet may collect them when the disk is 85% full, and nothing could pull them again.
   local import=(ctr --namespace=k8s.io images import --all-platforms --no-unpack --digests)
+  local archive
   log "preloading ${KUBE_IMAGES[*]} ${STORAGE_IMAGE} ${KUBE_BASE_IMAGE} ${NETPOL_IMAGE}"
   docker save "${KUBE_IMAGES[@]}" "$STORAGE_IMAGE" "$KUBE_BASE_IMAGE" "$NETPOL_IMAGE" |
     "${node[@]}" "${import[@]}" - >/dev/null
-  # The images the e2e suite runs, as images.sh archived them for the local cluster; the
-  # pause image is also the node's sandbox image, under the name containerd's config gives.
-  local archive name
+  # The images the e2e suite runs, as hack/images.sh archived them for the local cluster;
+  # the pause image is also the node's sandbox image, under the name containerd's config
+  # gives.
   for archive in "${SUITE_ARCHIVES[@]}"; do
-    name=$(basename "$archive" .tar)
-    log "preloading ${IMAGE_REGISTRY}/${name%%_*}:${name#*_}"
-    "${node[@]}" "${import[@]}" --base-name "${IMAGE_REGISTRY}/${name%%_*}" - <"$archive" >/dev/null
+    log "preloading $(archive_image "$archive")"
+    import_archive "$archive" "${node[@]}" "${import[@]}"
   done
   local sandbox
   sandbox=$("${node[@]}" sed -n 's/^ *sandbox_image = "\(.*\)"$/\1/p' /etc/containerd/config.toml)
@@ -250,16 +228,6 @@ build_node() {
   sleep 1
   docker commit --change 'ENTRYPOINT [ "/usr/local/bin/entrypoint", "/sbin/init" ]' \
     --change "LABEL ${PRELOADED_LABEL}=$(preloaded)" "$BUILD_CONTAINER" "$NODE_IMAGE" >/dev/null
-}
-
-# suite_archives sets SUITE_ARCHIVES to the archives of images.sh that the suite runs:
-# not logbench's, which make docker-build builds, nor the local cluster's CoreDNS.
-suite_archives() {
-  SUITE_ARCHIVES=()
-  local archive
-  for archive in "${IMAGE_CACHE}"/*_*.tar; do
-    case "$(basename "$archive")" in logbench_* | coredns_*) ;; *) SUITE_ARCHIVES+=("$archive") ;; esac
-  done
 }
 
 # preloaded prints the suite's archives the node image holds, the network policy
@@ -280,17 +248,15 @@ if [ "${1:-}" = --network-files ]; then
   exit 0
 fi
 
-if ! command -v docker >/dev/null || ! docker info >/dev/null 2>&1; then
-  die "no Docker engine answers: start one (hack/kind/dockerd.sh up)"
-fi
+docker_answers || die "no Docker engine answers: start one (hack/kind/dockerd.sh up)"
 mkdir -p "$IMAGE_CACHE" "$KIND_NODE_BIN"
 # The kind module holds the base image's files and the default storage manifest.
-KIND_DIR=$(go mod download -json "sigs.k8s.io/kind@${KIND_VERSION}" | jq -r .Dir)
+KIND_DIR=$(go_module_dir "sigs.k8s.io/kind@${KIND_VERSION}")
 # The e2e suite's images, as the local cluster builds them (once), beside the node's parts.
-"${REPO_ROOT}/hack/local-cluster/images.sh" pause cnpg postgres fluentbit rsyslog loki otelcol prometheus \
+"${REPO_ROOT}/hack/images.sh" pause coredns cnpg postgres fluentbit rsyslog loki otelcol prometheus \
   >"${IMAGE_CACHE}/kind-images-build.log" 2>&1 &
 images_build=$!
-KUBE_VERSION=$KUBE_VERSION "${REPO_ROOT}/hack/build-kube.sh" "$KUBE_BIN" kubeadm kubelet kubectl kube-apiserver \
+"${REPO_ROOT}/hack/build-kube.sh" "$KUBE_BIN" kubeadm kubelet kubectl kube-apiserver \
   kube-controller-manager kube-scheduler kube-proxy
 go_module_build "${CACHE_DIR}/crictl-build-v${CRICTL_VERSION}" "sigs.k8s.io/cri-tools@v${CRICTL_VERSION}" \
   sigs.k8s.io/cri-tools/cmd/crictl "${KIND_NODE_BIN}/crictl-v${CRICTL_VERSION}"
@@ -300,7 +266,7 @@ build_kube_images
 build_netpol_image
 build_storage_images
 wait "$images_build" || die "building the e2e images failed: see ${IMAGE_CACHE}/kind-images-build.log"
-suite_archives
+mapfile -t SUITE_ARCHIVES < <(suite_archives)
 if [ "$(docker image inspect -f "{{index .Config.Labels \"${PRELOADED_LABEL}\"}}" "$NODE_IMAGE" 2>/dev/null)" != "$(preloaded)" ]; then
   build_node
 fi

@@ -19,7 +19,7 @@
 #        hack/kind/offline-base-images.sh --build-args   prints the build arguments with
 #          which make docker-build (DOCKER_BUILD_FLAGS) builds on the stand-ins
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/../local-cluster/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # dockerfile_image ARG prints the default of the Dockerfile's build argument ARG, a base
 # image pinned by digest, without its digest.
@@ -34,9 +34,7 @@ MADE_BY=hack/kind/offline-base-images.sh
 LABEL_EXTRA_CAS=io.logbench.extra-ca-certificates
 EXTRA_CAS=/usr/local/share/ca-certificates
 # docker CLI 28's `docker build` runs `docker buildx build` once the plugin is there.
-BUILDX_VERSION=${BUILDX_VERSION:-v0.38.2}
 BUILDX_PLUGIN=${DOCKER_CONFIG:-${HOME}/.docker}/cli-plugins/docker-buildx
-DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 ARCH=$(dpkg --print-architecture)
 # As the official images: what `go install` puts in /go/bin comes before Go's own
 # binaries, and GOTOOLCHAIN=local, since the image's Go is the one its tag promises.
@@ -101,39 +99,28 @@ ensure_buildx() {
 # bootstrap_debian prints a Debian bookworm minbase rootfs made once for both images.
 # Kept until the run ends, so that a failed run resumes after debootstrap, the slow part.
 bootstrap_debian() {
-  local rootfs=${IMAGE_CACHE}/rootfs-docker-base
-  if [ ! -f "${rootfs}.bootstrapped" ]; then
-    log "bootstrapping Debian bookworm for the base images (a few minutes)"
-    # A failed debootstrap may leave /proc or /sys mounted in it.
-    rm -rf --one-file-system "$rootfs"
-    mkdir -p "$rootfs"
-    # git: `go` fetches modules the proxy lacks (GOPRIVATE, direct) with it; netbase:
-    # /etc/services and /etc/protocols, which Go's net package reads.
-    debootstrap --variant=minbase --arch="$ARCH" --include=ca-certificates,git,netbase \
-      bookworm "$rootfs" "$DEBIAN_MIRROR" >"${IMAGE_CACHE}/debootstrap-docker-base.log" 2>&1 ||
-      die "debootstrap failed: see ${IMAGE_CACHE}/debootstrap-docker-base.log"
-    chroot "$rootfs" apt-get clean
-    # Image layers carry no device nodes, caches nor logs of the bootstrap.
-    rm -rf "${rootfs:?}"/dev/* "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/log/* \
-      "$rootfs"/usr/share/doc/* "$rootfs"/usr/share/man/* "$rootfs"/usr/share/info/*
-    touch "${rootfs}.bootstrapped"
-  fi
+  local rootfs
+  # git: `go` fetches modules the proxy lacks (GOPRIVATE, direct) with it; netbase:
+  # /etc/services and /etc/protocols, which Go's net package reads.
+  rootfs=$(debian_rootfs docker-base ca-certificates,git,netbase)
+  slim_rootfs "$rootfs"
+  # Image layers carry no device nodes nor logs of the bootstrap.
+  rm -rf "${rootfs:?}"/dev/* "$rootfs"/var/log/*
   echo "$rootfs"
 }
 
-# import_rootfs TARBALL IMAGE CHANGE... imports a rootfs tarball as IMAGE with the given
+# import_tarball TARBALL IMAGE CHANGE... imports a rootfs tarball as IMAGE with the given
 # Dockerfile instructions.
-import_rootfs() {
+import_tarball() {
   local tarball=$1
   shift
   log "importing $1 from ${tarball}"
   docker_import "$@" <"$tarball"
 }
 
-# pack ROOTFS TARBALL writes ROOTFS as TARBALL, owners by number: the image's passwd, not
-# the host's, names them.
+# pack ROOTFS TARBALL writes ROOTFS as TARBALL.
 pack() {
-  tar -C "$1" --numeric-owner -cf "${2}.tmp" .
+  rootfs_tar "$1" >"${2}.tmp"
   mv "${2}.tmp" "$2"
 }
 
@@ -169,8 +156,7 @@ build_golang() {
     # The proxy serves each Go release for each platform as a module whose content is a
     # GOROOT: what `go` itself downloads when GOTOOLCHAIN asks for a newer release.
     log "downloading Go ${version} from the Go module proxy"
-    toolchain=$(cd / && go mod download -json \
-      "golang.org/toolchain@v0.0.1-go${version}.linux-${ARCH}" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+    toolchain=$(cd / && go_module_dir "golang.org/toolchain@v0.0.1-go${version}.linux-${ARCH}")
     [ -f "${toolchain}/bin/go" ] || die "no Go ${version} toolchain from the Go module proxy"
     rm -rf "$work"
     cp -a "$rootfs" "$work"
@@ -188,7 +174,7 @@ build_golang() {
     pack "$work" "$tarball"
     rm -rf "$work"
   fi
-  import_rootfs "$tarball" "$GOLANG_IMAGE" \
+  import_tarball "$tarball" "$GOLANG_IMAGE" \
     "ENV GOLANG_VERSION=${version}" "ENV GOTOOLCHAIN=local" "ENV GOPATH=/go" \
     "ENV PATH=${GOLANG_PATH}" "WORKDIR /go" 'CMD ["bash"]' "LABEL ${LABEL_MADE_BY}=${MADE_BY}"
   [ -z "$cas" ] || add_extra_cas
@@ -265,17 +251,17 @@ EOF
     pack "$work" "$tarball"
     rm -rf "$work"
   fi
-  import_rootfs "$tarball" "$DISTROLESS_IMAGE" \
+  import_tarball "$tarball" "$DISTROLESS_IMAGE" \
     "ENV PATH=${BASE_PATH}" "ENV SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt" \
     "USER 65532" "WORKDIR /home/nonroot" "LABEL ${LABEL_MADE_BY}=${MADE_BY}"
 }
 
 [ "$(id -u)" = 0 ] || die "run as root: debootstrap and the images' file owners need it"
-docker info >/dev/null 2>&1 || die "no Docker engine answers: start one (hack/kind/dockerd.sh up)"
+docker_answers || die "no Docker engine answers: start one (hack/kind/dockerd.sh up)"
 mkdir -p "$IMAGE_CACHE"
 ensure_buildx
 build_golang
 build_distroless
 # The Debian rootfs only feeds the tarballs, which now exist for every image built here.
-rm -rf "${IMAGE_CACHE}/rootfs-docker-base" "${IMAGE_CACHE}/rootfs-docker-base.bootstrapped"
+remove_rootfs "${IMAGE_CACHE}/rootfs-docker-base"
 log "base images ready: ${GOLANG_IMAGE}, ${DISTROLESS_IMAGE}"

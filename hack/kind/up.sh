@@ -12,17 +12,13 @@
 #     preloaded, and the Dockerfile's base images from hack/kind/offline-base-images.sh.
 # Needs Docker (started here as root when none runs: hack/kind/dockerd.sh), kubectl and
 # kind (KIND, default bin/kind).
-# Usage: hack/kind/up.sh   (KIND_IMAGES, KIND_CLUSTER, IMG, CNPG_VERSION, CONTAINER_TOOL,
-#   PROMETHEUS_VERSION, PROMETHEUS_OPERATOR_VERSION may be set)
+# Usage: hack/kind/up.sh   (KIND_IMAGES, KIND_CLUSTER, IMG, CONTAINER_TOOL and the
+#   versions of hack/versions.env may be set)
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/../local-cluster/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-KIND=${KIND:-${REPO_ROOT}/bin/kind}
-KIND_IMAGES=${KIND_IMAGES:-upstream}
-KIND_CLUSTER=${KIND_CLUSTER:-logbench-e2e}
-PROMETHEUS_VERSION=${PROMETHEUS_VERSION:-3.16.0}
-PROMETHEUS_OPERATOR_VERSION=${PROMETHEUS_OPERATOR_VERSION:-0.88.0}
 IMG=${IMG:-logbench:e2e}
+export IMG KIND KIND_CLUSTER KIND_IMAGES
 CONTAINER_TOOL=${CONTAINER_TOOL:-docker}
 CONTEXT=kind-${KIND_CLUSTER}
 KUBECTL=(kubectl --context "$CONTEXT")
@@ -35,6 +31,7 @@ esac
 started=$SECONDS
 "${REPO_ROOT}/hack/kind/dockerd.sh" up
 node_image=()
+cluster_config=${REPO_ROOT}/hack/kind/cluster.yaml
 # Offline, the image builds on the stand-ins of the Dockerfile's base images, which carry
 # no digest for the Dockerfile's pinned references to match.
 docker_build_flags=
@@ -42,12 +39,22 @@ if [ "$KIND_IMAGES" = offline ]; then
   node_image=(--image "$("${REPO_ROOT}/hack/kind/node-image.sh")")
   "${REPO_ROOT}/hack/kind/offline-base-images.sh"
   docker_build_flags=$("${REPO_ROOT}/hack/kind/offline-base-images.sh" --build-args)
+  # kubeadm deploys the CoreDNS that the node image preloads, the local cluster's.
+  cluster_config=$(mktemp)
+  trap 'rm -f "$cluster_config"' EXIT
+  cat "${REPO_ROOT}/hack/kind/cluster.yaml" - >"$cluster_config" <<EOF
+kubeadmConfigPatches:
+- |
+  kind: ClusterConfiguration
+  dns:
+    imageRepository: ${IMAGE_REGISTRY}
+    imageTag: "${COREDNS_VERSION}"
+EOF
 fi
 
 if ! "$KIND" get clusters 2>/dev/null | grep -qxF "$KIND_CLUSTER"; then
   log "creating kind cluster ${KIND_CLUSTER}"
-  "$KIND" create cluster --name "$KIND_CLUSTER" "${node_image[@]}" \
-    --config "${REPO_ROOT}/hack/kind/cluster.yaml" --wait 120s
+  "$KIND" create cluster --name "$KIND_CLUSTER" "${node_image[@]}" --config "$cluster_config" --wait 120s
 fi
 if [ "$KIND_IMAGES" = offline ]; then
   # The offline node's NetworkPolicy enforcement (node-image.sh), which the suite checks.
@@ -66,7 +73,7 @@ fi
 log "building and loading ${IMG}"
 (cd "$REPO_ROOT" && make --no-print-directory docker-build IMG="$IMG" CONTAINER_TOOL="$CONTAINER_TOOL" \
   DOCKER_BUILD_FLAGS="$docker_build_flags")
-"$KIND" load docker-image "$IMG" --name "$KIND_CLUSTER"
+"${REPO_ROOT}/hack/kind/load.sh"
 
 log "installing the Prometheus Operator stack"
 if [ "$KIND_IMAGES" = offline ]; then

@@ -294,7 +294,7 @@ install_addons() {
   if [ "$mode" = --without-stack ]; then
     log "installing the Prometheus Operator's CRDs (the stack comes with up.sh --stack)"
     "${REPO_ROOT}/hack/install-prometheus-stack.sh" --crds-only \
-      "v$(make -C "$REPO_ROOT" --no-print-directory -s print-PROMETHEUS_OPERATOR_VERSION)" --kubeconfig "$KUBECONFIG_FILE"
+      "v${PROMETHEUS_OPERATOR_VERSION}" --kubeconfig "$KUBECONFIG_FILE"
   else
     install_stack
   fi
@@ -371,7 +371,7 @@ if [ "$mode" = --stack ]; then
   if ! running kube-apiserver || ! running containerd; then
     die "the cluster is not running: run up.sh without --stack first"
   fi
-  "${REPO_ROOT}/hack/local-cluster/images.sh" "${stack_images[@]}"
+  "${REPO_ROOT}/hack/images.sh" "${stack_images[@]}"
   import_images
   install_stack
   log "Loki, collector and Prometheus stack images imported and the stack installed in $((SECONDS - started))s"
@@ -384,13 +384,13 @@ if ! running kube-apiserver; then "${REPO_ROOT}/hack/local-cluster/down.sh" --ke
 mkdir -p "${CLUSTER_DIR}/run" "${CLUSTER_DIR}/logs"
 # debootstrap waits on the network mostly: it runs beside the CPU-bound Go builds.
 mkdir -p "$IMAGE_CACHE"
-"${REPO_ROOT}/hack/local-cluster/images.sh" postgres fluentbit rsyslog >"${IMAGE_CACHE}/postgres-build.log" 2>&1 &
+"${REPO_ROOT}/hack/images.sh" postgres fluentbit rsyslog >"${IMAGE_CACHE}/postgres-build.log" 2>&1 &
 postgres_build=$!
 # CoreDNS and CloudNativePG build beside Kubernetes: one go build seldom keeps two cores
 # busy (each link runs on one), and cold, these three builds are most of the bring-up.
-"${REPO_ROOT}/hack/local-cluster/images.sh" coredns cnpg >"${IMAGE_CACHE}/operators-build.log" 2>&1 &
+"${REPO_ROOT}/hack/images.sh" coredns cnpg >"${IMAGE_CACHE}/operators-build.log" 2>&1 &
 operators_build=$!
-KUBE_VERSION=$KUBE_VERSION "${REPO_ROOT}/hack/build-kube.sh" "$KUBE_BIN" \
+"${REPO_ROOT}/hack/build-kube.sh" "$KUBE_BIN" \
   kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy
 # After Kubernetes, not beside it: the network policy controller (kube-router) shares a
 # third of its packages with it, client-go at the same versions in the same build
@@ -400,11 +400,11 @@ netpol_build=$!
 [ -x /usr/bin/etcd ] && ln -sf /usr/bin/etcd "${KUBE_BIN}/etcd"
 (cd "$REPO_ROOT" && make --no-print-directory helm >/dev/null)
 if [ "$mode" = --without-stack ]; then stack_images=(); fi
-"${REPO_ROOT}/hack/local-cluster/images.sh" pause "${stack_images[@]}"
+"${REPO_ROOT}/hack/images.sh" pause "${stack_images[@]}"
 wait "$postgres_build" || die "building the PostgreSQL or Fluent Bit image failed: see ${IMAGE_CACHE}/postgres-build.log"
 wait "$netpol_build" || die "building the network policy controller failed: see ${IMAGE_CACHE}/netpol-build.log"
 wait "$operators_build" || die "building the CoreDNS or CloudNativePG image failed: see ${IMAGE_CACHE}/operators-build.log"
-LOGBENCH_IMAGE=$("${REPO_ROOT}/hack/local-cluster/images.sh" logbench)
+LOGBENCH_IMAGE=$("${REPO_ROOT}/hack/images.sh" logbench)
 make_certificates
 make_network
 start_control_plane
