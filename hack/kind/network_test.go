@@ -44,9 +44,9 @@ func TestOfflineNodeNetwork(t *testing.T) {
 	podSubnet := parseCIDR(t, "cluster.yaml's podSubnet", cluster.Networking.PodSubnet)
 	serviceSubnet := parseCIDR(t, "cluster.yaml's serviceSubnet", cluster.Networking.ServiceSubnet)
 
-	local := strings.Fields(run(t, "bash", "-c", `source ../local-cluster/lib.sh && echo "$POD_CIDR $SERVICE_CIDR"`))
+	local := strings.Fields(run(t, "bash", "-c", `source ../local-cluster/lib.sh && echo "$CLUSTER_CIDR $SERVICE_CIDR"`))
 	if len(local) != 2 {
-		t.Fatalf("the local cluster's POD_CIDR and SERVICE_CIDR: got %q", local)
+		t.Fatalf("the local cluster's CLUSTER_CIDR and SERVICE_CIDR: got %q", local)
 	}
 	for _, kind := range []struct {
 		name   string

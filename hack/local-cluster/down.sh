@@ -33,12 +33,13 @@ stop_pids() {
   kill -9 "${left[@]}" 2>/dev/null || true
 }
 
-# containerd's shims outlive containerd; they are recognised by the socket they serve.
+# containerd's shims outlive containerd; they are recognised by the socket they serve,
+# any node's.
 # Their containers are killed first, so that the shims reap them.
 stop_shims() {
   local cmdline shim shims=() containers=()
   for cmdline in /proc/[0-9]*/cmdline; do
-    if tr '\0' ' ' 2>/dev/null <"$cmdline" | grep -qE "^[^ ]*containerd-shim[^ ]* .*-address ${CONTAINERD_SOCKET}( |$)"; then
+    if tr '\0' ' ' 2>/dev/null <"$cmdline" | grep -qE "^[^ ]*containerd-shim[^ ]* .*-address ${CLUSTER_DIR}/([^ ]*/)?run/containerd/containerd.sock( |$)"; then
       shim=${cmdline#/proc/}
       shim=${shim%/cmdline}
       shims+=("$shim")
@@ -55,9 +56,14 @@ stop_shims() {
 }
 
 stop_components() {
-  local index name file
-  for ((index = ${#COMPONENTS[@]} - 1; index >= 0; index--)); do
-    name=${COMPONENTS[index]}
+  local index name file node names=("${COMPONENTS[@]}")
+  # In reverse start order: the other nodes first, then the first one and the control plane.
+  for node in $(extra_nodes); do
+    use_node "$node"
+    names+=("${NODE_COMPONENTS[@]/%/${node_suffix}}")
+  done
+  for ((index = ${#names[@]} - 1; index >= 0; index--)); do
+    name=${names[index]}
     file=$(pid_file "$name")
     [ -f "$file" ] || continue
     if running "$name"; then
@@ -114,7 +120,7 @@ clean_mounts() {
 
 clean_network() {
   local namespace link
-  for namespace in /run/netns/cni-*; do
+  for namespace in /run/netns/cni-* /run/netns/lbnode*; do
     [ -e "$namespace" ] || continue
     ip netns delete "${namespace##*/}" 2>/dev/null || true
   done

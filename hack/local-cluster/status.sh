@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# Prints whether each process of the local cluster runs, then the node and the pods.
+# Prints whether each process of the local cluster runs, every node's too, then the nodes
+# and the pods.
 # Exits non-zero when a process is down or the API server does not answer.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 healthy=true
-for name in "${COMPONENTS[@]}"; do
+names=("${COMPONENTS[@]}")
+for node in $(extra_nodes); do
+  use_node "$node"
+  names+=("${NODE_COMPONENTS[@]/%/${node_suffix}}")
+done
+for name in "${names[@]}"; do
   if running "$name"; then
     printf '%-24s running (pid %s)\n' "$name" "$(cat "$(pid_file "$name")")"
   else

@@ -99,15 +99,64 @@ make_network() {
   fi
   ip addr replace "${NODE_IP}/24" dev "$BRIDGE"
   ip link set "$BRIDGE" up
-  mkdir -p "${CLUSTER_DIR}/cni/net.d"
-  write_config "${CLUSTER_DIR}/cni/net.d/10-logbench.conflist" <<EOF
+  use_node 1
+  write_cni_config
+}
+
+# make_node_namespaces INDEX makes node INDEX's network namespace, joined to the bridge by
+# a veth, routes its pods' subnet to it, and makes its mount namespace.
+make_node_namespaces() {
+  use_node "$1"
+  local host_link=lbveth$1
+  [ -e "/run/netns/${node_netns}" ] || ip netns add "$node_netns"
+  make_mount_namespace
+  if ! ip link show "$host_link" >/dev/null 2>&1; then
+    ip link add "$host_link" type veth peer name eth0 netns "$node_netns"
+  fi
+  ip link set "$host_link" master "$BRIDGE" up
+  "${node_exec[@]}" ip link set lo up
+  "${node_exec[@]}" ip addr replace "${node_ip}/24" dev eth0
+  "${node_exec[@]}" ip link set eth0 up
+  "${node_exec[@]}" ip route replace default via "$NODE_IP"
+  "${node_exec[@]}" sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1
+  ip route replace "$node_pod_cidr" via "$node_ip" dev "$BRIDGE"
+  write_cni_config
+}
+
+# make_mount_namespace makes the mount namespace of the node use_node chose, where its own
+# folders stand in for the pod logs and /var/log/containers.
+make_mount_namespace() {
+  local file=${MOUNT_NAMESPACES}/${node_netns}
+  mkdir -p "$MOUNT_NAMESPACES" "${node_dir}/pod-logs" "${node_dir}/container-links" \
+    "${CLUSTER_DIR}/pod-logs" /var/log/containers
+  if ! findmnt -rn --mountpoint "$MOUNT_NAMESPACES" >/dev/null; then
+    mount --bind "$MOUNT_NAMESPACES" "$MOUNT_NAMESPACES"
+    mount --make-private "$MOUNT_NAMESPACES"
+  fi
+  findmnt -rn --mountpoint "$file" >/dev/null && return
+  touch "$file"
+  unshare --mount="$file" --propagation slave true
+  # It starts as a copy of the machine's: the first node's pod mounts in it would outlive
+  # their pods there.
+  "${node_exec[@]}" sh -c "awk '{print \$5}' /proc/self/mountinfo | grep -E '^(${CLUSTER_DIR}/(kubelet|run/containerd)/|/run/containerd/)' |
+    sort -r | xargs -r -n1 umount -l"
+  "${node_exec[@]}" mount --bind "${node_dir}/pod-logs" "${CLUSTER_DIR}/pod-logs"
+  "${node_exec[@]}" mount --bind "${node_dir}/container-links" /var/log/containers
+}
+
+# write_cni_config writes the CNI configuration of the node use_node chose. No
+# masquerading: NetworkPolicies select pods by address, which must reach the other node
+# unchanged, and nothing a pod reaches lies beyond this machine.
+write_cni_config() {
+  mkdir -p "${node_dir}/cni/net.d"
+  write_config "${node_dir}/cni/net.d/10-logbench.conflist" <<EOF
 {
   "cniVersion": "0.4.0",
   "name": "logbench",
   "plugins": [
-    {"type": "bridge", "bridge": "${BRIDGE}", "isGateway": true, "ipMasq": true, "hairpinMode": true,
-     "ipam": {"type": "host-local", "ranges": [[{"subnet": "${POD_CIDR}", "gateway": "${NODE_IP}"}]],
-              "routes": [{"dst": "0.0.0.0/0"}], "dataDir": "${CLUSTER_DIR}/cni/ipam"}},
+    {"type": "bridge", "bridge": "${node_bridge}", "isGateway": true, "ipMasq": false, "hairpinMode": true,
+     "ipam": {"type": "host-local", "ranges": [[{"subnet": "${node_pod_cidr}", "gateway": "${node_gateway}"}]],
+              "routes": [{"dst": "0.0.0.0/0"}], "dataDir": "${node_dir}/cni/ipam"}},
     {"type": "portmap", "capabilities": {"portMappings": true}},
     {"type": "loopback"}
   ]
@@ -124,6 +173,16 @@ write_config() {
   [ -f "$1" ] && [ "$(cat "$1")" = "$content" ] && return
   printf '%s\n' "$content" >"$1"
   CONFIG_CHANGED=true
+}
+
+# stop_if_changed NAME stops component NAME when write_config has just changed the
+# configuration it reads at start only, so that start runs it again.
+stop_if_changed() {
+  if [ "$CONFIG_CHANGED" != true ] || ! running "$1"; then return; fi
+  local old_pid
+  old_pid=$(cat "$(pid_file "$1")")
+  kill "$old_pid"
+  while alive "$old_pid"; do sleep 0.5; done
 }
 
 # start NAME COMMAND... runs COMMAND in the background with its log and pid in CLUSTER_DIR.
@@ -162,12 +221,7 @@ spec:
       mountPath: /scrub
 EOF
   # The controller-manager reads the template once, at start.
-  if [ "$CONFIG_CHANGED" = true ] && running kube-controller-manager; then
-    local old_pid
-    old_pid=$(cat "$(pid_file kube-controller-manager)")
-    kill "$old_pid"
-    while alive "$old_pid"; do sleep 0.5; done
-  fi
+  stop_if_changed kube-controller-manager
   start etcd etcd --name logbench --data-dir "${CLUSTER_DIR}/etcd" \
     --listen-client-urls http://127.0.0.1:12379 --advertise-client-urls http://127.0.0.1:12379 \
     --listen-peer-urls http://127.0.0.1:12380 --initial-advertise-peer-urls http://127.0.0.1:12380 \
@@ -193,18 +247,22 @@ EOF
     --bind-address 127.0.0.1 --leader-elect=false
 }
 
+# start_node INDEX starts node INDEX's containerd, kubelet, kube-proxy and network policy
+# controller, and waits for the node to be Ready.
 start_node() {
-  mkdir -p "${CLUSTER_DIR}/run/containerd" "${CLUSTER_DIR}/containerd"
-  write_config "${CLUSTER_DIR}/containerd.toml" <<EOF
+  use_node "$1"
+  local suffix=$node_suffix
+  mkdir -p "${node_dir}/run/containerd" "${node_dir}/containerd"
+  write_config "${node_dir}/containerd.toml" <<EOF
 version = 2
-root = "${CLUSTER_DIR}/containerd"
-state = "${CLUSTER_DIR}/run/containerd"
+root = "${node_dir}/containerd"
+state = "${node_dir}/run/containerd"
 [grpc]
-  address = "${CONTAINERD_SOCKET}"
+  address = "${node_socket}"
 [ttrpc]
-  address = "${CONTAINERD_SOCKET}.ttrpc"
+  address = "${node_socket}.ttrpc"
 [plugins."io.containerd.internal.v1.opt"]
-  path = "${CLUSTER_DIR}/containerd-opt"
+  path = "${node_dir}/containerd-opt"
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "${PAUSE_IMAGE}"
   stream_server_address = "127.0.0.1"
@@ -213,18 +271,18 @@ state = "${CLUSTER_DIR}/run/containerd"
   restrict_oom_score_adj = true
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
-    conf_dir = "${CLUSTER_DIR}/cni/net.d"
+    conf_dir = "${node_dir}/cni/net.d"
   [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
     runtime_type = "io.containerd.runc.v2"
 EOF
-  start containerd containerd --config "${CLUSTER_DIR}/containerd.toml"
-  wait_for "containerd" 60 "${CTR[@]}" version
-  import_images
+  start "containerd${suffix}" "${node_exec[@]}" containerd --config "${node_dir}/containerd.toml"
+  wait_for "containerd${suffix}" 60 ctr --address "$node_socket" version
+  import_images "$node_socket"
 
-  write_config "${CLUSTER_DIR}/kubelet.yaml" <<EOF
+  write_config "${node_dir}/kubelet.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-address: ${NODE_IP}
+address: ${node_ip}
 healthzBindAddress: 127.0.0.1
 authentication:
   anonymous:
@@ -252,37 +310,40 @@ evictionHard:
 EOF
   # Pods resolve cluster names only: nothing leaves the machine.
   echo "nameserver ${DNS_SERVICE_IP}" >"${CLUSTER_DIR}/resolv.conf"
-  start kubelet "${KUBE_BIN}/kubelet" --config "${CLUSTER_DIR}/kubelet.yaml" --kubeconfig "$KUBECONFIG_FILE" \
-    --container-runtime-endpoint "unix://${CONTAINERD_SOCKET}" --root-dir "${CLUSTER_DIR}/kubelet" \
-    --cert-dir "${CLUSTER_DIR}/kubelet/pki" --node-ip "$NODE_IP" --hostname-override "$NODE_NAME"
+  start "kubelet${suffix}" "${node_exec[@]}" "${KUBE_BIN}/kubelet" --config "${node_dir}/kubelet.yaml" \
+    --kubeconfig "$KUBECONFIG_FILE" --container-runtime-endpoint "unix://${node_socket}" \
+    --root-dir "${node_dir}/kubelet" --cert-dir "${node_dir}/kubelet/pki" \
+    --node-ip "$node_ip" --hostname-override "$node_name"
 
-  write_config "${CLUSTER_DIR}/kube-proxy.yaml" <<EOF
+  write_config "${node_dir}/kube-proxy.yaml" <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 clientConnection:
   kubeconfig: ${KUBECONFIG_FILE}
 mode: iptables
-clusterCIDR: ${POD_CIDR}
-hostnameOverride: ${NODE_NAME}
+clusterCIDR: ${CLUSTER_CIDR}
+hostnameOverride: ${node_name}
 bindAddress: 127.0.0.1
 healthzBindAddress: 127.0.0.1:10256
 metricsBindAddress: 127.0.0.1:10249
-nodePortAddresses: ["${NODE_IP}/32"]
+nodePortAddresses: ["${node_ip}/32"]
 conntrack:
   maxPerCore: 0
   tcpEstablishedTimeout: 0s
   tcpCloseWaitTimeout: 0s
 EOF
-  start kube-proxy "${KUBE_BIN}/kube-proxy" --config "${CLUSTER_DIR}/kube-proxy.yaml"
-  wait_for "node ${NODE_NAME} to be Ready" 120 \
-    kubectl_local wait --for=condition=Ready "node/${NODE_NAME}" --timeout=1s
+  # kube-proxy exits when its configuration file changes: it starts again here.
+  stop_if_changed "kube-proxy${suffix}"
+  start "kube-proxy${suffix}" "${node_exec[@]}" "${KUBE_BIN}/kube-proxy" --config "${node_dir}/kube-proxy.yaml"
+  wait_for "node ${node_name} to be Ready" 120 \
+    kubectl_local wait --for=condition=Ready "node/${node_name}" --timeout=1s
   # Only the firewall: no routing, no service proxy, no health or metrics port. It reads
   # the node's address from the Node, so it starts once the kubelet registered it.
-  start netpol "$NETPOL_BINARY" --kubeconfig "$KUBECONFIG_FILE" --hostname-override "$NODE_NAME" \
+  start "netpol${suffix}" "${node_exec[@]}" "$NETPOL_BINARY" --kubeconfig "$KUBECONFIG_FILE" --hostname-override "$node_name" \
     --run-firewall --run-router=false --run-service-proxy=false --run-loadbalancer=false \
     --service-cluster-ip-range "$SERVICE_CIDR" --health-port 0 --metrics-port 0
-  wait_for "the network policy controller's chains (${CLUSTER_DIR}/logs/netpol.log)" 60 \
-    iptables -S KUBE-ROUTER-FORWARD
+  wait_for "the network policy controller's chains (${CLUSTER_DIR}/logs/netpol${suffix}.log)" 60 \
+    "${node_exec[@]}" iptables -S KUBE-ROUTER-FORWARD
 }
 
 install_addons() {
@@ -372,7 +433,7 @@ if [ "$mode" = --stack ]; then
     die "the cluster is not running: run up.sh without --stack first"
   fi
   "${REPO_ROOT}/hack/images.sh" "${stack_images[@]}"
-  import_images
+  import_images_everywhere
   install_stack
   log "Loki, collector and Prometheus stack images imported and the stack installed in $((SECONDS - started))s"
   exit 0
@@ -408,6 +469,10 @@ LOGBENCH_IMAGE=$("${REPO_ROOT}/hack/images.sh" logbench)
 make_certificates
 make_network
 start_control_plane
-start_node
+start_node 1
+for ((node = 2; node <= NODE_COUNT; node++)); do
+  make_node_namespaces "$node"
+  start_node "$node"
+done
 install_addons
 log "cluster up in $((SECONDS - started))s; KUBECONFIG=${KUBECONFIG_FILE}; logbench image ${LOGBENCH_IMAGE}"
