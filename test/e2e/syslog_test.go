@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
-	"github.com/logbench/logbench/controllers/builders"
+	"github.com/logbench/logbench/controllers"
 )
 
 // The syslog specs measure PostgreSQL's syslog() into the receiver sidecar that sees its
@@ -44,7 +44,7 @@ var _ = Describe("syslog", Ordered, func() {
 				[]string{"-n", benchmarkNamespace, "logs", "-l", "cnpg.io/podRole=instance", "-c", "logbench-shipper",
 					"--prefix", "--tail=50"},
 				[]string{"-n", benchmarkNamespace, "get", "deployments,services,networkpolicies", "-o", "wide"},
-				[]string{"-n", benchmarkNamespace, "logs", "-l", builders.LabelComponent, "--prefix", "--tail=50"})
+				[]string{"-n", benchmarkNamespace, "logs", "-l", controllers.LabelComponent, "--prefix", "--tail=50"})
 		}
 	})
 
@@ -85,7 +85,7 @@ var _ = Describe("syslog", Ordered, func() {
 				{Name: "syslog-whole", Type: benchv1alpha1.DestinationSyslog, Shipper: fluentBit(benchv1alpha1.OutputStdout),
 					Syslog: &benchv1alpha1.SyslogSpec{Facility: "LOCAL3", SequenceNumbers: new(false), SplitMessages: new(false)}},
 			}
-			// rsyslog's image is built here (hack/local-cluster/images.sh); no registry
+			// rsyslog's image is built here (hack/images.sh); no registry
 			// serves it yet, so the upstream images' runs leave its rows out.
 			if image := os.Getenv("E2E_RSYSLOG_IMAGE"); image != "" {
 				rsyslog := func(name string, limit *benchv1alpha1.SyslogRateLimit) benchv1alpha1.Destination {
