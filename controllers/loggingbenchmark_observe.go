@@ -15,8 +15,8 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
+	"github.com/logbench/logbench/internal/handback"
 	"github.com/logbench/logbench/internal/results"
-	"github.com/logbench/logbench/internal/runresult"
 	"github.com/logbench/logbench/internal/status"
 )
 
@@ -248,7 +248,7 @@ func (r *LoggingBenchmarkReconciler) observeRuns(
 			continue
 		}
 		message, clientNode := terminationMessage(pod)
-		result := runresult.FromTermination(message, failure)
+		result := handback.FromTermination(message, failure)
 		result.Repeat, result.ClientNode = key.Repeat, clientNode
 		if result.ServerNode, err = r.primaryNode(ctx, benchmark.Namespace,
 			clusterName(benchmark.Name, key.Destination)); err != nil {
@@ -262,7 +262,7 @@ func (r *LoggingBenchmarkReconciler) observeRuns(
 
 // savedResult reads the result a finished Job's annotation holds.
 func savedResult(job *batchv1.Job, key results.RunKey, saved string) v1alpha1.RepeatResult {
-	result, err := runresult.Decode(saved)
+	result, err := handback.Decode(saved)
 	if err != nil {
 		result = v1alpha1.RepeatResult{
 			Error: fmt.Sprintf("annotation %s of Job %s is unreadable: %v", AnnotationResult, job.Name, err),

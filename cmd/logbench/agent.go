@@ -14,7 +14,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/agent"
-	"github.com/logbench/logbench/internal/runresult"
+	"github.com/logbench/logbench/internal/handback"
 )
 
 func init() {
@@ -56,7 +56,7 @@ func newAgentCommand() *cobra.Command {
 			if runErr != nil {
 				return runErr
 			}
-			return runresult.Write(cmd.OutOrStdout(), result, nil)
+			return handback.Write(cmd.OutOrStdout(), result, nil)
 		},
 	}
 	cmd.Flags().StringVar(&resultPath, "result-file", resultPath,
@@ -69,7 +69,7 @@ func writeResult(path string, result v1alpha1.RepeatResult, runErr error) error 
 	if err != nil {
 		return fmt.Errorf("writing result: %w", err)
 	}
-	return errors.Join(runresult.Write(f, result, runErr), f.Close())
+	return errors.Join(handback.Write(f, result, runErr), f.Close())
 }
 
 // connectAs opens a session as role to the server libpq's PG* variables describe.

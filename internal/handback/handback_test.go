@@ -1,4 +1,4 @@
-package runresult
+package handback
 
 import (
 	"errors"

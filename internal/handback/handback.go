@@ -1,7 +1,8 @@
-// Package runresult is how an agent run reports its v1alpha1.RepeatResult: as JSON in its
-// pod's termination message, which the agent writes and the operator reads. It links
-// nothing of client-go, so that fuzzing the reader instruments a small test binary.
-package runresult
+// Package handback is how an agent run hands its v1alpha1.RepeatResult back to the
+// operator: as JSON in its pod's termination message, which the agent writes and the
+// operator reads. It stands apart from both sides, which share the format, so that it
+// links nothing of client-go and fuzzing the reader instruments a small test binary.
+package handback
 
 import (
 	"encoding/json"
