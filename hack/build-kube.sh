@@ -25,8 +25,7 @@ missing() {
 missing "$@"
 [ ${#missing[@]} -gt 0 ] || exit 0
 
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
+out=$(made_dir "$out")
 work=${CACHE_DIR}/kube-build-v${KUBE_VERSION}
 mkdir -p "$work"
 # envtest's apiserver and the local cluster's binaries may build at once (.ci/run brings

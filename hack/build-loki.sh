@@ -8,9 +8,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/lib/go.sh"
 
-out=${1:-${REPO_ROOT}/bin}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
+out=$(made_dir "${1:-${REPO_ROOT}/bin}")
 binary=${out}/loki-v${LOKI_VERSION}
 module=github.com/grafana/loki/v3
 

@@ -10,9 +10,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 manifest=${REPO_ROOT}/hack/otelcol/builder-config.yaml
 builder=${OTELCOL_BUILDER:-${REPO_ROOT}/bin/builder}
-out=${1:-${REPO_ROOT}/bin}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
+out=$(made_dir "${1:-${REPO_ROOT}/bin}")
 version=$(sed -n 's/^  version: *\([^ ]*\)$/\1/p' "$manifest")
 [ -n "$version" ] || die "no dist.version in $manifest"
 binary=${out}/otelcol-v${version}

@@ -12,9 +12,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/lib/go.sh"
 
-out=${1:-${REPO_ROOT}/bin}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
+out=$(made_dir "${1:-${REPO_ROOT}/bin}")
 
 # build_in_module WORK MODULE@VERSION VERSION TAGS NAME=PACKAGE... builds each PACKAGE of
 # MODULE as OUT_DIR/NAME-vVERSION in the throwaway module WORK, each project in a module

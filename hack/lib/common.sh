@@ -56,6 +56,12 @@ wait_for() {
   done
 }
 
+# made_dir DIR makes the folder DIR and prints its absolute path.
+made_dir() {
+  mkdir -p "$1"
+  (cd "$1" && pwd)
+}
+
 # verify_sha256 FILE SHA256 WHAT dies unless FILE has the pinned SHA256.
 verify_sha256() {
   local actual
