@@ -271,7 +271,9 @@ func (r *LoggingBenchmarkReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&v1alpha1.LoggingBenchmark{}).
 		Owns(&batchv1.Job{})
 	for _, kept := range keptKinds() {
-		// Their deletion brings the pass that creates them again (keepCreatedObjects).
+		// Their deletion brings the pass that creates them again (keepCreatedObjects), and
+		// any change of a syslog receiver's Deployment, its readiness included, the pass
+		// that sees it (checkSyslogReceiver): its resourceVersion changes with its status.
 		controller = controller.Owns(kept, builder.OnlyMetadata)
 	}
 	if r.CloudNativePGUnavailable == "" {

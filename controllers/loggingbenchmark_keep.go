@@ -42,8 +42,8 @@ func (r *LoggingBenchmarkReconciler) keepCreatedObjects(ctx context.Context, pas
 }
 
 // keptKinds are the kinds of the objects of a benchmark, labelled LabelBenchmark, that
-// the manager watches so that it creates them again once deleted; the reads of them go
-// to the API server (ClientOptions).
+// the manager watches so that it creates them again once deleted, and sees a syslog
+// receiver become ready; the reads of them go to the API server (ClientOptions).
 func keptKinds() []client.Object {
 	return []client.Object{
 		&corev1.ConfigMap{}, &networkingv1.NetworkPolicy{}, &appsv1.Deployment{}, &corev1.Service{},

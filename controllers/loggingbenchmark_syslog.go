@@ -111,7 +111,8 @@ func (r *LoggingBenchmarkReconciler) checkSyslogReceiver(
 	state.Message = fmt.Sprintf("syslog receiver %s: %s", key.Name, cmp.Or(trouble.Message, "starting"))
 	timeout := r.clusterReadyTimeout(benchmark)
 	if waited := time.Since(deployment.CreationTimestamp.Time); waited < timeout {
-		// The Deployment's watch brings the pass that sees it ready.
+		// The Deployment's watch brings the pass that sees it ready; the recheck looks
+		// again at its pods, which no watch follows, for trouble to report.
 		wait := min(notReadyRecheck, timeout-waited)
 		if graceLeft > 0 {
 			wait = min(wait, graceLeft)

@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -103,6 +104,26 @@ var _ = Describe("LoggingBenchmark reconciler with a forwarding Syslog destinati
 				return apierrors.IsNotFound(k8sClient.Get(ctx, key, object))
 			}, timeout).Should(BeTrue(), "%T %s is deleted", object, key)
 		}
+	})
+
+	It("starts the run when the receiver becomes ready, woken by its Deployment's watch", func() {
+		DeferCleanup(startOperator(time.Hour))
+		Expect(k8sClient.Create(ctx, newSyslogBenchmark("woken"))).To(Succeed())
+		markClusterReady(namespace, "woken-sys")
+		Eventually(func(g Gomega) {
+			g.Expect(destinationOf(g, namespace, "woken", "sys").Message).
+				To(ContainSubstring("syslog receiver woken-sys-syslog: starting"))
+		}, timeout).Should(Succeed())
+		// Once the passes that the status writes bring are over, the last asked to look
+		// again notReadyRecheck later: a run that starts well before then was started by
+		// the pass the Deployment's status change brought.
+		Eventually(func(g Gomega) {
+			written := getBenchmark(g, namespace, "woken").ResourceVersion
+			time.Sleep(time.Second)
+			g.Expect(getBenchmark(g, namespace, "woken").ResourceVersion).To(Equal(written))
+		}, timeout).Should(Succeed())
+		markSyslogReceiverReady(namespace, "woken-sys-syslog")
+		Eventually(func() []batchv1.Job { return listJobs(namespace) }, notReadyRecheck/3).ShouldNot(BeEmpty())
 	})
 
 	It("fails the destination whose receiver is not ready in time, saying so", func() {
