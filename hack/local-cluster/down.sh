@@ -110,20 +110,39 @@ cluster_mounts() {
     awk '{print length, $0}' | sort -rn | cut -d' ' -f2- || true
 }
 
-clean_mounts() {
+unmount_cluster_mounts() {
   local mount
   for mount in $(cluster_mounts); do
     umount "$mount" 2>/dev/null || umount -l "$mount" 2>/dev/null || true
   done
+}
+
+clean_mounts() {
+  unmount_cluster_mounts
+  if [ -f "$NETNS_MOUNT_MADE" ]; then
+    delete_node_namespaces
+    umount /run/netns 2>/dev/null || umount -l /run/netns
+    rm -f "$NETNS_MOUNT_MADE"
+    unmount_cluster_mounts
+  fi
   [ -z "$(cluster_mounts)" ] || die "mounts left behind: $(cluster_mounts | tr '\n' ' ')"
+}
+
+delete_node_namespaces() {
+  local namespace
+  for namespace in /run/netns/lbnode*; do
+    [ -e "$namespace" ] || continue
+    ip netns delete "${namespace##*/}" 2>/dev/null || true
+  done
 }
 
 clean_network() {
   local namespace link
-  for namespace in /run/netns/cni-* /run/netns/lbnode*; do
+  for namespace in /run/netns/cni-*; do
     [ -e "$namespace" ] || continue
     ip netns delete "${namespace##*/}" 2>/dev/null || true
   done
+  delete_node_namespaces
   if ip link show "$BRIDGE" >/dev/null 2>&1; then
     for link in $(ip -o link show master "$BRIDGE" | awk -F': ' '{print $2}' | cut -d@ -f1); do
       ip link delete "$link" 2>/dev/null || true

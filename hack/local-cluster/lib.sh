@@ -39,6 +39,9 @@ NODE_COUNT=${LOCAL_CLUSTER_NODES:-1}
 CONTAINERD_SOCKET=${CLUSTER_DIR}/run/containerd/containerd.sock
 # The other nodes' mount namespaces are kept by files here, on a private mount.
 MOUNT_NAMESPACES=${CLUSTER_DIR}/run/mount-namespaces
+# Says that the cluster's ip netns made /run/netns a mount point of its own: pod network
+# namespaces made before lie hidden beneath it until it goes.
+NETNS_MOUNT_MADE=${CLUSTER_DIR}/run/netns-mount.made
 
 # Processes in start order; down.sh stops them in reverse. Every node runs the last four,
 # named with node_suffix beyond the first node.

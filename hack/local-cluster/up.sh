@@ -108,6 +108,7 @@ make_network() {
 make_node_namespaces() {
   use_node "$1"
   local host_link=lbveth$1
+  findmnt -rn --mountpoint /run/netns >/dev/null || touch "$NETNS_MOUNT_MADE"
   [ -e "/run/netns/${node_netns}" ] || ip netns add "$node_netns"
   make_mount_namespace
   if ! ip link show "$host_link" >/dev/null 2>&1; then
@@ -468,11 +469,10 @@ wait "$operators_build" || die "building the CoreDNS or CloudNativePG image fail
 LOGBENCH_IMAGE=$("${REPO_ROOT}/hack/images.sh" logbench)
 make_certificates
 make_network
+# Before the first pod: ip netns may make /run/netns a mount point, over the pods'
+# namespaces made before.
+for ((node = 2; node <= NODE_COUNT; node++)); do make_node_namespaces "$node"; done
 start_control_plane
-start_node 1
-for ((node = 2; node <= NODE_COUNT; node++)); do
-  make_node_namespaces "$node"
-  start_node "$node"
-done
+for ((node = 1; node <= NODE_COUNT; node++)); do start_node "$node"; done
 install_addons
 log "cluster up in $((SECONDS - started))s; KUBECONFIG=${KUBECONFIG_FILE}; logbench image ${LOGBENCH_IMAGE}"
