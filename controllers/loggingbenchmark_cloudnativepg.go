@@ -13,7 +13,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
-	"github.com/logbench/logbench/internal/status"
+	"github.com/logbench/logbench/internal/benchstatus"
 )
 
 // cloudNativePGRecheckInterval is how often an operator without CloudNativePG looks
@@ -90,7 +90,7 @@ func (r *LoggingBenchmarkReconciler) refuseWithoutCloudNativePG(benchmark *v1alp
 	if benchmark.Status.Phase.IsFinished() {
 		return
 	}
-	status.SetBlocked(benchmark, v1alpha1.ReasonCloudNativePGUnavailable, r.CloudNativePGUnavailable)
+	benchstatus.SetBlocked(benchmark, v1alpha1.ReasonCloudNativePGUnavailable, r.CloudNativePGUnavailable)
 	r.Recorder.Event(benchmark, corev1.EventTypeWarning, v1alpha1.ReasonCloudNativePGUnavailable,
 		r.CloudNativePGUnavailable)
 }

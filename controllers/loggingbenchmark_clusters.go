@@ -16,8 +16,8 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
+	"github.com/logbench/logbench/internal/benchstatus"
 	"github.com/logbench/logbench/internal/shipping"
-	"github.com/logbench/logbench/internal/status"
 )
 
 type clusterState int
@@ -73,7 +73,7 @@ func (r *LoggingBenchmarkReconciler) reconcileCluster(
 	timeout := r.clusterReadyTimeout(pass.benchmark)
 	waited := time.Since(readiness.NotReadySince)
 	if waited < timeout {
-		state.Message = status.Truncate(fmt.Sprintf("cluster %s: %s", cluster.GetName(), diagnosis.Detail))
+		state.Message = benchstatus.Truncate(fmt.Sprintf("cluster %s: %s", cluster.GetName(), diagnosis.Detail))
 		if diagnosis.Trouble && state.Message != previousMessage(pass.benchmark, dest.Name) {
 			r.Recorder.Event(pass.benchmark, corev1.EventTypeWarning, EventClusterNotReady, state.Message)
 		}

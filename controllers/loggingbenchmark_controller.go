@@ -38,7 +38,7 @@ import (
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/allowlist"
-	"github.com/logbench/logbench/internal/status"
+	"github.com/logbench/logbench/internal/benchstatus"
 )
 
 // LoggingBenchmarkReconciler reconciles LoggingBenchmark objects.
@@ -154,22 +154,22 @@ func (r *LoggingBenchmarkReconciler) reconcileBenchmark(
 	// The CRD refuses the same, but a benchmark admitted under an older CRD, or written
 	// past it, must not reach a server's or a shipper's configuration.
 	if err := benchmark.Spec.ValidateConfigurationInput(); err != nil {
-		status.SetInvalid(benchmark, err)
+		benchstatus.SetInvalid(benchmark, err)
 		return ctrl.Result{}, nil
 	}
 	if err := validateClusterNames(benchmark.Name, &benchmark.Spec); err != nil {
-		status.SetInvalid(benchmark, err)
+		benchstatus.SetInvalid(benchmark, err)
 		return ctrl.Result{}, nil
 	}
 	// The CRD admits these settings for logbench run --local, which loads the counter
 	// they need; in a cluster they need spec.postgres.counter. The admission policy
 	// refuses the same, but it may not be installed.
 	if err := benchmark.Spec.ValidateForClusters(); err != nil {
-		status.SetInvalid(benchmark, err)
+		benchstatus.SetInvalid(benchmark, err)
 		return ctrl.Result{}, nil
 	}
 	if err := r.Allowed.Check(&benchmark.Spec); err != nil {
-		status.Fail(benchmark, v1alpha1.ReasonNotAllowed, errors.New(status.Truncate(err.Error())))
+		benchstatus.Fail(benchmark, v1alpha1.ReasonNotAllowed, errors.New(benchstatus.Truncate(err.Error())))
 		return ctrl.Result{}, nil
 	}
 	if benchmark.Status.StartTime == nil {
@@ -183,7 +183,7 @@ func (r *LoggingBenchmarkReconciler) reconcileBenchmark(
 	result, err := r.reconcileRuns(ctx, pass)
 	setStatus(pass)
 	if foreign := (*foreignObjectError)(nil); errors.As(err, &foreign) {
-		status.Fail(benchmark, v1alpha1.ReasonForeignObject, foreign)
+		benchstatus.Fail(benchmark, v1alpha1.ReasonForeignObject, foreign)
 		return ctrl.Result{}, nil
 	}
 	if err != nil {

@@ -15,9 +15,9 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
+	"github.com/logbench/logbench/internal/benchstatus"
 	"github.com/logbench/logbench/internal/handback"
 	"github.com/logbench/logbench/internal/results"
-	"github.com/logbench/logbench/internal/status"
 )
 
 // benchmarkPass is what one reconciliation of a running benchmark observed and decided.
@@ -184,7 +184,7 @@ func (p *benchmarkPass) destination(name string) *v1alpha1.DestinationStatus {
 // failDestination marks a destination failed, and its unfinished runs with it.
 func (p *benchmarkPass) failDestination(state *v1alpha1.DestinationStatus, reason string) {
 	state.State = v1alpha1.DestinationFailed
-	state.Message = status.Truncate(reason)
+	state.Message = benchstatus.Truncate(reason)
 	p.failDestinationRuns(state.Name, state.Message)
 }
 
@@ -241,7 +241,7 @@ func (r *LoggingBenchmarkReconciler) observeRuns(
 				observed.Recheck = recheck
 			}
 			if stuck != "" {
-				result := v1alpha1.RepeatResult{Repeat: key.Repeat, Error: status.Truncate(stuck)}
+				result := v1alpha1.RepeatResult{Repeat: key.Repeat, Error: benchstatus.Truncate(stuck)}
 				observed.Finished[key] = result
 				observed.Unsaved = append(observed.Unsaved, finishedJob{Job: job, Run: key, Result: result})
 			}

@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/benchstatus"
 	"github.com/logbench/logbench/internal/results"
-	"github.com/logbench/logbench/internal/status"
 )
 
 // setStatus rebuilds the status from what the pass observed and decided, with the
@@ -22,7 +22,7 @@ func setStatus(pass *benchmarkPass) {
 	for i, run := range pass.planned {
 		planned[i] = run.key()
 	}
-	observed := status.Observation{
+	observed := benchstatus.Observation{
 		Planned:      planned,
 		Seed:         pass.seed,
 		Finished:     pass.runs.Finished,
@@ -34,7 +34,7 @@ func setStatus(pass *benchmarkPass) {
 		current := pass.current.key()
 		observed.Current = &current
 	}
-	status.Set(pass.benchmark, observed)
+	benchstatus.Set(pass.benchmark, observed)
 }
 
 // markDestinationsDeleted records that the clusters of the destinations that did not

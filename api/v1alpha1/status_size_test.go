@@ -13,10 +13,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/benchstatus"
 	"github.com/logbench/logbench/internal/manifest"
 	"github.com/logbench/logbench/internal/results"
 	"github.com/logbench/logbench/internal/schedule"
-	"github.com/logbench/logbench/internal/status"
 )
 
 const (
@@ -125,7 +125,7 @@ func fullStatus(benchmark *v1alpha1.LoggingBenchmark) v1alpha1.LoggingBenchmarkS
 	benchmark = benchmark.DeepCopy()
 	spec := &benchmark.Spec
 	planned := schedule.Plan(spec, math.MinInt64, nil)
-	observation := status.Observation{Planned: planned, Seed: math.MinInt64, Finished: map[results.RunKey]v1alpha1.RepeatResult{},
+	observation := benchstatus.Observation{Planned: planned, Seed: math.MinInt64, Finished: map[results.RunKey]v1alpha1.RepeatResult{},
 		Done: true}
 	for _, run := range planned {
 		observation.Finished[run] = fullRun()
@@ -133,13 +133,13 @@ func fullStatus(benchmark *v1alpha1.LoggingBenchmark) v1alpha1.LoggingBenchmarkS
 	for _, destination := range spec.EffectiveDestinations() {
 		observation.Destinations = append(observation.Destinations, v1alpha1.DestinationStatus{
 			Name: destination.Name, Type: destination.Type, ClusterName: strings.Repeat("c", maxClusterNameLength),
-			State: v1alpha1.DestinationFailed, Message: status.Truncate(longest(64 << 10)),
+			State: v1alpha1.DestinationFailed, Message: benchstatus.Truncate(longest(64 << 10)),
 		})
 	}
-	status.Set(benchmark, observation)
+	benchstatus.Set(benchmark, observation)
 
 	// Texts the status composes from bounded parts, at the message bound instead.
-	message := status.Truncate(longest(64 << 10))
+	message := benchstatus.Truncate(longest(64 << 10))
 	current := &benchmark.Status
 	current.Progress.Text, current.Progress.Current = message, message
 	for _, condition := range []string{v1alpha1.ConditionReady, v1alpha1.ConditionProgressing, v1alpha1.ConditionDegraded,

@@ -19,12 +19,12 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/benchstatus"
 	"github.com/logbench/logbench/internal/localpg"
 	"github.com/logbench/logbench/internal/localrun"
 	"github.com/logbench/logbench/internal/manifest"
 	"github.com/logbench/logbench/internal/report"
 	"github.com/logbench/logbench/internal/results"
-	"github.com/logbench/logbench/internal/status"
 )
 
 func init() {
@@ -148,9 +148,9 @@ func runLocal(ctx context.Context, opts runOptions, stdout, stderr io.Writer) er
 
 	// The status the operator would write for these runs, conditions included.
 	benchmark.Status.StartTime = &started
-	status.Set(
+	benchstatus.Set(
 		benchmark,
-		status.Observation{Planned: outcome.PlannedRuns(spec, seed), Seed: seed, Finished: outcome.Runs, Done: true},
+		benchstatus.Observation{Planned: outcome.PlannedRuns(spec, seed), Seed: seed, Finished: outcome.Runs, Done: true},
 	)
 	rows := benchmark.Status.Results
 	if err := report.RenderRows(stdout, format, rows); err != nil {

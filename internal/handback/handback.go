@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/logbench/logbench/api/v1alpha1"
-	"github.com/logbench/logbench/internal/status"
+	"github.com/logbench/logbench/internal/benchstatus"
 	"github.com/logbench/logbench/internal/text"
 )
 
@@ -45,13 +45,13 @@ func FromTermination(message, failure string) v1alpha1.RepeatResult {
 	case failure == "" && strings.TrimSpace(message) == "":
 		return v1alpha1.RepeatResult{Error: "the agent completed but its pod, holding the result, is gone"}
 	case failure == "":
-		return v1alpha1.RepeatResult{Error: status.Truncate("the agent completed with an unreadable result: " + message)}
+		return v1alpha1.RepeatResult{Error: benchstatus.Truncate("the agent completed with an unreadable result: " + message)}
 	case decodeErr == nil && result.Error != "":
-		return v1alpha1.RepeatResult{Error: status.Truncate(result.Error)}
+		return v1alpha1.RepeatResult{Error: benchstatus.Truncate(result.Error)}
 	case decodeErr != nil && strings.TrimSpace(message) != "":
 		// Not the agent's JSON: a crash or the runtime's own message says more than the Job.
-		return v1alpha1.RepeatResult{Error: status.Truncate(strings.TrimSpace(message))}
+		return v1alpha1.RepeatResult{Error: benchstatus.Truncate(strings.TrimSpace(message))}
 	default:
-		return v1alpha1.RepeatResult{Error: status.Truncate(failure)}
+		return v1alpha1.RepeatResult{Error: benchstatus.Truncate(failure)}
 	}
 }

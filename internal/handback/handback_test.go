@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/logbench/logbench/api/v1alpha1"
-	"github.com/logbench/logbench/internal/status"
+	"github.com/logbench/logbench/internal/benchstatus"
 )
 
 func TestFromTermination(t *testing.T) {
@@ -77,7 +77,7 @@ func FuzzFromTermination(f *testing.F) {
 		if failure != "" && result.Error == "" {
 			t.Fatalf("failed Job %q with message %q got no error", failure, message)
 		}
-		if len(result.Error) > status.MaxMessageLength+len("…") {
+		if len(result.Error) > benchstatus.MaxMessageLength+len("…") {
 			t.Fatalf("error of %d bytes exceeds the bound", len(result.Error))
 		}
 		if utf8.ValidString(message) && utf8.ValidString(failure) && !utf8.ValidString(result.Error) {

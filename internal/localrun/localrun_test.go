@@ -11,13 +11,13 @@ import (
 	"time"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/benchstatus"
 	"github.com/logbench/logbench/internal/localpg"
 	"github.com/logbench/logbench/internal/localpg/localpgtest"
 	"github.com/logbench/logbench/internal/manifest"
 	"github.com/logbench/logbench/internal/report"
 	"github.com/logbench/logbench/internal/results"
 	"github.com/logbench/logbench/internal/schedule"
-	"github.com/logbench/logbench/internal/status"
 	"github.com/logbench/logbench/internal/testenv"
 )
 
@@ -367,7 +367,7 @@ spec:
 		t.Logf("ran %v: TPS went from %.0f to %.0f, a stall of the 1-client run; measuring again", ran, one.TPS, two.TPS)
 	}
 
-	status.Set(benchmark, status.Observation{Planned: outcome.PlannedRuns(spec, 1), Seed: 1, Finished: outcome.Runs, Done: true})
+	benchstatus.Set(benchmark, benchstatus.Observation{Planned: outcome.PlannedRuns(spec, 1), Seed: 1, Finished: outcome.Runs, Done: true})
 	if benchmark.Status.Phase != v1alpha1.PhaseSucceeded {
 		t.Errorf("phase %s, want Succeeded: %+v", benchmark.Status.Phase, benchmark.Status.Conditions)
 	}

@@ -1,4 +1,4 @@
-package status
+package benchstatus
 
 import (
 	"cmp"

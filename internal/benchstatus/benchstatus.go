@@ -1,7 +1,8 @@
-// Package status computes a LoggingBenchmark's status from what was observed of its
+// Package benchstatus computes a LoggingBenchmark's status from what was observed of its
 // runs: the operator calls it on every pass and local mode once at the end, so that the
-// same runs give the same status, conditions included, wherever they ran.
-package status
+// same runs give the same status, conditions included, wherever they ran. Its name says
+// whose status it computes, apart from the API's status types and the controller's write.
+package benchstatus
 
 import (
 	"cmp"
