@@ -23,12 +23,9 @@ import (
 )
 
 // The ServiceMonitor and PrometheusRule CRDs come from the Prometheus Operator release
-// the local e2e cluster runs (PROMETHEUS_OPERATOR_VERSION in the Makefile), read from the
-// Go module cache.
-const (
-	prometheusOperatorModule  = "github.com/prometheus-operator/prometheus-operator"
-	prometheusOperatorVersion = "v0.88.0"
-)
+// the local e2e cluster runs (PROMETHEUS_OPERATOR_VERSION in hack/versions.env), read
+// from the Go module cache.
+const prometheusOperatorModule = "github.com/prometheus-operator/prometheus-operator"
 
 var prometheusOperatorCRDs = []string{
 	"example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml",
@@ -167,6 +164,7 @@ func startAPIServer(t *testing.T) (client.Client, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	prometheusOperatorVersion := "v" + testenv.PinnedVersion(t, "PROMETHEUS_OPERATOR_VERSION")
 	for _, file := range prometheusOperatorCRDs {
 		crd, err := testenv.ModuleFile(prometheusOperatorModule, prometheusOperatorVersion, file)
 		if err != nil {
