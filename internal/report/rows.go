@@ -185,6 +185,9 @@ func footnotes(rows []v1alpha1.Result) []string {
 	if source := ExpectedSourceNote(rows); source != "" {
 		notes = append(notes, source)
 	}
+	if placement := PlacementNote(rows); placement != "" {
+		notes = append(notes, placement)
+	}
 	if estimates {
 		notes = append(
 			notes,
@@ -228,6 +231,40 @@ const (
 	countedAtTheSource   = "counted at the source (the server's own count of the run's records, logbench_counter)"
 	predictedFromTheRuns = "predicted (from pgbench's counts and the logging settings)"
 )
+
+// PlacementNote says whether the clients competed with their servers for a node's cores,
+// from the nodes the successful repeats recorded, naming the rows where they did when
+// only some did; "" when no repeat recorded both nodes (local runs).
+func PlacementNote(rows []v1alpha1.Result) string {
+	var runs, sameNode int
+	var shared []string
+	for _, row := range rows {
+		rowShared := false
+		for _, r := range results.Successful(row.Repeats) {
+			if r.ClientNode == "" || r.ServerNode == "" {
+				continue
+			}
+			runs++
+			if r.ClientNode == r.ServerNode {
+				sameNode++
+				rowShared = true
+			}
+		}
+		if rowShared {
+			shared = append(shared, results.RowName(row))
+		}
+	}
+	switch {
+	case runs == 0:
+		return ""
+	case sameNode == 0:
+		return fmt.Sprintf("placement: the client ran on another node than the server in every run (%d)", runs)
+	case sameNode == runs:
+		return fmt.Sprintf("placement: the client ran on the server's node, competing for its cores, in every run (%d)", runs)
+	}
+	return fmt.Sprintf("placement: the client ran on the server's node, competing for its cores, in %d of %d runs (%s)",
+		sameNode, runs, strings.Join(shared, ", "))
+}
 
 // OverheadNotes explain the overhead column: how it is computed and its interval read,
 // and which rows have none or are noisy.

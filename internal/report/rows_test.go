@@ -228,3 +228,35 @@ func TestKneeNotes(t *testing.T) {
 		t.Errorf("notes\n%s\nwant\n%s", strings.Join(notes, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestPlacementNote: the note says whether the clients ran on their servers' nodes, from
+// the successful repeats that recorded both nodes, and names the rows where some did.
+func TestPlacementNote(t *testing.T) {
+	repeat := func(client, server string) v1alpha1.RepeatResult {
+		return v1alpha1.RepeatResult{ClientNode: client, ServerNode: server}
+	}
+	failed := v1alpha1.RepeatResult{ClientNode: "a", ServerNode: "a", Error: "pgbench exited with code 1"}
+	row := func(destination string, repeats ...v1alpha1.RepeatResult) v1alpha1.Result {
+		return v1alpha1.Result{Destination: destination, Clients: 2, Repeats: repeats}
+	}
+	tests := []struct {
+		name string
+		rows []v1alpha1.Result
+		want string
+	}{
+		{"local runs record no node", []v1alpha1.Result{row("csv", repeat("", ""))}, ""},
+		{"apart", []v1alpha1.Result{row("csv", repeat("a", "b"), failed), row("stdout", repeat("b", "a"))},
+			"placement: the client ran on another node than the server in every run (2)"},
+		{"same node", []v1alpha1.Result{row("csv", repeat("a", "a"))},
+			"placement: the client ran on the server's node, competing for its cores, in every run (1)"},
+		{"some on the same node", []v1alpha1.Result{row("csv", repeat("a", "b")), row("stdout", repeat("a", "b"), repeat("b", "b"))},
+			"placement: the client ran on the server's node, competing for its cores, in 1 of 3 runs (stdout/2)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := PlacementNote(tt.rows); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
