@@ -1,7 +1,8 @@
-// Package results turns the repeats of a benchmark into result rows, their overheads and
-// a summary, and compares two benchmarks' rows; internal/report renders them. Everything
-// here is pure: it neither reads the cluster nor the clock, so the controller and
-// the local runner produce the same rows from the same runs.
+// Package results aggregates the runs of a benchmark into its result rows, their
+// overheads and a summary, and compares two benchmarks' rows: it makes the rows that
+// internal/schedule's ramp reads and internal/report renders. Everything here is pure: it
+// neither reads the cluster nor the clock, so the controller and the local runner produce
+// the same rows from the same runs.
 package results
 
 import (

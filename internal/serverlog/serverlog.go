@@ -1,5 +1,7 @@
 // Package serverlog reads why a PostgreSQL server stopped from the end of its
-// container's log, as CloudNativePG's instance manager writes it.
+// container's log, as CloudNativePG's instance manager writes it. The controller's pod
+// diagnosis is its one user; it stays a package of its own so that fuzzing this parser
+// instruments a small test binary, without client-go or controller-runtime.
 package serverlog
 
 import (
