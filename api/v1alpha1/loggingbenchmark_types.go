@@ -1391,12 +1391,16 @@ type RecordStages struct {
 }
 
 // DrainEnd says why the wait for a run's records ended.
-// +kubebuilder:validation:Enum=Complete;Quiet;Timeout
+// +kubebuilder:validation:Enum=Complete;Settled;Quiet;Timeout
 type DrainEnd string
 
 const (
 	// DrainComplete: the destination held every expected record.
 	DrainComplete DrainEnd = "Complete"
+	// DrainSettled: the shipper had nothing in flight (every record it read sent or
+	// dropped, none unread in the file it reads), and a count taken after it said so
+	// found no record more.
+	DrainSettled DrainEnd = "Settled"
 	// DrainQuiet: the count stayed unchanged for the destination's quiet period, longer
 	// than its shipper waits before a retry.
 	DrainQuiet DrainEnd = "Quiet"

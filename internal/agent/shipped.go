@@ -157,15 +157,30 @@ func (r *shippedRun) Delivered(ctx context.Context) (int64, error) {
 	return run.Total().Sent, err
 }
 
-// InFlight is how many records the shipper kept during the run and has neither sent nor
-// dropped yet, the syslog receiver's included: the drain waits for them (bench.InFlight).
+// InFlight is how many of the run's records are still on their way: written to the file
+// the shipper reads and not read yet, or kept by the shipper during the run and neither
+// sent nor dropped yet, the syslog receiver's included. The drain waits for them, and
+// ends once none are and Loki's or the output's count stops growing (bench.InFlight).
 func (r *shippedRun) InFlight(ctx context.Context) (int64, error) {
 	run, err := r.shipperCountersOfRun(ctx)
-	if err != nil || r.receiver == nil {
-		return run.Pending(), err
+	if err != nil {
+		return 0, err
+	}
+	pending := run.Pending()
+	if r.written != nil {
+		written, err := r.written.Delivered(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("counting the records in the file the shipper reads: %w", err)
+		}
+		// The grep filter keeps the records of the destination's runs only: what the
+		// shipper kept since the run started is this run's.
+		pending += max(0, written-run.Kept())
+	}
+	if r.receiver == nil {
+		return pending, nil
 	}
 	received, err := r.receiver.countersOfRun(ctx)
-	return run.Pending() + received.Pending(), err
+	return pending + received.Pending(), err
 }
 
 // Account reconciles the delivered records with the expectation and gives the reason of
@@ -268,12 +283,18 @@ func (r *syslogReceiverRun) account(ctx context.Context, want records.Expectatio
 }
 
 // shipperSent is the cumulative count of records the shipper's outputs sent, as a
-// bench.Destination whose drain tells when the shipper has gone quiet.
+// bench.Destination whose drain tells when the shipper has settled.
 type shipperSent struct{ shipper shipping.ShipperScraper }
 
 func (s shipperSent) Delivered(ctx context.Context) (int64, error) {
 	metrics, err := s.shipper.Read(ctx)
 	return metrics.Total().Sent, err
+}
+
+// InFlight is what the shipper kept and has neither sent nor dropped yet.
+func (s shipperSent) InFlight(ctx context.Context) (int64, error) {
+	metrics, err := s.shipper.Read(ctx)
+	return metrics.Pending(), err
 }
 
 // pauseSampling is how often the shipper's input is checked for a pause: Fluent Bit

@@ -181,6 +181,35 @@ func TestShippedRunExplainsTheSidecarsDrops(t *testing.T) {
 	}
 }
 
+// TestShippedRunDrainEndsOnceNothingIsInFlight: records the file holds and the shipper
+// has not read are in flight; once it has read them and sent or dropped every one, the
+// drain ends with the next count, with no quiet period.
+func TestShippedRunDrainEndsOnceNothingIsInFlight(t *testing.T) {
+	fluentBit := newFakeFluentBit(t, 0)
+	clock := newClock()
+	run, err := startShippedRun(context.Background(), fluentBit.scraper(), nil, "", "tag", time.Minute, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.written = writtenRecords(2000)
+	fluentBit.send(1000, 1000)
+	if pending, err := run.InFlight(context.Background()); err != nil || pending != 1000 {
+		t.Errorf("in flight %d (%v), want the 1000 records not read yet", pending, err)
+	}
+
+	fluentBit.send(500, 500)
+	fluentBit.drop(500, 0)
+	ended := clock.Now()
+	wait := bench.Wait{Ended: ended, Deadline: ended.Add(time.Minute), Quiet: bench.ShippedQuiet}
+	drained, err := bench.Drain(context.Background(), run, records.Expectation{Records: 2000}, wait, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := clock.Now().Sub(ended); drained.Delivered != 1500 || drained.End != v1alpha1.DrainSettled || took >= time.Second {
+		t.Errorf("drain counted %d, ended %s after %s; want 1500, settled within a second", drained.Delivered, drained.End, took)
+	}
+}
+
 // writtenRecords is a file holding a fixed number of the run's records.
 type writtenRecords int64
 

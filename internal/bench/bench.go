@@ -405,11 +405,12 @@ const (
 	// unshippedQuiet serves destinations PostgreSQL writes itself (files, the container
 	// log): nothing retries their records.
 	unshippedQuiet = 2 * time.Second
-	// ShippedQuiet serves shipping destinations. It is twice the 5 s both shippers wait
-	// before a first retry with the settings logbench generates (Fluent Bit's scheduler
-	// base, the collector's retry_on_failure.initial_interval), so that a record waiting
-	// for that retry is not taken as dropped. A node agent's retries, whose settings
-	// logbench does not know, get the same.
+	// ShippedQuiet serves shipping destinations whose pipeline does not tell what it
+	// has in flight (InFlight): a node agent, whose retry settings logbench does not
+	// know, or a shipper whose metrics do not answer. It is twice the 5 s both shippers
+	// wait before a first retry with the settings logbench generates (Fluent Bit's
+	// scheduler base, the collector's retry_on_failure.initial_interval), so that a
+	// record waiting for that retry is not taken as dropped.
 	ShippedQuiet = 10 * time.Second
 )
 
@@ -476,7 +477,8 @@ type Drained struct {
 // its first and last counts.
 var curveMarks = []time.Duration{time.Second, 5 * time.Second, 30 * time.Second}
 
-// Drain counts the destination until it holds every expected record, its count stays
+// Drain counts the destination until it holds every expected record, its pipeline has
+// nothing in flight and a later count finds no record more (InFlight), its count stays
 // unchanged for wait.Quiet, or the deadline passes. The time a count takes is never quiet
 // time: a count may miss records that arrive while it runs, so quiet time runs from the
 // return of the count that last saw a new value (LastArrival) to the start of a later
@@ -488,6 +490,8 @@ func Drain(ctx context.Context, dest Destination, want records.Expectation, wait
 	drained := Drained{Expected: want}
 	marks := curveMarks
 	answered := false
+	// idle: the pipeline said nothing was in flight after the count idleCount returned.
+	idle, idleCount := false, int64(0)
 	for first := true; ; first = false {
 		started := clock.Now()
 		count, err := dest.Delivered(ctx)
@@ -495,7 +499,7 @@ func Drain(ctx context.Context, dest Destination, want records.Expectation, wait
 		var unavailable *UnavailableError
 		switch {
 		case errors.As(err, &unavailable) && returned.Before(wait.Deadline):
-			answered = false
+			answered, idle = false, false
 			if err := sleep(ctx, clock); err != nil {
 				return drained, err
 			}
@@ -516,8 +520,7 @@ func Drain(ctx context.Context, dest Destination, want records.Expectation, wait
 			marks = marks[1:] // a slow count may pass several marks
 		}
 		// A pipeline that stores a retried push twice reaches the expected count with
-		// records still on their way: complete, like quiet, waits for them. The pipeline
-		// is asked once, and only when the drain could end.
+		// records still on their way: complete, like quiet, waits for them.
 		complete := !want.Estimate && count >= want.Records
 		if complete && wait.Expected != nil {
 			// Read after the count: records counted since it are not yet expected of it.
@@ -527,16 +530,14 @@ func Drain(ctx context.Context, dest Destination, want records.Expectation, wait
 			drained.Expected = want
 			complete = !want.Estimate && count >= want.Records
 		}
+		// The pipeline said nothing was in flight after the previous count returned, and
+		// this count, started after that answer, found no record more.
+		settled := idle && count == idleCount
 		quiet := started.Sub(drained.LastArrival) >= wait.Quiet
-		held := (complete || quiet) && inFlight(ctx, dest)
-		switch {
-		case complete && !held:
-			drained.End = v1alpha1.DrainComplete
-		case quiet && !held:
-			drained.End = v1alpha1.DrainQuiet
-		case !returned.Before(wait.Deadline):
-			drained.End = v1alpha1.DrainTimeout
-		}
+		pending, told := inFlight(ctx, dest)
+		held := told && pending > 0
+		idle, idleCount = told && pending == 0, count
+		drained.End = endOf(complete, settled, quiet, held, !returned.Before(wait.Deadline))
 		if onCurve || drained.End != "" {
 			drained.Curve = append(drained.Curve, v1alpha1.DrainPoint{AfterSeconds: max(0, after.Seconds()), Delivered: count})
 		}
@@ -549,24 +550,45 @@ func Drain(ctx context.Context, dest Destination, want records.Expectation, wait
 	}
 }
 
+// endOf says why a drain ends after a count, or "" while it goes on: records in flight
+// hold it until the deadline.
+func endOf(complete, settled, quiet, held, pastDeadline bool) v1alpha1.DrainEnd {
+	switch {
+	case held:
+	case complete:
+		return v1alpha1.DrainComplete
+	case settled:
+		return v1alpha1.DrainSettled
+	case quiet:
+		return v1alpha1.DrainQuiet
+	}
+	if pastDeadline {
+		return v1alpha1.DrainTimeout
+	}
+	return ""
+}
+
 // InFlight is a Destination whose pipeline tells how many records it kept are still on
-// their way: in a shipper's buffer, or in a push waiting for its retry, whose backoff
-// (the collector's grows to 30 s) may outlast any quiet period. Its drain ends neither
-// quiet nor complete while any are (a retried push stored twice can make the count
-// reach the expected one early); the deadline still ends it.
+// their way: unread in the file it reads, in a shipper's buffer, or in a push waiting for
+// its retry, whose backoff (the collector's grows to 30 s) may outlast any quiet period.
+// Its drain ends neither quiet nor complete while any are (a retried push stored twice
+// can make the count reach the expected one early); the deadline still ends it. Once it
+// says none are, the drain needs no quiet period: a count that finds no record more than
+// the one before that answer ends it (DrainSettled).
 type InFlight interface {
 	InFlight(ctx context.Context) (int64, error)
 }
 
-// inFlight tells whether dest says records are still on their way. A pipeline that
-// cannot tell does not hold the drain: quiet then ends it, as for any destination.
-func inFlight(ctx context.Context, dest Destination) bool {
+// inFlight asks dest how many records are still on their way; told is false for a
+// pipeline that cannot tell, which neither holds the drain nor settles it: quiet then
+// ends it, as for any destination.
+func inFlight(ctx context.Context, dest Destination) (pending int64, told bool) {
 	pipeline, ok := dest.(InFlight)
 	if !ok {
-		return false
+		return 0, false
 	}
 	n, err := pipeline.InFlight(ctx)
-	return err == nil && n > 0
+	return n, err == nil
 }
 
 // sleep waits drainPoll before the next count.

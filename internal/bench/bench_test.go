@@ -224,12 +224,17 @@ type timeline struct {
 	ended      time.Time
 	arrivals   []arrival
 	countTakes time.Duration
+}
+
+// pipelineTimeline is a timeline whose pipeline tells what it has in flight (InFlight).
+type pipelineTimeline struct {
+	*timeline
 	// inFlightFor is how long after pgbench ended the pipeline says records are still on
 	// their way.
 	inFlightFor time.Duration
 }
 
-func (d *timeline) InFlight(context.Context) (int64, error) {
+func (d pipelineTimeline) InFlight(context.Context) (int64, error) {
 	if d.clock.Now().Before(d.ended.Add(d.inFlightFor)) {
 		return 1, nil
 	}
@@ -250,7 +255,8 @@ func (d *timeline) Delivered(context.Context) (int64, error) {
 
 // TestDrainWaitsForRecordsOnTheirWay checks when a drain ends and what it reports. The
 // first two cases end at once with 600 and 700 records under the rule of a 2 s quiet
-// period that counts from the end of pgbench.
+// period that counts from the end of pgbench. A shipper that tells what it has in flight
+// (pipeline) ends its drain without a quiet period once it has none.
 func TestDrainWaitsForRecordsOnTheirWay(t *testing.T) {
 	file := v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}
 	loki := v1alpha1.Destination{Name: "loki", Type: v1alpha1.DestinationLoki}
@@ -260,11 +266,13 @@ func TestDrainWaitsForRecordsOnTheirWay(t *testing.T) {
 		rising = append(rising, arrival{time.Duration(second) * time.Second, int64(second + 1)})
 	}
 	for name, tc := range map[string]struct {
-		destination   v1alpha1.Destination
-		expected      records.Expectation
-		arrivals      []arrival
-		countTakes    time.Duration
-		timeout       time.Duration
+		destination v1alpha1.Destination
+		expected    records.Expectation
+		arrivals    []arrival
+		countTakes  time.Duration
+		timeout     time.Duration
+		// pipeline: the destination tells what it has in flight, for inFlightFor.
+		pipeline      bool
 		inFlightFor   time.Duration
 		wantDelivered int64
 		wantEnd       v1alpha1.DrainEnd
@@ -273,48 +281,63 @@ func TestDrainWaitsForRecordsOnTheirWay(t *testing.T) {
 	}{
 		// Counts start at 0, 2.7 and 5.4 s: the third sees everything and returns at 7.9 s.
 		"the time a count takes is not quiet time": {file, records.Expectation{Records: 1000},
-			[]arrival{{0, 600}, {3 * time.Second, 1000}}, 2500 * time.Millisecond, time.Minute, 0,
+			[]arrival{{0, 600}, {3 * time.Second, 1000}}, 2500 * time.Millisecond, time.Minute, false, 0,
 			1000, v1alpha1.DrainComplete, 7900 * time.Millisecond, nil},
 		// Counts start every 250 ms; the one at 6 s sees the records a retry brought.
 		"records waiting for the shipper's retry": {loki, records.Expectation{Records: 1000},
-			[]arrival{{0, 700}, {6 * time.Second, 1000}}, 50 * time.Millisecond, time.Minute, 0,
+			[]arrival{{0, 700}, {6 * time.Second, 1000}}, 50 * time.Millisecond, time.Minute, true, 6 * time.Second,
 			1000, v1alpha1.DrainComplete, 6050 * time.Millisecond,
 			[]v1alpha1.DrainPoint{{AfterSeconds: 0, Delivered: 700}, {AfterSeconds: 1, Delivered: 700}, {AfterSeconds: 5, Delivered: 700}, {AfterSeconds: 6, Delivered: 1000}}},
-		// The count that saw 700 returned at 50 ms; the first count started 10 s later
-		// ends the drain.
+		// The shipper dropped 300 and holds none: the count after its answer, 250 ms on,
+		// finds no record more.
+		"records the shipper dropped": {loki, records.Expectation{Records: 1000},
+			[]arrival{{0, 700}}, 50 * time.Millisecond, time.Minute, true, 0,
+			700, v1alpha1.DrainSettled, 50 * time.Millisecond,
+			[]v1alpha1.DrainPoint{{AfterSeconds: 0, Delivered: 700}, {AfterSeconds: 0.25, Delivered: 700}}},
+		// Records that reach the backend after the shipper's answer hold the drain for one
+		// count more.
+		"records stored after the shipper's answer": {loki, records.Expectation{Records: 1000},
+			[]arrival{{0, 500}, {100 * time.Millisecond, 700}}, 50 * time.Millisecond, time.Minute, true, 0,
+			700, v1alpha1.DrainSettled, 300 * time.Millisecond, nil},
+		// Without a pipeline that tells, the count that saw 700 returned at 50 ms and the
+		// first count started 10 s later ends the drain.
 		"records lost for good": {loki, records.Expectation{Records: 1000},
-			[]arrival{{0, 700}}, 50 * time.Millisecond, time.Minute, 0,
+			[]arrival{{0, 700}}, 50 * time.Millisecond, time.Minute, false, 0,
 			700, v1alpha1.DrainQuiet, 50 * time.Millisecond,
 			[]v1alpha1.DrainPoint{{AfterSeconds: 0, Delivered: 700}, {AfterSeconds: 1, Delivered: 700}, {AfterSeconds: 5, Delivered: 700}, {AfterSeconds: 10.25, Delivered: 700}}},
-		// A node agent retries too: the Stdout destination counted in its Loki waits as long.
 		// The collector's backoff grows past the quiet period: while the shipper holds
 		// records for a retry the drain waits, and the retry 25 s on delivers them.
 		"records a late retry delivers": {loki, records.Expectation{Records: 1000},
-			[]arrival{{0, 700}, {25 * time.Second, 1000}}, 50 * time.Millisecond, time.Minute, 25 * time.Second,
+			[]arrival{{0, 700}, {25 * time.Second, 1000}}, 50 * time.Millisecond, time.Minute, true, 25 * time.Second,
 			1000, v1alpha1.DrainComplete, 25050 * time.Millisecond, nil},
 		// Duplicates of a retried push bring the count to the expected one while 300
 		// records still wait for a retry: the drain waits for them too.
 		"duplicates reach the count before the records a retry delivers": {loki, records.Expectation{Records: 1000},
-			[]arrival{{0, 1000}, {25 * time.Second, 1300}}, 50 * time.Millisecond, time.Minute, 25 * time.Second,
+			[]arrival{{0, 1000}, {25 * time.Second, 1300}}, 50 * time.Millisecond, time.Minute, true, 25 * time.Second,
 			1300, v1alpha1.DrainComplete, 25050 * time.Millisecond, nil},
 		"records still in the shipper at the deadline": {loki, records.Expectation{Records: 1000},
-			[]arrival{{0, 700}}, 50 * time.Millisecond, 20 * time.Second, time.Hour,
+			[]arrival{{0, 700}}, 50 * time.Millisecond, 20 * time.Second, true, time.Hour,
 			700, v1alpha1.DrainTimeout, 50 * time.Millisecond, nil},
+		// A node agent retries too, and does not tell: the Stdout destination counted in
+		// its Loki waits the shipping quiet period.
 		"records waiting for the node agent's retry": {nodeAgent, records.Expectation{Records: 1000},
-			[]arrival{{0, 700}, {6 * time.Second, 1000}}, 50 * time.Millisecond, time.Minute, 0,
+			[]arrival{{0, 700}, {6 * time.Second, 1000}}, 50 * time.Millisecond, time.Minute, false, 0,
 			1000, v1alpha1.DrainComplete, 6050 * time.Millisecond, nil},
 		"an estimate is never complete": {file, records.Expectation{Records: 1000, Max: 2000, Estimate: true},
-			[]arrival{{0, 1500}}, 0, time.Minute, 0,
+			[]arrival{{0, 1500}}, 0, time.Minute, false, 0,
 			1500, v1alpha1.DrainQuiet, 0, nil},
 		"records keep arriving until the timeout": {file, records.Expectation{Records: 1000},
-			rising, 0, 3 * time.Second, 0,
+			rising, 0, 3 * time.Second, false, 0,
 			4, v1alpha1.DrainTimeout, 3 * time.Second, nil},
 	} {
 		t.Run(name, func(t *testing.T) {
 			clock := benchtest.NewSteppingClock(time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC))
 			ended := clock.Now()
-			dest := &timeline{clock: clock, ended: ended, arrivals: tc.arrivals, countTakes: tc.countTakes,
-				inFlightFor: tc.inFlightFor}
+			arriving := &timeline{clock: clock, ended: ended, arrivals: tc.arrivals, countTakes: tc.countTakes}
+			var dest Destination = arriving
+			if tc.pipeline {
+				dest = pipelineTimeline{timeline: arriving, inFlightFor: tc.inFlightFor}
+			}
 			wait := Wait{Ended: ended, Deadline: ended.Add(tc.timeout), Quiet: QuietPeriod(tc.destination)}
 			drained, err := Drain(context.Background(), dest, tc.expected, wait, clock)
 			if err != nil {

@@ -125,8 +125,8 @@ func fluentBitService() map[string]any {
 		"http_listen": "0.0.0.0",
 		"http_port":   fluentBitMetricsPort,
 		// Retries wait a random time between scheduler.base (5 s) and the cap: capped at
-		// the base, every retry comes 5 s after its failure, within the drain's quiet
-		// period for shipping destinations (bench.ShippedQuiet).
+		// the base, every retry comes 5 s after its failure, so that a drain, which waits
+		// while records wait for a retry (bench.InFlight), is not held longer.
 		"scheduler.cap": 5,
 	}
 }
