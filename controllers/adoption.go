@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/shipping"
 )
@@ -94,21 +95,21 @@ func plannedObjects(benchmark *v1alpha1.LoggingBenchmark) []plannedObject {
 	)
 	var objects []plannedObject
 	for _, dest := range benchmark.Spec.EffectiveDestinations() {
-		cluster := clusterName(benchmark.Name, dest.Name)
+		cluster := builders.ClusterName(benchmark.Name, dest.Name)
 		objects = append(objects, plannedObject{kind: cloudnativepg.ClusterGVK, name: cluster},
-			plannedObject{kind: networkPolicy, name: clusterNetworkPolicyName(cluster)})
+			plannedObject{kind: networkPolicy, name: builders.ClusterNetworkPolicyName(cluster)})
 		if dest.Ships() {
-			objects = append(objects, plannedObject{kind: configMap, name: shipperConfigMapName(cluster)})
+			objects = append(objects, plannedObject{kind: configMap, name: builders.ShipperConfigMapName(cluster)})
 		}
 		if shipping.ForwardsSyslog(dest) {
-			receiver := syslogReceiverName(benchmark.Name, dest.Name)
+			receiver := builders.SyslogReceiverName(benchmark.Name, dest.Name)
 			for _, kind := range []schema.GroupVersionKind{configMap, networkPolicy, deployment, service} {
 				objects = append(objects, plannedObject{kind: kind, name: receiver})
 			}
 		}
 	}
-	return append(objects, plannedObject{kind: serviceAccount, name: AgentServiceAccount, shared: true},
-		plannedObject{kind: roleBinding, name: agentRoleBinding, shared: true})
+	return append(objects, plannedObject{kind: serviceAccount, name: builders.AgentServiceAccountName, shared: true},
+		plannedObject{kind: roleBinding, name: builders.AgentRoleBindingName, shared: true})
 }
 
 // plannedJobNames are the names of the Jobs of every run the benchmark may plan: with a
@@ -118,7 +119,7 @@ func plannedJobNames(benchmark *v1alpha1.LoggingBenchmark) map[string]bool {
 	for _, dest := range benchmark.Spec.EffectiveDestinations() {
 		for _, clients := range benchmark.Spec.Workload.ClientCounts() {
 			for repeat := int32(1); repeat <= benchmark.Spec.Workload.Repeats; repeat++ {
-				names[jobName(benchmark.Name, plannedRun{Destination: dest, Clients: clients, Repeat: repeat})] = true
+				names[builders.JobName(benchmark.Name, builders.Run{Destination: dest, Clients: clients, Repeat: repeat})] = true
 			}
 		}
 	}

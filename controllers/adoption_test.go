@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/internal/shipping"
 )
 
@@ -22,7 +23,7 @@ func TestPlannedObjectsNameWhatTheBuildersCreate(t *testing.T) {
 			Destinations: []v1alpha1.Destination{
 				{Name: "csv", Type: v1alpha1.DestinationCSVLog},
 				{Name: "fb", Type: v1alpha1.DestinationFluentBitSidecar},
-				forwardingDestination(v1alpha1.SyslogTCP),
+				{Name: "sys", Type: v1alpha1.DestinationSyslog, Syslog: &v1alpha1.SyslogSpec{Transport: v1alpha1.SyslogTCP}},
 			},
 			Baseline: v1alpha1.BaselineSpec{Enabled: true},
 			Workload: v1alpha1.WorkloadSpec{Repeats: 2, Ramp: &v1alpha1.RampSpec{Start: 1, Factor: 2, Max: 6}},
@@ -41,14 +42,14 @@ func TestPlannedObjectsNameWhatTheBuildersCreate(t *testing.T) {
 	}
 	var built []client.Object
 	for _, dest := range benchmark.Spec.EffectiveDestinations() {
-		cluster, err := buildCluster(benchmark, dest, "meter", nil, "")
+		cluster, err := builders.Cluster(benchmark, dest, "meter", nil, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		built = append(built, cluster, buildNetworkPolicy(benchmark, dest, NetworkPeers{}))
+		built = append(built, cluster, builders.NetworkPolicy(benchmark, dest, builders.NetworkPeers{}))
 		if shipping.ForwardsSyslog(dest) {
-			deployment, service := buildSyslogReceiver(benchmark, dest, nil)
-			built = append(built, deployment, service, buildSyslogReceiverNetworkPolicy(benchmark, dest))
+			built = append(built, builders.SyslogReceiverDeployment(benchmark, dest, nil),
+				builders.SyslogReceiverService(benchmark, dest), builders.SyslogReceiverNetworkPolicy(benchmark, dest))
 		}
 	}
 	names := make([]string, 0, len(built))
@@ -56,7 +57,7 @@ func TestPlannedObjectsNameWhatTheBuildersCreate(t *testing.T) {
 		names = append(names, kindOf(object)+" "+object.GetName())
 	}
 	names = append(names, "ConfigMap b-fb-shipper", "ConfigMap b-sys-syslog",
-		"ServiceAccount "+AgentServiceAccount, "RoleBinding "+agentRoleBinding)
+		"ServiceAccount "+builders.AgentServiceAccountName, "RoleBinding "+builders.AgentRoleBindingName)
 	for _, name := range names {
 		if !planned[name] {
 			t.Errorf("%s is created but not checked; checked: %v", name, planned)
@@ -68,12 +69,12 @@ func TestPlannedObjectsNameWhatTheBuildersCreate(t *testing.T) {
 	if len(jobs) != 4*4*2 {
 		t.Errorf("%d Job names, want 32", len(jobs))
 	}
-	for _, run := range []plannedRun{
+	for _, run := range []builders.Run{
 		{Destination: v1alpha1.Destination{Name: "baseline"}, Clients: 1, Repeat: 1},
 		{Destination: v1alpha1.Destination{Name: "sys"}, Clients: 6, Repeat: 2},
 	} {
-		if name := jobName("b", run); !jobs[name] {
-			t.Errorf("the Job %s of run %s is not checked", name, run.key())
+		if name := builders.JobName("b", run); !jobs[name] {
+			t.Errorf("the Job %s of run %s is not checked", name, run.Key())
 		}
 	}
 }

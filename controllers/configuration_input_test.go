@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/builders"
 )
 
 // The CRD refuses what would break a server's or a shipper's configuration; the operator
@@ -81,7 +82,7 @@ var _ = Describe("LoggingBenchmark reconciler's configuration input", func() {
 		Expect(listJobs(namespace)).To(BeEmpty())
 		var configMaps corev1.ConfigMapList
 		Expect(k8sClient.List(ctx, &configMaps, client.InNamespace(namespace),
-			client.MatchingLabels(benchmarkLabels("escaped")))).To(Succeed())
+			client.MatchingLabels(builders.BenchmarkLabels("escaped")))).To(Succeed())
 		Expect(configMaps.Items).To(BeEmpty())
 		var policies networkingv1.NetworkPolicyList
 		Expect(k8sClient.List(ctx, &policies, client.InNamespace(namespace))).To(Succeed())
@@ -89,7 +90,7 @@ var _ = Describe("LoggingBenchmark reconciler's configuration input", func() {
 		var accounts corev1.ServiceAccountList
 		Expect(k8sClient.List(ctx, &accounts, client.InNamespace(namespace))).To(Succeed())
 		for _, account := range accounts.Items {
-			Expect(account.Name).NotTo(Equal(AgentServiceAccount))
+			Expect(account.Name).NotTo(Equal(builders.AgentServiceAccountName))
 		}
 	})
 })

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
 )
 
@@ -62,7 +63,7 @@ func markClusterReady(namespace, name string) {
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
 			Containers: []corev1.Container{{
-				Name: "postgres", Image: testClusterImage, SecurityContext: restrictedContainerSecurityContext(),
+				Name: "postgres", Image: testClusterImage, SecurityContext: builders.RestrictedContainerSecurityContext(),
 			}},
 		},
 	}
@@ -146,7 +147,7 @@ func finishJob(namespace, name, message string, succeeded bool) {
 		pod.Status.Phase = corev1.PodFailed
 	}
 	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{
-		Name:  agentContainer,
+		Name:  builders.AgentContainer,
 		Image: testClusterImage,
 		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 			ExitCode: exitCode, Message: message, StartedAt: now, FinishedAt: now,

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/builders"
 )
 
 // reconcileCleanup deletes the clusters of a finished benchmark, their shipper
@@ -61,7 +62,7 @@ func (r *LoggingBenchmarkReconciler) deleteShipperConfigs(
 ) error {
 	var configMaps corev1.ConfigMapList
 	if err := r.List(ctx, &configMaps, client.InNamespace(benchmark.Namespace),
-		client.MatchingLabels(benchmarkLabels(benchmark.Name))); err != nil {
+		client.MatchingLabels(builders.BenchmarkLabels(benchmark.Name))); err != nil {
 		return fmt.Errorf("listing the benchmark's shipper configurations: %w", err)
 	}
 	for i := range configMaps.Items {

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/benchstatus"
 	"github.com/logbench/logbench/internal/shipping"
@@ -118,7 +119,7 @@ func (r *LoggingBenchmarkReconciler) createCluster(
 		pass.failDestination(state, failure)
 		return clusterOutcome{State: clusterFailed}, nil
 	}
-	created, err := buildCluster(benchmark, dest, r.AgentImage, r.ImagePullSecrets, r.RsyslogImage)
+	created, err := builders.Cluster(benchmark, dest, r.AgentImage, r.ImagePullSecrets, r.RsyslogImage)
 	if err != nil {
 		return clusterOutcome{}, err
 	}
@@ -155,18 +156,18 @@ func (r *LoggingBenchmarkReconciler) createCluster(
 func (r *LoggingBenchmarkReconciler) reconcileDestinationObjects(
 	ctx context.Context, benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination,
 ) (failure string, err error) {
-	cluster := clusterName(benchmark.Name, dest.Name)
+	cluster := builders.ClusterName(benchmark.Name, dest.Name)
 	if dest.Ships() {
-		config, err := shipping.Config(shippingTarget(benchmark, dest))
+		config, err := shipping.Config(builders.ShippingTarget(benchmark, dest))
 		if err != nil {
 			return fmt.Sprintf("cannot configure the shipper of cluster %s: %v", cluster, err), nil
 		}
-		if err := r.reconcileShipperConfig(ctx, benchmark, dest, shipperConfigMapName(cluster), config); err != nil {
+		if err := r.reconcileShipperConfig(ctx, benchmark, dest, builders.ShipperConfigMapName(cluster), config); err != nil {
 			return "", err
 		}
 	}
 	if shipping.ForwardsSyslog(dest) {
-		config, err := shipping.SyslogReceiverConfig(shippingTarget(benchmark, dest))
+		config, err := shipping.SyslogReceiverConfig(builders.ShippingTarget(benchmark, dest))
 		if err != nil {
 			return fmt.Sprintf("cannot configure the syslog receiver of cluster %s: %v", cluster, err), nil
 		}
@@ -174,7 +175,7 @@ func (r *LoggingBenchmarkReconciler) reconcileDestinationObjects(
 			return "", err
 		}
 	}
-	return "", r.reconcileNetworkPolicy(ctx, benchmark, buildNetworkPolicy(benchmark, dest, r.NetworkPeers))
+	return "", r.reconcileNetworkPolicy(ctx, benchmark, builders.NetworkPolicy(benchmark, dest, r.NetworkPeers))
 }
 
 // rejectedReason says why a destination failed whose cluster the API server refused.
@@ -194,19 +195,6 @@ func (r *LoggingBenchmarkReconciler) clusterReadyTimeout(benchmark *v1alpha1.Log
 	return r.ClusterReadyTimeout
 }
 
-// shipperConfigMapName is the ConfigMap holding the shipper configuration of a shipping
-// destination's cluster; the cluster's pod patch mounts it.
-func shipperConfigMapName(cluster string) string {
-	return cluster + "-shipper"
-}
-
-func shippingTarget(benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination) shipping.Target {
-	return shipping.Target{
-		Namespace: benchmark.Namespace, Benchmark: benchmark.Name, Destination: dest,
-		Cluster: clusterName(benchmark.Name, dest.Name),
-	}
-}
-
 // reconcileShipperConfig creates or updates the ConfigMap name holding the configuration
 // of a shipping destination's sidecar, or of a syslog receiver. It runs before the
 // Cluster is created: CloudNativePG's instance pods mount the ConfigMap from their start,
@@ -214,7 +202,8 @@ func shippingTarget(benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destinat
 func (r *LoggingBenchmarkReconciler) reconcileShipperConfig(
 	ctx context.Context, benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination, name string, config []byte,
 ) error {
-	configMap := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: benchmark.Namespace, Name: name}}
+	want := builders.ShipperConfigMap(benchmark, dest, name, config)
+	configMap := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: want.Namespace, Name: want.Name}}
 	// Updating an existing ConfigMap makes it the one this operator generates, also when
 	// an earlier pass created it and stopped before the Cluster; one it did not create
 	// stays as it is.
@@ -222,8 +211,8 @@ func (r *LoggingBenchmarkReconciler) reconcileShipperConfig(
 		if err := refuseAdoption(configMap, benchmark, true); err != nil {
 			return err
 		}
-		configMap.Labels = destinationLabels(benchmark.Name, dest.Name)
-		configMap.Data = map[string]string{shipping.ConfigKey: string(config)}
+		configMap.Labels = want.Labels
+		configMap.Data = want.Data
 		return ctrl.SetControllerReference(benchmark, configMap, r.Scheme)
 	})
 	if err != nil {
@@ -234,8 +223,8 @@ func (r *LoggingBenchmarkReconciler) reconcileShipperConfig(
 
 // reconcileNetworkPolicy creates or updates a NetworkPolicy as want says: the one that
 // closes the meter and shipper ports of a destination's instance pods to all but the
-// destination's run Jobs (buildNetworkPolicy), or a syslog receiver's
-// (buildSyslogReceiverNetworkPolicy), before the pods it selects, so that none runs
+// destination's run Jobs (builders.NetworkPolicy), or a syslog receiver's
+// (builders.SyslogReceiverNetworkPolicy), before the pods it selects, so that none runs
 // without it.
 func (r *LoggingBenchmarkReconciler) reconcileNetworkPolicy(
 	ctx context.Context, benchmark *v1alpha1.LoggingBenchmark, want *networkingv1.NetworkPolicy,

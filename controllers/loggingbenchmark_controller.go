@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/allowlist"
 	"github.com/logbench/logbench/internal/benchstatus"
@@ -62,8 +63,8 @@ type LoggingBenchmarkReconciler struct {
 	// ClusterReadyTimeout bounds the wait for a destination's cluster.
 	ClusterReadyTimeout time.Duration
 	// NetworkPeers are the pods from outside a benchmark its instance pods admit;
-	// CloudNativePG's operator is DefaultCloudNativePGOperator when unset.
-	NetworkPeers NetworkPeers
+	// CloudNativePG's operator is builders.DefaultCloudNativePGOperator when unset.
+	NetworkPeers builders.NetworkPeers
 	// Allowed are the images and placements a benchmark may name: those of the admission
 	// policy, checked again before anything is created, where the policy may be missing.
 	Allowed allowlist.Rules
@@ -92,9 +93,9 @@ type LoggingBenchmarkReconciler struct {
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create;patch
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;create;patch
-// The agent's rights come from the fixed ClusterRole logbench-agent (AgentClusterRole),
-// which the operator may bind but does not hold: Kubernetes' escalation check lets a
-// binding be created by whoever may bind its role.
+// The agent's rights come from the fixed ClusterRole logbench-agent
+// (builders.AgentClusterRole), which the operator may bind but does not hold:
+// Kubernetes' escalation check lets a binding be created by whoever may bind its role.
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=logbench-agent
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;create;update
@@ -157,7 +158,7 @@ func (r *LoggingBenchmarkReconciler) reconcileBenchmark(
 		benchstatus.SetInvalid(benchmark, err)
 		return ctrl.Result{}, nil
 	}
-	if err := validateClusterNames(benchmark.Name, &benchmark.Spec); err != nil {
+	if err := builders.ValidateClusterNames(benchmark.Name, &benchmark.Spec); err != nil {
 		benchstatus.SetInvalid(benchmark, err)
 		return ctrl.Result{}, nil
 	}
@@ -226,7 +227,7 @@ func ClientOptions() client.Options {
 // API server does not serve fails to start.
 func CacheOptions(watchNamespaces []string, watchClusters bool) cache.Options {
 	ofBenchmarks := labels.NewSelector()
-	requirement, err := labels.NewRequirement(LabelBenchmark, selection.Exists, nil)
+	requirement, err := labels.NewRequirement(builders.LabelBenchmark, selection.Exists, nil)
 	if err != nil {
 		panic(err) // the requirement is constant
 	}
@@ -255,7 +256,7 @@ func (r *LoggingBenchmarkReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.APIReader = mgr.GetAPIReader()
 	}
 	if r.NetworkPeers.CloudNativePG.IsZero() {
-		r.NetworkPeers.CloudNativePG = DefaultCloudNativePGOperator()
+		r.NetworkPeers.CloudNativePG = builders.DefaultCloudNativePGOperator()
 	}
 	if err := r.addCloudNativePGChecks(mgr); err != nil {
 		return err

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/agent"
 	"github.com/logbench/logbench/internal/results"
@@ -92,7 +93,7 @@ type agentEnd struct {
 func playRuns(namespace, benchmark string, destinations []string, tps runTPS, ends map[string]agentEnd,
 	started ...string) []string {
 	for _, destination := range destinations {
-		markClusterReady(namespace, clusterName(benchmark, destination))
+		markClusterReady(namespace, builders.ClusterName(benchmark, destination))
 	}
 	runs := 0
 	for _, byClients := range tps {
@@ -103,9 +104,9 @@ func playRuns(namespace, benchmark string, destinations []string, tps runTPS, en
 		if end, special := ends[job.Name]; special {
 			finishJob(namespace, job.Name, end.message, end.succeeded)
 		} else {
-			clients, err := strconv.ParseInt(job.Labels[LabelClients], 10, 32)
+			clients, err := strconv.ParseInt(job.Labels[builders.LabelClients], 10, 32)
 			Expect(err).NotTo(HaveOccurred())
-			finishJob(namespace, job.Name, resultMessage(tps[job.Labels[LabelDestination]][int32(clients)]), true)
+			finishJob(namespace, job.Name, resultMessage(tps[job.Labels[builders.LabelDestination]][int32(clients)]), true)
 		}
 		started = append(started, job.Name)
 	}
@@ -145,7 +146,7 @@ func expectNothingCreatedBy(benchmark *v1alpha1.LoggingBenchmark) {
 		for _, object := range objects.Items {
 			Expect(object.OwnerReferences).NotTo(ContainElement(HaveField("UID", benchmark.UID)),
 				"%s %s is the benchmark's", kind.Kind, object.Name)
-			Expect(object.Labels).NotTo(HaveKeyWithValue(LabelBenchmark, benchmark.Name),
+			Expect(object.Labels).NotTo(HaveKeyWithValue(builders.LabelBenchmark, benchmark.Name),
 				"%s %s is labelled the benchmark's", kind.Kind, object.Name)
 		}
 	}
@@ -176,7 +177,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 
 		By("provisioning every cluster before the first run, the baseline's with statement logging off")
 		baseline := getCluster(namespace, "happy-baseline")
-		Expect(baseline.GetLabels()).To(HaveKeyWithValue(LabelDestination, "baseline"))
+		Expect(baseline.GetLabels()).To(HaveKeyWithValue(builders.LabelDestination, "baseline"))
 		params, _, _ := unstructured.NestedStringMap(baseline.Object, "spec", "postgresql", "parameters")
 		Expect(params).To(HaveKeyWithValue("log_statement", "none"))
 		superuser, _, _ := unstructured.NestedBool(baseline.Object, "spec", "enableSuperuserAccess")
@@ -293,11 +294,11 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		job := getJob(namespace, "jobs-baseline-c1-r1")
 
 		Expect(job.Labels).To(Equal(map[string]string{
-			LabelBenchmark: "jobs", LabelDestination: "baseline", LabelClients: "1", LabelRepeat: "1",
+			builders.LabelBenchmark: "jobs", builders.LabelDestination: "baseline", builders.LabelClients: "1", builders.LabelRepeat: "1",
 		}))
 		Expect(job.OwnerReferences).To(ConsistOf(HaveField("Name", "jobs")))
 		Expect(*job.OwnerReferences[0].Controller).To(BeTrue())
-		Expect(*job.Spec.BackoffLimit).To(Equal(int32(jobBackoffLimit)))
+		Expect(*job.Spec.BackoffLimit).To(Equal(int32(2)))
 		Expect(*job.Spec.ActiveDeadlineSeconds).To(BeNumerically(">", 10+60))
 
 		pod := job.Spec.Template.Spec
@@ -305,7 +306,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		By("placing the agent apart from the primary where another node can take it")
 		Expect(pod.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution).To(ConsistOf(
 			HaveField("PodAffinityTerm.LabelSelector.MatchLabels", HaveKeyWithValue("cnpg.io/cluster", "jobs-baseline"))))
-		Expect(pod.ServiceAccountName).To(Equal(AgentServiceAccount))
+		Expect(pod.ServiceAccountName).To(Equal(builders.AgentServiceAccountName))
 		Expect(pod.ImagePullSecrets).To(Equal(testPullSecrets))
 		Expect(pod.InitContainers).To(ConsistOf(HaveField("Image", testAgentImage)))
 		Expect(pod.Containers).To(HaveLen(1))
@@ -336,12 +337,12 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 
 		By("granting the agent read access to the pods of the namespace")
 		account := &corev1.ServiceAccount{}
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: AgentServiceAccount}, account)).To(Succeed())
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: builders.AgentServiceAccountName}, account)).To(Succeed())
 		Expect(account.OwnerReferences).To(ConsistOf(HaveField("Name", "jobs")))
 		binding := &rbacv1.RoleBinding{}
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: agentRoleBinding}, binding)).To(Succeed())
-		Expect(binding.RoleRef).To(Equal(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: AgentClusterRole}))
-		Expect(binding.Subjects).To(ConsistOf(HaveField("Name", AgentServiceAccount)))
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: builders.AgentRoleBindingName}, binding)).To(Succeed())
+		Expect(binding.RoleRef).To(Equal(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: builders.AgentClusterRole}))
+		Expect(binding.Subjects).To(ConsistOf(HaveField("Name", builders.AgentServiceAccountName)))
 		Expect(binding.OwnerReferences).To(ConsistOf(HaveField("Name", "jobs")))
 
 		By("starting one run at a time")
@@ -365,12 +366,12 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		pod := job.Spec.Template.Spec
 		container := pod.Containers[0]
 
-		Expect(pod.Volumes).To(ContainElement(And(HaveField("Name", agentScriptsVolume),
+		Expect(pod.Volumes).To(ContainElement(And(HaveField("Name", "scripts"),
 			HaveField("ConfigMap.Name", "queries"), HaveField("ConfigMap.Optional", HaveValue(BeTrue())),
 			HaveField("ConfigMap.Items", Equal([]corev1.KeyToPath{{Key: "read.sql", Path: "read.sql"},
 				{Key: "report.sql", Path: "report.sql"}, {Key: "schema.sql", Path: "schema.sql"}})))))
 		Expect(container.VolumeMounts).To(ContainElement(
-			corev1.VolumeMount{Name: agentScriptsVolume, MountPath: agent.ScriptsDir, ReadOnly: true}))
+			corev1.VolumeMount{Name: "scripts", MountPath: agent.ScriptsDir, ReadOnly: true}))
 		env := map[string]corev1.EnvVar{}
 		for _, variable := range container.Env {
 			env[variable.Name] = variable
@@ -391,14 +392,14 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 
 	It("fails, without taking it over, when an object it would create exists and no benchmark owns it", func() {
 		DeferCleanup(startOperator(time.Minute))
-		foreign := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: AgentServiceAccount}}
+		foreign := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: builders.AgentServiceAccountName}}
 		Expect(k8sClient.Create(ctx, foreign)).To(Succeed())
 		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "foreign", v1alpha1.CleanupNever))).To(Succeed())
 
 		benchmark := expectPhase(namespace, "foreign", v1alpha1.PhaseFailed)
 		degraded := meta.FindStatusCondition(benchmark.Status.Conditions, v1alpha1.ConditionDegraded)
 		Expect(degraded.Reason).To(Equal(v1alpha1.ReasonForeignObject))
-		Expect(degraded.Message).To(ContainSubstring("ServiceAccount " + namespace + "/" + AgentServiceAccount))
+		Expect(degraded.Message).To(ContainSubstring("ServiceAccount " + namespace + "/" + builders.AgentServiceAccountName))
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(foreign), foreign)).To(Succeed())
 		Expect(foreign.OwnerReferences).To(BeEmpty())
 		By("having created nothing: the agent's names are checked before the first cluster")
@@ -431,7 +432,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		By("a Job in the way of a run")
 		for _, destination := range []string{"baseline", "csv"} {
 			for _, clients := range []int32{1, 2} {
-				name := jobName("jobs-taken", plannedRun{Destination: v1alpha1.Destination{Name: destination}, Clients: clients, Repeat: 1})
+				name := builders.JobName("jobs-taken", builders.Run{Destination: v1alpha1.Destination{Name: destination}, Clients: clients, Repeat: 1})
 				Expect(k8sClient.Create(ctx, &batchv1.Job{
 					ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 					Spec: batchv1.JobSpec{Suspend: new(true), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
@@ -472,7 +473,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(meta.IsStatusConditionTrue(benchmark.Status.Conditions, v1alpha1.ConditionFailed)).To(BeTrue(),
 			"kubectl wait --for=condition=Failed returns")
 		Expect(meta.IsStatusConditionFalse(benchmark.Status.Conditions, v1alpha1.ConditionComplete)).To(BeTrue())
-		Expect(getJob(namespace, "broken-baseline-c2-r1").Annotations).To(HaveKey(AnnotationResult))
+		Expect(getJob(namespace, "broken-baseline-c2-r1").Annotations).To(HaveKey(builders.AnnotationResult))
 		Expect(testutil.ToFloat64(runsTotal.WithLabelValues(namespace, "broken", outcomeFailed))).To(Equal(1.0))
 
 		By("keeping the clusters of a failed benchmark under OnSuccess")
@@ -530,7 +531,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 			k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "ship-fluent-shipper"}, configMap),
 		).To(Succeed())
 		Expect(configMap.Data).To(Equal(map[string]string{shipping.ConfigKey: string(wantConfig)}))
-		Expect(configMap.Labels).To(Equal(map[string]string{LabelBenchmark: "ship", LabelDestination: "fluent"}))
+		Expect(configMap.Labels).To(Equal(map[string]string{builders.LabelBenchmark: "ship", builders.LabelDestination: "fluent"}))
 		Expect(metav1.IsControlledBy(configMap, benchmark)).To(BeTrue())
 		// etcd's revisions order the writes: the ConfigMap was written before the Cluster.
 		revision := func(object client.Object) int64 {
@@ -540,7 +541,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		}
 		Expect(revision(configMap)).To(BeNumerically("<", revision(cluster)))
 
-		wantPatch, err := json.Marshal(slices.Concat(shipping.InstancePodPatch(), meterPatch(testAgentImage),
+		wantPatch, err := json.Marshal(slices.Concat(shipping.InstancePodPatch(), builders.MeterPatch(testAgentImage),
 			shipping.PodPatch(target, "ship-fluent-shipper")))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(cluster.GetAnnotations()).To(HaveKeyWithValue(shipping.PodPatchAnnotation, string(wantPatch)))
@@ -625,7 +626,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Eventually(func(g Gomega) {
 			before = getBenchmark(g, namespace, "restart")
 			g.Expect(before.Status.Progress.Current).To(Equal(
-				second.Labels[LabelDestination] + "/" + second.Labels[LabelClients] + "/1"))
+				second.Labels[builders.LabelDestination] + "/" + second.Labels[builders.LabelClients] + "/1"))
 		}, timeout).Should(Succeed())
 		jobsBefore := listJobs(namespace)
 		stop()

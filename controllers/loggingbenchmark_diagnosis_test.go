@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
 )
 
@@ -44,7 +45,7 @@ func createClusterPod(namespace, cluster, name, job string, setStatus func(*core
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
 			Containers: []corev1.Container{{
-				Name: "postgres", Image: testClusterImage, SecurityContext: restrictedContainerSecurityContext(),
+				Name: "postgres", Image: testClusterImage, SecurityContext: builders.RestrictedContainerSecurityContext(),
 			}},
 		},
 	}

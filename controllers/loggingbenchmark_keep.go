@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/logbench/logbench/controllers/builders"
 )
 
 // What logbench creates for a benchmark, it keeps until the benchmark's runs are done: a
@@ -24,7 +26,7 @@ import (
 // cluster exists and that has runs left, and the agent's access while runs are left.
 func (r *LoggingBenchmarkReconciler) keepCreatedObjects(ctx context.Context, pass *benchmarkPass) error {
 	for _, dest := range pass.benchmark.Spec.EffectiveDestinations() {
-		if !pass.hasRunsLeft(dest.Name) || pass.clusters[clusterName(pass.benchmark.Name, dest.Name)] == nil {
+		if !pass.hasRunsLeft(dest.Name) || pass.clusters[builders.ClusterName(pass.benchmark.Name, dest.Name)] == nil {
 			continue
 		}
 		failure, err := r.reconcileDestinationObjects(ctx, pass.benchmark, dest)
@@ -41,9 +43,10 @@ func (r *LoggingBenchmarkReconciler) keepCreatedObjects(ctx context.Context, pas
 	return nil
 }
 
-// keptKinds are the kinds of the objects of a benchmark, labelled LabelBenchmark, that
-// the manager watches so that it creates them again once deleted, and sees a syslog
-// receiver become ready; the reads of them go to the API server (ClientOptions).
+// keptKinds are the kinds of the objects of a benchmark, labelled
+// builders.LabelBenchmark, that the manager watches so that it creates them again once
+// deleted, and sees a syslog receiver become ready; the reads of them go to the API
+// server (ClientOptions).
 func keptKinds() []client.Object {
 	return []client.Object{
 		&corev1.ConfigMap{}, &networkingv1.NetworkPolicy{}, &appsv1.Deployment{}, &corev1.Service{},

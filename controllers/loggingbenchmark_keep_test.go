@@ -19,11 +19,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
 )
 
 // createdKinds are the kinds of the objects logbench creates for a benchmark and labels
-// LabelBenchmark; the agent's ServiceAccount and RoleBinding, shared by the benchmarks of
+// builders.LabelBenchmark; the agent's ServiceAccount and RoleBinding, shared by the benchmarks of
 // a namespace, are named, not labelled.
 var createdKinds = []schema.GroupVersionKind{
 	cloudnativepg.ClusterGVK, batchv1.SchemeGroupVersion.WithKind("Job"), corev1.SchemeGroupVersion.WithKind("ConfigMap"),
@@ -39,15 +40,15 @@ func createdObjects(g Gomega, benchmark *v1alpha1.LoggingBenchmark) map[string]m
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(kind.GroupVersion().WithKind(kind.Kind + "List"))
 		g.Expect(k8sClient.List(context.Background(), list, client.InNamespace(benchmark.Namespace),
-			client.MatchingLabels{LabelBenchmark: benchmark.Name})).To(Succeed())
+			client.MatchingLabels{builders.LabelBenchmark: benchmark.Name})).To(Succeed())
 		for _, object := range list.Items {
 			object.SetGroupVersionKind(kind)
 			objects[kind.Kind+"/"+object.Name] = object
 		}
 	}
 	for kind, name := range map[schema.GroupVersionKind]string{
-		corev1.SchemeGroupVersion.WithKind("ServiceAccount"): AgentServiceAccount,
-		rbacv1.SchemeGroupVersion.WithKind("RoleBinding"):    agentRoleBinding,
+		corev1.SchemeGroupVersion.WithKind("ServiceAccount"): builders.AgentServiceAccountName,
+		rbacv1.SchemeGroupVersion.WithKind("RoleBinding"):    builders.AgentRoleBindingName,
 	} {
 		object := metav1.PartialObjectMetadata{}
 		object.SetGroupVersionKind(kind)
@@ -85,17 +86,17 @@ var _ = Describe("LoggingBenchmark reconciler with objects deleted mid-benchmark
 		DeferCleanup(startOperator(time.Minute))
 		markClusterReady(namespace, "keep-fluent")
 		markClusterReady(namespace, "keep-sys")
-		markSyslogReceiverReady(namespace, syslogReceiverName("keep", "sys"))
+		markSyslogReceiverReady(namespace, builders.SyslogReceiverName("keep", "sys"))
 		running := nextJob(namespace, nil)
 
 		var before map[string]metav1.PartialObjectMetadata
 		Eventually(func(g Gomega) {
 			before = createdObjects(g, benchmark)
-			g.Expect(before).To(HaveKey("ServiceAccount/" + AgentServiceAccount))
+			g.Expect(before).To(HaveKey("ServiceAccount/" + builders.AgentServiceAccountName))
 		}, timeout).Should(Succeed())
-		receiver := syslogReceiverName("keep", "sys")
+		receiver := builders.SyslogReceiverName("keep", "sys")
 		kept := []string{"ConfigMap/keep-fluent-shipper", "Deployment/" + receiver, "Service/" + receiver,
-			"ConfigMap/" + receiver, "ServiceAccount/" + AgentServiceAccount, "RoleBinding/" + agentRoleBinding}
+			"ConfigMap/" + receiver, "ServiceAccount/" + builders.AgentServiceAccountName, "RoleBinding/" + builders.AgentRoleBindingName}
 		Expect(before).To(HaveKey("Cluster/keep-fluent"))
 		Expect(before).To(HaveKey("Job/" + running.Name))
 		for _, key := range kept {

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/benchstatus"
 	"github.com/logbench/logbench/internal/handback"
@@ -23,7 +24,7 @@ import (
 // benchmarkPass is what one reconciliation of a running benchmark observed and decided.
 type benchmarkPass struct {
 	benchmark *v1alpha1.LoggingBenchmark
-	planned   []plannedRun
+	planned   []builders.Run
 	// seed ordered the planned runs.
 	seed int64
 	runs runsObservation
@@ -31,7 +32,7 @@ type benchmarkPass struct {
 	clusters     map[string]*unstructured.Unstructured
 	destinations []v1alpha1.DestinationStatus
 	// current is the run executing or waiting for its cluster.
-	current *plannedRun
+	current *builders.Run
 	// phase is the phase while runs remain; done says none will start any more.
 	phase v1alpha1.Phase
 	done  bool
@@ -96,7 +97,7 @@ func (r *LoggingBenchmarkReconciler) ownedClusters(
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(cloudnativepg.ClusterGVK.GroupVersion().WithKind(cloudnativepg.ClusterGVK.Kind + "List"))
 	if err := r.List(ctx, list, client.InNamespace(benchmark.Namespace),
-		client.MatchingLabels(benchmarkLabels(benchmark.Name))); err != nil {
+		client.MatchingLabels(builders.BenchmarkLabels(benchmark.Name))); err != nil {
 		return nil, fmt.Errorf("listing the benchmark's CloudNativePG clusters (is CloudNativePG installed?): %w", err)
 	}
 	clusters := map[string]*unstructured.Unstructured{}
@@ -124,7 +125,7 @@ func destinationStates(
 		state := v1alpha1.DestinationStatus{
 			Name:        dest.Name,
 			Type:        dest.Type,
-			ClusterName: clusterName(benchmark.Name, dest.Name),
+			ClusterName: builders.ClusterName(benchmark.Name, dest.Name),
 			State:       v1alpha1.DestinationPending,
 		}
 		cluster := clusters[state.ClusterName]
@@ -142,9 +143,9 @@ func destinationStates(
 }
 
 // nextRun is the first planned run that has not finished, nil when none is left.
-func (p *benchmarkPass) nextRun() *plannedRun {
+func (p *benchmarkPass) nextRun() *builders.Run {
 	for i, run := range p.planned {
-		if _, done := p.runs.Finished[run.key()]; !done {
+		if _, done := p.runs.Finished[run.Key()]; !done {
 			return &p.planned[i]
 		}
 	}
@@ -154,7 +155,7 @@ func (p *benchmarkPass) nextRun() *plannedRun {
 // hasRunsLeft reports whether a destination has planned runs that have not finished.
 func (p *benchmarkPass) hasRunsLeft(destination string) bool {
 	for _, run := range p.planned {
-		if _, done := p.runs.Finished[run.key()]; !done && run.Destination.Name == destination {
+		if _, done := p.runs.Finished[run.Key()]; !done && run.Destination.Name == destination {
 			return true
 		}
 	}
@@ -165,7 +166,7 @@ func (p *benchmarkPass) hasRunsLeft(destination string) bool {
 // pass may create one.
 func (p *benchmarkPass) createsClusters() bool {
 	for _, dest := range p.benchmark.Spec.EffectiveDestinations() {
-		if p.hasRunsLeft(dest.Name) && p.clusters[clusterName(p.benchmark.Name, dest.Name)] == nil {
+		if p.hasRunsLeft(dest.Name) && p.clusters[builders.ClusterName(p.benchmark.Name, dest.Name)] == nil {
 			return true
 		}
 	}
@@ -192,10 +193,10 @@ func (p *benchmarkPass) failDestination(state *v1alpha1.DestinationStatus, reaso
 // its reason. Their end may complete a ramp's round: the plan is made again.
 func (p *benchmarkPass) failDestinationRuns(destination, reason string) {
 	for _, run := range p.planned {
-		if _, done := p.runs.Finished[run.key()]; done || run.Destination.Name != destination {
+		if _, done := p.runs.Finished[run.Key()]; done || run.Destination.Name != destination {
 			continue
 		}
-		p.runs.Finished[run.key()] = v1alpha1.RepeatResult{Repeat: run.Repeat, Error: reason}
+		p.runs.Finished[run.Key()] = v1alpha1.RepeatResult{Repeat: run.Repeat, Error: reason}
 	}
 	p.planned = plannedRuns(&p.benchmark.Spec, p.seed, p.runs.Finished)
 }
@@ -208,7 +209,7 @@ func (r *LoggingBenchmarkReconciler) observeRuns(
 ) (runsObservation, error) {
 	var jobs batchv1.JobList
 	if err := r.List(ctx, &jobs, client.InNamespace(benchmark.Namespace),
-		client.MatchingLabels(benchmarkLabels(benchmark.Name))); err != nil {
+		client.MatchingLabels(builders.BenchmarkLabels(benchmark.Name))); err != nil {
 		return runsObservation{}, fmt.Errorf("listing the benchmark's Jobs: %w", err)
 	}
 	observed := runsObservation{
@@ -220,13 +221,13 @@ func (r *LoggingBenchmarkReconciler) observeRuns(
 		if !metav1.IsControlledBy(job, benchmark) {
 			continue
 		}
-		key, err := runKeyFromLabels(job.Labels)
+		key, err := builders.RunKeyFromLabels(job.Labels)
 		if err != nil {
 			log.FromContext(ctx).Info("ignoring a Job without run labels", "job", job.Name, "reason", err.Error())
 			continue
 		}
 		observed.Started[key] = true
-		if saved, ok := job.Annotations[AnnotationResult]; ok {
+		if saved, ok := job.Annotations[builders.AnnotationResult]; ok {
 			observed.Finished[key] = savedResult(job, key, saved)
 			continue
 		}
@@ -251,7 +252,7 @@ func (r *LoggingBenchmarkReconciler) observeRuns(
 		result := handback.FromTermination(message, failure)
 		result.Repeat, result.ClientNode = key.Repeat, clientNode
 		if result.ServerNode, err = r.primaryNode(ctx, benchmark.Namespace,
-			clusterName(benchmark.Name, key.Destination)); err != nil {
+			builders.ClusterName(benchmark.Name, key.Destination)); err != nil {
 			return runsObservation{}, err
 		}
 		observed.Finished[key] = result
@@ -265,7 +266,7 @@ func savedResult(job *batchv1.Job, key results.RunKey, saved string) v1alpha1.Re
 	result, err := handback.Decode(saved)
 	if err != nil {
 		result = v1alpha1.RepeatResult{
-			Error: fmt.Sprintf("annotation %s of Job %s is unreadable: %v", AnnotationResult, job.Name, err),
+			Error: fmt.Sprintf("annotation %s of Job %s is unreadable: %v", builders.AnnotationResult, job.Name, err),
 		}
 	}
 	result.Repeat = key.Repeat
@@ -313,7 +314,7 @@ func terminationMessage(latest *corev1.Pod) (message, node string) {
 		return "", ""
 	}
 	for _, containerStatus := range latest.Status.ContainerStatuses {
-		if containerStatus.Name == agentContainer && containerStatus.State.Terminated != nil {
+		if containerStatus.Name == builders.AgentContainer && containerStatus.State.Terminated != nil {
 			return containerStatus.State.Terminated.Message, latest.Spec.NodeName
 		}
 	}

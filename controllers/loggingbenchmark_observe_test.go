@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/logbench/logbench/controllers/builders"
 )
 
 // TestUnstartablePod: a run whose pod waits for a Secret or an image fails once the
@@ -17,7 +19,7 @@ func TestUnstartablePod(t *testing.T) {
 	pod := func(phase corev1.PodPhase, reason string) *corev1.Pod {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "b-csv-c1-r1-x", CreationTimestamp: metav1.NewTime(created)}}
 		pod.Status.Phase = phase
-		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: agentContainer, State: corev1.ContainerState{
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: builders.AgentContainer, State: corev1.ContainerState{
 			Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: `secret "loki" not found`},
 		}}}
 		return pod

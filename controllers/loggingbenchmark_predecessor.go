@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
 )
 
@@ -72,7 +73,7 @@ func (r *LoggingBenchmarkReconciler) predecessorInTheWay(
 			}
 		}
 	}
-	benchmarkJobs := labels.SelectorFromSet(benchmarkLabels(benchmark.Name))
+	benchmarkJobs := labels.SelectorFromSet(builders.BenchmarkLabels(benchmark.Name))
 	for i := range held.jobs {
 		job := &held.jobs[i]
 		if !benchmarkJobs.Matches(labels.Set(job.Labels)) {

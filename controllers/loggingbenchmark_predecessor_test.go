@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
 )
 
@@ -72,7 +73,7 @@ var _ = Describe("LoggingBenchmark reconciler with a benchmark deleted and creat
 		Expect(k8sClient.Create(ctx, claim)).To(Succeed())
 		var policies networkingv1.NetworkPolicyList
 		Expect(k8sClient.List(ctx, &policies, client.InNamespace(namespace),
-			client.MatchingLabels{LabelBenchmark: "again"})).To(Succeed())
+			client.MatchingLabels{builders.LabelBenchmark: "again"})).To(Succeed())
 		Expect(policies.Items).To(HaveLen(1))
 
 		By("deleting the benchmark and creating it again at once: envtest runs no garbage collector")

@@ -13,34 +13,25 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/internal/results"
 	"github.com/logbench/logbench/internal/schedule"
 )
-
-// plannedRun is one pgbench execution of a benchmark.
-type plannedRun struct {
-	Destination v1alpha1.Destination
-	Clients     int32
-	Repeat      int32
-}
-
-func (r plannedRun) key() results.RunKey {
-	return results.RunKey{Destination: r.Destination.Name, Clients: r.Clients, Repeat: r.Repeat}
-}
 
 // plannedRuns lists the runs of a benchmark in the order they execute, as far as the
 // finished runs decide them (a ramp's next rounds depend on its last).
 func plannedRuns(
 	spec *v1alpha1.LoggingBenchmarkSpec, seed int64, finished map[results.RunKey]v1alpha1.RepeatResult,
-) []plannedRun {
+) []builders.Run {
 	destinations := map[string]v1alpha1.Destination{}
 	for _, dest := range spec.EffectiveDestinations() {
 		destinations[dest.Name] = dest
 	}
 	plan := schedule.Plan(spec, seed, finished)
-	runs := make([]plannedRun, 0, len(plan))
+	runs := make([]builders.Run, 0, len(plan))
 	for _, run := range plan {
-		runs = append(runs, plannedRun{Destination: destinations[run.Destination], Clients: run.Clients, Repeat: run.Repeat})
+		runs = append(runs,
+			builders.Run{Destination: destinations[run.Destination], Clients: run.Clients, Repeat: run.Repeat})
 	}
 	return runs
 }
@@ -70,7 +61,7 @@ func (r *LoggingBenchmarkReconciler) reconcileRuns(ctx context.Context, pass *be
 		return ctrl.Result{}, err
 	}
 	next := pass.nextRun()
-	if next != nil && pass.runs.Started[next.key()] {
+	if next != nil && pass.runs.Started[next.Key()] {
 		// The Job's watch brings the next pass, or the recheck of a pod not started.
 		pass.current, pass.phase = next, v1alpha1.PhaseRunning
 		return ctrl.Result{RequeueAfter: pass.runs.Recheck}, nil
@@ -162,7 +153,7 @@ func (r *LoggingBenchmarkReconciler) saveRunResult(ctx context.Context, finished
 	if job.Annotations == nil {
 		job.Annotations = map[string]string{}
 	}
-	job.Annotations[AnnotationResult] = string(encoded)
+	job.Annotations[builders.AnnotationResult] = string(encoded)
 	if ended, _ := jobOutcome(job); !ended {
 		// A run failed for a pod that could not start: suspending the Job deletes the pod.
 		job.Spec.Suspend = new(true)
@@ -178,15 +169,15 @@ func (r *LoggingBenchmarkReconciler) saveRunResult(ctx context.Context, finished
 func (r *LoggingBenchmarkReconciler) startRun(
 	ctx context.Context,
 	pass *benchmarkPass,
-	run plannedRun,
+	run builders.Run,
 	clusterImage string,
 ) error {
 	benchmark := pass.benchmark
 	if err := r.reconcileAgentAccess(ctx, benchmark); err != nil {
 		return err
 	}
-	job, err := buildJob(benchmark, run, jobInput{
-		ClusterName:    clusterName(benchmark.Name, run.Destination.Name),
+	job, err := builders.Job(benchmark, run, builders.JobInput{
+		ClusterName:    builders.ClusterName(benchmark.Name, run.Destination.Name),
 		ClusterImage:   clusterImage,
 		InstallerImage: r.AgentImage,
 		PullSecrets:    r.ImagePullSecrets,
@@ -197,13 +188,13 @@ func (r *LoggingBenchmarkReconciler) startRun(
 	if err := ctrl.SetControllerReference(benchmark, job, r.Scheme); err != nil {
 		return err
 	}
-	pass.runs.Started[run.key()] = true
+	pass.runs.Started[run.Key()] = true
 	if err := r.Create(ctx, job); apierrors.IsAlreadyExists(err) {
 		return refuseTaken(ctx, r.APIReader, job, benchmark)
 	} else if err != nil {
 		return fmt.Errorf("creating Job %s: %w", job.Name, err)
 	}
 	r.Recorder.Eventf(benchmark, corev1.EventTypeNormal, EventRunStarted,
-		"Run %s started as Job %s", run.key(), job.Name)
+		"Run %s started as Job %s", run.Key(), job.Name)
 	return nil
 }

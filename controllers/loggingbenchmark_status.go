@@ -20,7 +20,7 @@ import (
 func setStatus(pass *benchmarkPass) {
 	planned := make([]results.RunKey, len(pass.planned))
 	for i, run := range pass.planned {
-		planned[i] = run.key()
+		planned[i] = run.Key()
 	}
 	observed := benchstatus.Observation{
 		Planned:      planned,
@@ -31,7 +31,7 @@ func setStatus(pass *benchmarkPass) {
 		Done:         pass.done,
 	}
 	if pass.current != nil {
-		current := pass.current.key()
+		current := pass.current.Key()
 		observed.Current = &current
 	}
 	benchstatus.Set(pass.benchmark, observed)

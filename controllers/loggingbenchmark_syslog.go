@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/internal/shipping"
 )
 
@@ -31,15 +32,17 @@ import (
 func (r *LoggingBenchmarkReconciler) createSyslogReceiver(
 	ctx context.Context, benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination, config []byte,
 ) error {
-	name := syslogReceiverName(benchmark.Name, dest.Name)
+	name := builders.SyslogReceiverName(benchmark.Name, dest.Name)
 	if err := r.reconcileShipperConfig(ctx, benchmark, dest, name, config); err != nil {
 		return err
 	}
-	if err := r.reconcileNetworkPolicy(ctx, benchmark, buildSyslogReceiverNetworkPolicy(benchmark, dest)); err != nil {
+	if err := r.reconcileNetworkPolicy(ctx, benchmark, builders.SyslogReceiverNetworkPolicy(benchmark, dest)); err != nil {
 		return err
 	}
-	deployment, service := buildSyslogReceiver(benchmark, dest, r.ImagePullSecrets)
-	for _, object := range []client.Object{deployment, service} {
+	for _, object := range []client.Object{
+		builders.SyslogReceiverDeployment(benchmark, dest, r.ImagePullSecrets),
+		builders.SyslogReceiverService(benchmark, dest),
+	} {
 		if err := r.createControlled(ctx, benchmark, object); err != nil {
 			return err
 		}
@@ -84,7 +87,7 @@ func (r *LoggingBenchmarkReconciler) checkSyslogReceiver(
 	state := pass.destination(dest.Name)
 	benchmark := pass.benchmark
 	deployment := &appsv1.Deployment{}
-	key := client.ObjectKey{Namespace: benchmark.Namespace, Name: syslogReceiverName(benchmark.Name, dest.Name)}
+	key := client.ObjectKey{Namespace: benchmark.Namespace, Name: builders.SyslogReceiverName(benchmark.Name, dest.Name)}
 	if err := r.Get(ctx, key, deployment); apierrors.IsNotFound(err) {
 		// Deleted since this pass restored it (keepCreatedObjects): the next pass does again.
 		state.State = v1alpha1.DestinationProvisioning
@@ -127,6 +130,12 @@ func (r *LoggingBenchmarkReconciler) checkSyslogReceiver(
 	return clusterOutcome{State: clusterFailed}, nil
 }
 
+// syslogReceiverReady tells whether the receiver's pod serves: the Deployment's current
+// generation has a ready replica.
+func syslogReceiverReady(deployment *appsv1.Deployment) bool {
+	return deployment.Status.ObservedGeneration >= deployment.Generation && deployment.Status.ReadyReplicas > 0
+}
+
 // receiverPodTrouble is what is wrong with a syslog receiver's pod, created then.
 type receiverPodTrouble struct {
 	podTrouble
@@ -140,7 +149,7 @@ func (r *LoggingBenchmarkReconciler) receiverTrouble(
 ) (receiverPodTrouble, error) {
 	var pods corev1.PodList
 	if err := r.apiReader().List(ctx, &pods, client.InNamespace(benchmark.Namespace),
-		client.MatchingLabels(syslogReceiverLabels(benchmark.Name, dest.Name))); err != nil {
+		client.MatchingLabels(builders.SyslogReceiverLabels(benchmark.Name, dest.Name))); err != nil {
 		return receiverPodTrouble{}, fmt.Errorf("listing the pods of the syslog receiver of %s: %w", dest.Name, err)
 	}
 	for _, pod := range podsToExamine(pods.Items) {
@@ -162,7 +171,7 @@ func (r *LoggingBenchmarkReconciler) deleteSyslogReceivers(
 		if !shipping.ForwardsSyslog(dest) {
 			continue
 		}
-		key := client.ObjectKey{Namespace: benchmark.Namespace, Name: syslogReceiverName(benchmark.Name, dest.Name)}
+		key := client.ObjectKey{Namespace: benchmark.Namespace, Name: builders.SyslogReceiverName(benchmark.Name, dest.Name)}
 		for _, object := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}} {
 			if err := r.Get(ctx, key, object); apierrors.IsNotFound(err) {
 				continue

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
 )
 
@@ -43,7 +44,7 @@ var _ = Describe("LoggingBenchmark reconciler and a missing Secret", func() {
 				SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: new(true),
 					SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 				Containers: []corev1.Container{{Name: "shipper", Image: "cr.fluentbit.io/fluent/fluent-bit",
-					SecurityContext: restrictedContainerSecurityContext()}},
+					SecurityContext: builders.RestrictedContainerSecurityContext()}},
 			},
 		}
 		Expect(k8sClient.Create(ctx, pod)).To(Succeed())

@@ -20,6 +20,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers"
+	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/allowlist"
 	"github.com/logbench/logbench/internal/shipping"
@@ -47,7 +48,7 @@ func newOperatorCommand() *cobra.Command {
 		watchNamespaces     []string
 		allowed             allowlist.Rules
 		allowedTolerations  string
-		networkPeers        controllers.NetworkPeers
+		networkPeers        builders.NetworkPeers
 		cloudNativePGLabels string
 		scraperLabels       string
 		zapOptions          zap.Options
@@ -162,7 +163,7 @@ func newOperatorCommand() *cobra.Command {
 		"storage classes a benchmark may name, comma-separated; any when empty")
 	// The peers the NetworkPolicy of a benchmark's instance pods admits besides the
 	// benchmark's own pods.
-	cloudNativePG := controllers.DefaultCloudNativePGOperator()
+	cloudNativePG := builders.DefaultCloudNativePGOperator()
 	flags.StringVar(&networkPeers.CloudNativePG.Namespace, "cloudnative-pg-namespace", cloudNativePG.Namespace,
 		"namespace of CloudNativePG's operator, whose pods the instance pods admit to PostgreSQL and the instance manager")
 	flags.StringVar(&cloudNativePGLabels, "cloudnative-pg-pod-labels", labels.Set(cloudNativePG.Labels).String(),

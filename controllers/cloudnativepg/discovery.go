@@ -11,8 +11,9 @@ import (
 )
 
 // Check returns why the API server at config serves no CloudNativePG Cluster logbench
-// can drive (ClusterGVK), or "" when it serves one; err is a failure to ask. The manager must not watch Clusters when it serves none: its cache would never
-// sync and the operator would crash-loop without saying why.
+// can drive (ClusterGVK), or "" when it serves one; err is a failure to ask. The
+// manager must not watch Clusters when it serves none: its cache would never sync and
+// the operator would crash-loop without saying why.
 func Check(config *rest.Config) (unavailable string, err error) {
 	client, err := discovery.NewDiscoveryClientForConfig(config)
 	if err != nil {

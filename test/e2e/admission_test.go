@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
-	"github.com/logbench/logbench/controllers"
+	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
 )
 
@@ -193,7 +193,7 @@ var _ = Describe("admission with the requester's rights", func() {
 		var policies networkingv1.NetworkPolicyList
 		Expect(k8sClient.List(ctx, &policies, client.InNamespace(benchmarkNamespace))).To(Succeed())
 		for _, policy := range policies.Items {
-			Expect(policy.Labels).NotTo(HaveKeyWithValue(controllers.LabelBenchmark, name),
+			Expect(policy.Labels).NotTo(HaveKeyWithValue(builders.LabelBenchmark, name),
 				"NetworkPolicy %s belongs to the refused benchmark", policy.Name)
 			Expect(policy.Name).NotTo(HavePrefix(name+"-"), "NetworkPolicy %s", policy.Name)
 		}

@@ -31,6 +31,7 @@ import (
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers"
+	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
 )
 
@@ -134,7 +135,7 @@ var _ = Describe("logbench", Ordered, func() {
 		Expect(schedule.Runs).To(HaveLen(int(benchmark.Status.Progress.RunsTotal)))
 		jobs := &batchv1.JobList{}
 		Expect(k8sClient.List(ctx, jobs, client.InNamespace(benchmarkNamespace),
-			client.MatchingLabels{controllers.LabelBenchmark: benchmark.Name})).To(Succeed())
+			client.MatchingLabels{builders.LabelBenchmark: benchmark.Name})).To(Succeed())
 		slices.SortFunc(jobs.Items, func(a, b batchv1.Job) int {
 			return a.CreationTimestamp.Compare(b.CreationTimestamp.Time)
 		})
@@ -142,9 +143,9 @@ var _ = Describe("logbench", Ordered, func() {
 		destinations := len(spec.EffectiveDestinations())
 		for i, run := range schedule.Runs {
 			labels := jobs.Items[i].Labels
-			Expect(labels[controllers.LabelDestination]+"/"+labels[controllers.LabelClients]+"/1").To(Equal(run),
+			Expect(labels[builders.LabelDestination]+"/"+labels[builders.LabelClients]+"/1").To(Equal(run),
 				"run %d of the schedule", i)
-			Expect(labels[controllers.LabelClients]).To(Equal(fmt.Sprint(spec.Workload.Clients[i/destinations])),
+			Expect(labels[builders.LabelClients]).To(Equal(fmt.Sprint(spec.Workload.Clients[i/destinations])),
 				"run %d is in the round of its client count", i)
 		}
 		for _, row := range benchmark.Status.Results {
@@ -290,7 +291,7 @@ var _ = Describe("logbench", Ordered, func() {
 		}
 		Expect(k8sClient.Delete(ctx, benchmark)).To(Succeed())
 
-		selector := client.MatchingLabels{controllers.LabelBenchmark: benchmark.Name}
+		selector := client.MatchingLabels{builders.LabelBenchmark: benchmark.Name}
 		Eventually(func(g Gomega) {
 			clusters := &unstructured.UnstructuredList{}
 			clusters.SetGroupVersionKind(cloudnativepg.ClusterGVK.GroupVersion().WithKind("ClusterList"))
@@ -382,7 +383,7 @@ var _ = Describe("logbench", Ordered, func() {
 		faulty.Spec.Cleanup = benchv1alpha1.CleanupAlways
 		benchmark = faulty
 		createForThisSpec(ctx, faulty)
-		selector := client.MatchingLabels{controllers.LabelBenchmark: faulty.Name}
+		selector := client.MatchingLabels{builders.LabelBenchmark: faulty.Name}
 
 		By("deleting the operator pod once a run has finished")
 		finished := awaitFinishedRuns(ctx, faulty)
@@ -432,7 +433,7 @@ var _ = Describe("logbench", Ordered, func() {
 		Eventually(func(g Gomega) {
 			pods := &corev1.PodList{}
 			g.Expect(k8sClient.List(ctx, pods, client.InNamespace(benchmarkNamespace),
-				client.MatchingLabels{controllers.LabelBenchmark: failover.Name},
+				client.MatchingLabels{builders.LabelBenchmark: failover.Name},
 				client.HasLabels{"batch.kubernetes.io/job-name"})).To(Succeed())
 			g.Expect(pods.Items).To(ContainElement(HaveField("Status.Phase", corev1.PodRunning)), "no run in progress")
 		}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(time.Second).Should(Succeed())
@@ -469,7 +470,7 @@ var _ = Describe("logbench", Ordered, func() {
 		// The run either failed with the reason, or was measured exactly.
 		jobs := &batchv1.JobList{}
 		Expect(k8sClient.List(ctx, jobs, client.InNamespace(benchmarkNamespace),
-			client.MatchingLabels{controllers.LabelBenchmark: failover.Name})).To(Succeed())
+			client.MatchingLabels{builders.LabelBenchmark: failover.Name})).To(Succeed())
 		for _, job := range jobs.Items {
 			_, _ = fmt.Fprintf(GinkgoWriter, "Job %s: %d failed attempts, %d succeeded\n",
 				job.Name, job.Status.Failed, job.Status.Succeeded)
@@ -750,7 +751,7 @@ func awaitFinishedRuns(ctx context.Context, benchmark *benchv1alpha1.LoggingBenc
 	Eventually(func(g Gomega) {
 		jobs := &batchv1.JobList{}
 		g.Expect(k8sClient.List(ctx, jobs, client.InNamespace(benchmarkNamespace),
-			client.MatchingLabels{controllers.LabelBenchmark: benchmark.Name})).To(Succeed())
+			client.MatchingLabels{builders.LabelBenchmark: benchmark.Name})).To(Succeed())
 		for _, job := range jobs.Items {
 			if job.Status.Succeeded > 0 {
 				finished[job.Name] = job.UID
@@ -777,7 +778,7 @@ func expectEveryRunOnce(ctx context.Context, benchmark *benchv1alpha1.LoggingBen
 	}
 	jobs := &batchv1.JobList{}
 	Expect(k8sClient.List(ctx, jobs, client.InNamespace(benchmarkNamespace),
-		client.MatchingLabels{controllers.LabelBenchmark: benchmark.Name})).To(Succeed())
+		client.MatchingLabels{builders.LabelBenchmark: benchmark.Name})).To(Succeed())
 	Expect(jobs.Items).To(HaveLen(total), "one Job a run")
 	for _, job := range jobs.Items {
 		if uid, done := finished[job.Name]; done {

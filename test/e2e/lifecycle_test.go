@@ -23,6 +23,7 @@ import (
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers"
+	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
 )
 
@@ -229,7 +230,7 @@ func expectNothingLeft(ctx context.Context, name string, uid types.UID, clusters
 				return "owned by it"
 			}
 		}
-		if object.Labels[controllers.LabelBenchmark] == name {
+		if object.Labels[builders.LabelBenchmark] == name {
 			return "labelled as its own"
 		}
 		for _, cluster := range clusters {

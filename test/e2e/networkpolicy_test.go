@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
-	"github.com/logbench/logbench/controllers"
+	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/meter"
 )
@@ -55,7 +55,7 @@ func expectClosedPorts(ctx context.Context, benchmark *benchv1alpha1.LoggingBenc
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: benchmark.Namespace, Name: destination.ClusterName + "-logbench"},
 			policy)).To(Succeed(), what)
 		Expect(policy.OwnerReferences).To(ContainElement(HaveField("UID", benchmark.UID)), what)
-		Expect(policy.Spec.PodSelector.MatchLabels).To(HaveKeyWithValue(controllers.LabelCluster, destination.ClusterName), what)
+		Expect(policy.Spec.PodSelector.MatchLabels).To(HaveKeyWithValue(builders.LabelCluster, destination.ClusterName), what)
 		var runRule *networkingv1.NetworkPolicyIngressRule
 		for i, rule := range policy.Spec.Ingress {
 			Expect(rule.From).NotTo(BeEmpty(), "%s: rule %d admits every peer", what, i)
@@ -81,8 +81,8 @@ func expectClosedPorts(ctx context.Context, benchmark *benchv1alpha1.LoggingBenc
 		for _, pod := range pods.Items {
 			podLabels := labels.Set(pod.Labels)
 			isInstance := pod.Labels[cloudnativepg.ClusterLabel] == destination.ClusterName
-			isRun := pod.Labels[controllers.LabelBenchmark] == benchmark.Name &&
-				pod.Labels[controllers.LabelDestination] == destination.Name && pod.Labels["batch.kubernetes.io/job-name"] != ""
+			isRun := pod.Labels[builders.LabelBenchmark] == benchmark.Name &&
+				pod.Labels[builders.LabelDestination] == destination.Name && pod.Labels["batch.kubernetes.io/job-name"] != ""
 			Expect(selected.Matches(podLabels)).To(Equal(isInstance), "%s selects pod %s", what, pod.Name)
 			Expect(admitted.Matches(podLabels)).To(Equal(isRun), "%s admits pod %s", what, pod.Name)
 			if isInstance {
@@ -146,7 +146,7 @@ func expectClosedPorts(ctx context.Context, benchmark *benchv1alpha1.LoggingBenc
 
 // cloudNativePGOperatorLabels are the labels of CloudNativePG's operator pods, which the
 // instance pods admit from CloudNativePG's namespace only.
-var cloudNativePGOperatorLabels = controllers.DefaultCloudNativePGOperator().Labels
+var cloudNativePGOperatorLabels = builders.DefaultCloudNativePGOperator().Labels
 
 // probeScript connects to each HOST:PORT=ATTEMPTS argument until it answers, at most
 // ATTEMPTS times a second apart, and prints "HOST:PORT open" or "HOST:PORT closed".

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
-	"github.com/logbench/logbench/controllers"
+	"github.com/logbench/logbench/controllers/builders"
 )
 
 // The syslog specs measure PostgreSQL's syslog() into the receiver sidecar that sees its
@@ -44,7 +44,7 @@ var _ = Describe("syslog", Ordered, func() {
 				[]string{"-n", benchmarkNamespace, "logs", "-l", "cnpg.io/podRole=instance", "-c", "logbench-shipper",
 					"--prefix", "--tail=50"},
 				[]string{"-n", benchmarkNamespace, "get", "deployments,services,networkpolicies", "-o", "wide"},
-				[]string{"-n", benchmarkNamespace, "logs", "-l", controllers.LabelComponent, "--prefix", "--tail=50"})
+				[]string{"-n", benchmarkNamespace, "logs", "-l", builders.LabelComponent, "--prefix", "--tail=50"})
 		}
 	})
 

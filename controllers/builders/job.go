@@ -1,0 +1,196 @@
+package builders
+
+import (
+	"strconv"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
+	"github.com/logbench/logbench/internal/agent"
+	"github.com/logbench/logbench/internal/shipping"
+)
+
+const (
+	// AgentContainer runs the agent in a run's pod; its termination message is the result.
+	AgentContainer = "agent"
+	agentBinDir    = "/logbench-bin"
+	agentBinary    = agentBinDir + "/logbench"
+	agentBinVolume = "logbench-bin"
+	agentTmpVolume = "tmp"
+	// agentScriptsVolume holds workload.scripts' keys.
+	agentScriptsVolume = "scripts"
+	applicationDBName  = "app"
+	// postgresUID is the postgres user of CloudNativePG's operand images.
+	postgresUID = 26
+	// jobBackoffLimit bounds retries: a run that fails three times is reported failed.
+	jobBackoffLimit = 2
+	// jobSetupMargin covers image pulls, pgbench initialisation and settings reloads on
+	// top of the run's duration and drain timeout.
+	jobSetupMargin = 20 * time.Minute
+)
+
+// JobInput is what Job needs beyond the benchmark and the run.
+type JobInput struct {
+	ClusterName string
+	// ClusterImage runs the agent: it holds the pgbench matching the server.
+	ClusterImage string
+	// InstallerImage holds the logbench binary copied into the agent container.
+	InstallerImage string
+	// PullSecrets pull both images.
+	PullSecrets []corev1.LocalObjectReference
+}
+
+// Job returns the Job running one pgbench execution, without owner reference.
+func Job(benchmark *v1alpha1.LoggingBenchmark, run Run, in JobInput) (*batchv1.Job, error) {
+	spec := &benchmark.Spec
+	request, err := agent.Request{
+		Benchmark:    benchmark.Name,
+		Namespace:    benchmark.Namespace,
+		ClusterName:  in.ClusterName,
+		Destination:  run.Destination,
+		Logging:      spec.Logging,
+		Workload:     spec.Workload,
+		Clients:      run.Clients,
+		Repeat:       run.Repeat,
+		DrainTimeout: spec.DrainTimeout,
+		Counter:      spec.Postgres.Counter,
+	}.Encode()
+	if err != nil {
+		return nil, err
+	}
+	workload := spec.Workload
+	deadline := workload.Warmup.Duration + workload.Duration.Duration + spec.DrainTimeout.Duration + jobSetupMargin
+	labels := RunLabels(benchmark.Name, run)
+	superuserSecret := in.ClusterName + "-superuser"
+
+	binMount := corev1.VolumeMount{Name: agentBinVolume, MountPath: agentBinDir}
+	env := append([]corev1.EnvVar{
+		{Name: agent.RequestEnv, Value: request},
+		{Name: "PGHOST", Value: in.ClusterName + "-rw"},
+		{Name: "PGPORT", Value: strconv.Itoa(int(cloudnativepg.PostgresPort))},
+		{Name: "PGDATABASE", Value: applicationDBName},
+		secretEnv("PGUSER", superuserSecret, corev1.BasicAuthUsernameKey),
+		secretEnv("PGPASSWORD", superuserSecret, corev1.BasicAuthPasswordKey),
+	}, shipping.CredentialsEnv(run.Destination.Loki)...)
+	mounts := []corev1.VolumeMount{binMount, {Name: agentTmpVolume, MountPath: "/tmp"}}
+	volumes := []corev1.Volume{
+		{Name: agentBinVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: agentTmpVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+	}
+	if scripts := workload.Scripts; scripts != nil {
+		// The user's SQL runs as the application owner, never as the superuser.
+		appSecret := in.ClusterName + "-app"
+		env = append(env,
+			secretEnv(agent.ApplicationUserEnv, appSecret, corev1.BasicAuthUsernameKey),
+			secretEnv(agent.ApplicationPasswordEnv, appSecret, corev1.BasicAuthPasswordKey))
+		mounts = append(mounts, corev1.VolumeMount{Name: agentScriptsVolume, MountPath: agent.ScriptsDir, ReadOnly: true})
+		volumes = append(volumes, scriptsVolume(scripts))
+	}
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: benchmark.Namespace,
+			Name:      JobName(benchmark.Name, run),
+			Labels:    labels,
+		},
+		// No TTL: the finished Job keeps the run's result annotation until the benchmark goes.
+		Spec: batchv1.JobSpec{
+			BackoffLimit:          ptr.To[int32](jobBackoffLimit),
+			ActiveDeadlineSeconds: new(int64(deadline.Seconds())),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					RestartPolicy:      corev1.RestartPolicyNever,
+					Affinity:           placementAffinity(spec.Workload.Placement, in.ClusterName),
+					ServiceAccountName: AgentServiceAccountName,
+					ImagePullSecrets:   in.PullSecrets,
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot:   new(true),
+						RunAsUser:      ptr.To[int64](postgresUID),
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+					InitContainers: []corev1.Container{{
+						Name:            "install-agent",
+						Image:           in.InstallerImage,
+						Command:         []string{"/logbench", "install-agent", agentBinary},
+						VolumeMounts:    []corev1.VolumeMount{binMount},
+						SecurityContext: RestrictedContainerSecurityContext(),
+					}},
+					Containers: []corev1.Container{{
+						Name:    AgentContainer,
+						Image:   in.ClusterImage,
+						Command: []string{agentBinary, "agent"},
+						// Loki's credentials, when it has some, count the run's records there.
+						Env:                      env,
+						VolumeMounts:             mounts,
+						TerminationMessagePath:   agent.TerminationMessagePath,
+						TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+						Resources:                spec.Workload.Resources,
+						SecurityContext:          RestrictedContainerSecurityContext(),
+					}},
+					Volumes: volumes,
+				},
+			},
+		},
+	}, nil
+}
+
+// scriptsVolume mounts the keys of workload.scripts' ConfigMap, and only those,
+// read-only. It is optional so that a missing ConfigMap or key does not hold the pod in
+// ContainerCreating: the agent starts and fails the run at once, naming what is missing.
+func scriptsVolume(scripts *v1alpha1.WorkloadScripts) corev1.Volume {
+	source := &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: scripts.ConfigMap.Name},
+		DefaultMode:          ptr.To[int32](0o444),
+		Optional:             new(true),
+	}
+	for _, key := range scripts.Keys() {
+		source.Items = append(source.Items, corev1.KeyToPath{Key: string(key), Path: string(key)})
+	}
+	return corev1.Volume{Name: agentScriptsVolume, VolumeSource: corev1.VolumeSource{ConfigMap: source}}
+}
+
+// placementAffinity places the pgbench pod against the cluster's primary as
+// workload.placement says.
+func placementAffinity(placement v1alpha1.Placement, cluster string) *corev1.Affinity {
+	primary := corev1.PodAffinityTerm{
+		LabelSelector: &metav1.LabelSelector{MatchLabels: cloudnativepg.PrimaryPodLabels(cluster)},
+		TopologyKey:   corev1.LabelHostname,
+	}
+	switch placement {
+	case v1alpha1.PlacementSameNode:
+		return &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{primary},
+		}}
+	case v1alpha1.PlacementAnywhere:
+		return nil
+	}
+	// Preferred, not required: a single-node cluster still runs the benchmark.
+	return &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{
+			{Weight: 100, PodAffinityTerm: primary},
+		},
+	}}
+}
+
+// secretEnv references a key of a Secret: the operator never reads the value.
+func secretEnv(name, secret, key string) corev1.EnvVar {
+	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{
+		SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: secret},
+			Key:                  key,
+		},
+	}}
+}
+
+// RestrictedContainerSecurityContext satisfies the restricted Pod Security Standard.
+func RestrictedContainerSecurityContext() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		AllowPrivilegeEscalation: new(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
+}

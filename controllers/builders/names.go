@@ -1,0 +1,154 @@
+// Package builders builds the objects the operator creates for a LoggingBenchmark, one
+// pure function per kind, from the benchmark, a planned run and names; the reconciler
+// creates them and sets their owners. It also names them and labels them.
+package builders
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strconv"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/results"
+	"github.com/logbench/logbench/internal/shipping"
+)
+
+// Labels and annotations logbench puts on the objects it creates.
+const (
+	LabelBenchmark   = "bench.logbench.io/benchmark"
+	LabelDestination = "bench.logbench.io/destination"
+	LabelClients     = "bench.logbench.io/clients"
+	LabelRepeat      = "bench.logbench.io/repeat"
+	// LabelComponent names what a pod that is neither an instance nor a run does.
+	LabelComponent          = "bench.logbench.io/component"
+	componentSyslogReceiver = "syslog-receiver"
+	// LabelCluster names the CloudNativePG cluster of a benchmark on every object
+	// CloudNativePG creates for it, the instance pods among them (the Cluster's
+	// spec.inheritedMetadata): logbench's NetworkPolicies select the pods that carry it,
+	// never those of a cluster it did not create. It is not LabelBenchmark, which would
+	// put CloudNativePG's own Jobs among the benchmark's runs.
+	LabelCluster = "bench.logbench.io/cluster"
+
+	// AnnotationResult holds a finished Job's JSON v1alpha1.RepeatResult, copied from its
+	// pod's termination message so that it survives the garbage collection of the pod.
+	AnnotationResult = "bench.logbench.io/result"
+)
+
+const (
+	// maxClusterNameLength is CloudNativePG's limit: it derives longer names (services,
+	// pods, jobs) from the cluster's.
+	maxClusterNameLength = 50
+	// maxJobNameLength keeps the Job's name usable as the value of its pods' job-name label.
+	maxJobNameLength = 63
+)
+
+// Run is one pgbench execution of a benchmark.
+type Run struct {
+	Destination v1alpha1.Destination
+	Clients     int32
+	Repeat      int32
+}
+
+// Key identifies the run among the benchmark's results.
+func (r Run) Key() results.RunKey {
+	return results.RunKey{Destination: r.Destination.Name, Clients: r.Clients, Repeat: r.Repeat}
+}
+
+// ClusterName names the CloudNativePG cluster of a benchmark's destination.
+func ClusterName(benchmark, destination string) string {
+	return benchmark + "-" + destination
+}
+
+// ClusterNetworkPolicyName names the NetworkPolicy of a destination's instance pods.
+func ClusterNetworkPolicyName(cluster string) string {
+	return cluster + "-logbench"
+}
+
+// ShipperConfigMapName is the ConfigMap holding the shipper configuration of a shipping
+// destination's cluster; the cluster's pod patch mounts it.
+func ShipperConfigMapName(cluster string) string {
+	return cluster + "-shipper"
+}
+
+// ShippingTarget is what the shipping package needs to know of a destination.
+func ShippingTarget(benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination) shipping.Target {
+	return shipping.Target{
+		Namespace: benchmark.Namespace, Benchmark: benchmark.Name, Destination: dest,
+		Cluster: ClusterName(benchmark.Name, dest.Name),
+	}
+}
+
+// SyslogReceiverName names the receiver of a forwarding Syslog destination: its
+// Deployment, Service, ConfigMap and NetworkPolicy.
+func SyslogReceiverName(benchmark, destination string) string {
+	return shipping.SyslogReceiverName(ClusterName(benchmark, destination))
+}
+
+// SyslogReceiverLabels select the pods of a forwarding Syslog destination's receiver,
+// apart from its run Jobs' pods.
+func SyslogReceiverLabels(benchmark, destination string) map[string]string {
+	labels := DestinationLabels(benchmark, destination)
+	labels[LabelComponent] = componentSyslogReceiver
+	return labels
+}
+
+// ValidateClusterNames reports the first destination whose cluster name CloudNativePG
+// would reject.
+func ValidateClusterNames(benchmark string, spec *v1alpha1.LoggingBenchmarkSpec) error {
+	for _, dest := range spec.EffectiveDestinations() {
+		if name := ClusterName(benchmark, dest.Name); len(name) > maxClusterNameLength {
+			return fmt.Errorf("cluster name %q is %d characters long but CloudNativePG allows %d: "+
+				"shorten the benchmark name to at most %d characters",
+				name, len(name), maxClusterNameLength, maxClusterNameLength-len(dest.Name)-1)
+		}
+	}
+	return nil
+}
+
+// JobName is deterministic, so that a run never gets a second Job; names too long for a
+// label value keep a readable prefix and end with a hash of the full name.
+func JobName(benchmark string, run Run) string {
+	name := fmt.Sprintf("%s-%s-c%d-r%d", benchmark, run.Destination.Name, run.Clients, run.Repeat)
+	if len(name) <= maxJobNameLength {
+		return name
+	}
+	hash := fnv.New32a()
+	_, _ = hash.Write([]byte(name))
+	suffix := fmt.Sprintf("-%08x", hash.Sum32())
+	return name[:maxJobNameLength-len(suffix)] + suffix
+}
+
+// BenchmarkLabels are on every object of a benchmark.
+func BenchmarkLabels(benchmark string) map[string]string {
+	return map[string]string{LabelBenchmark: benchmark}
+}
+
+// DestinationLabels are on every object of a benchmark's destination.
+func DestinationLabels(benchmark, destination string) map[string]string {
+	labels := BenchmarkLabels(benchmark)
+	labels[LabelDestination] = destination
+	return labels
+}
+
+// RunLabels are on the Job of a run and its pod; RunKeyFromLabels reads them back.
+func RunLabels(benchmark string, run Run) map[string]string {
+	labels := DestinationLabels(benchmark, run.Destination.Name)
+	labels[LabelClients] = strconv.Itoa(int(run.Clients))
+	labels[LabelRepeat] = strconv.Itoa(int(run.Repeat))
+	return labels
+}
+
+// RunKeyFromLabels identifies the run of a Job from its labels.
+func RunKeyFromLabels(labels map[string]string) (results.RunKey, error) {
+	clients, errClients := strconv.ParseInt(labels[LabelClients], 10, 32)
+	repeat, errRepeat := strconv.ParseInt(labels[LabelRepeat], 10, 32)
+	if labels[LabelDestination] == "" || errClients != nil || errRepeat != nil {
+		return results.RunKey{}, fmt.Errorf(
+			"labels %s, %s and %s must name the run",
+			LabelDestination,
+			LabelClients,
+			LabelRepeat,
+		)
+	}
+	return results.RunKey{Destination: labels[LabelDestination], Clients: int32(clients), Repeat: int32(repeat)}, nil
+}

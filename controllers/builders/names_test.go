@@ -1,0 +1,44 @@
+package builders
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+)
+
+func TestJobName(t *testing.T) {
+	run := func(destination string, clients, repeat int32) Run {
+		return Run{Destination: v1alpha1.Destination{Name: destination}, Clients: clients, Repeat: repeat}
+	}
+	long := strings.Repeat("b", 29)
+	tests := []struct {
+		name      string
+		benchmark string
+		run       Run
+		want      string
+	}{
+		{"short", "bench", run("csv", 4, 2), "bench-csv-c4-r2"},
+		{"at the limit", long, run("destination-of-20-ch", 1, 1), long + "-destination-of-20-ch-c1-r1"},
+		{"hashed", long + "-tail", run("destination-of-20-ch", 1000, 100), long + "-tail-destination-of-20-c-308c9195"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := JobName(tt.benchmark, tt.run)
+			if got != tt.want || len(got) > maxJobNameLength {
+				t.Errorf("jobName = %q (%d characters), want %q", got, len(got), tt.want)
+			}
+		})
+	}
+}
+
+func TestRunKeyFromLabelsRoundTrip(t *testing.T) {
+	run := Run{Destination: v1alpha1.Destination{Name: "csv"}, Clients: 8, Repeat: 3}
+	got, err := RunKeyFromLabels(RunLabels("bench", run))
+	if err != nil || got != run.Key() {
+		t.Fatalf("runKeyFromLabels = %+v, %v; want %+v", got, err, run.Key())
+	}
+	if _, err := RunKeyFromLabels(map[string]string{LabelDestination: "csv", LabelClients: "x"}); err == nil {
+		t.Fatal("labels without a valid run were accepted")
+	}
+}

@@ -1,0 +1,57 @@
+package builders
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/shipping"
+)
+
+// SyslogReceiverDeployment returns the Deployment of a forwarding Syslog destination's
+// receiver, without owner reference: one Fluent Bit, its configuration from the ConfigMap
+// of the same name (SyslogReceiverConfigMap), pulling its image with pullSecrets.
+func SyslogReceiverDeployment(
+	benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination, pullSecrets []corev1.LocalObjectReference,
+) *appsv1.Deployment {
+	name := SyslogReceiverName(benchmark.Name, dest.Name)
+	labels := SyslogReceiverLabels(benchmark.Name, dest.Name)
+	pod := shipping.SyslogReceiverPodSpec(ShippingTarget(benchmark, dest), name)
+	pod.ImagePullSecrets = pullSecrets
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: benchmark.Namespace, Name: name, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: new(int32(1)),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			// A second receiver would split the records between two sets of counters.
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod},
+		},
+	}
+}
+
+// SyslogReceiverService returns the ClusterIP Service of a forwarding Syslog
+// destination's receiver, without owner reference: the syslog port, over the
+// destination's transport, and the metrics port the agent scrapes.
+func SyslogReceiverService(benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination) *corev1.Service {
+	labels := SyslogReceiverLabels(benchmark.Name, dest.Name)
+	containerPorts := shipping.SyslogReceiverPorts(dest)
+	ports := make([]corev1.ServicePort, 0, len(containerPorts))
+	for _, port := range containerPorts {
+		ports = append(ports, corev1.ServicePort{
+			Name: port.Name, Protocol: port.Protocol, Port: port.ContainerPort, TargetPort: intstr.FromString(port.Name),
+		})
+	}
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: benchmark.Namespace, Name: SyslogReceiverName(benchmark.Name, dest.Name), Labels: labels,
+		},
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: labels,
+			Ports:    ports,
+		},
+	}
+}
