@@ -58,7 +58,9 @@ var errStaleStatus = errors.New("the status changed since the pass read the benc
 // is no longer before's (errStaleStatus). The patch is computed against the benchmark as
 // the server holds it, not as a typed object, which decodes an absent progress into zero
 // counters that a merge patch would then leave out although the schema requires them.
-func (r *LoggingBenchmarkReconciler) patchStatus(ctx context.Context, before, benchmark *v1alpha1.LoggingBenchmark) error {
+func (r *LoggingBenchmarkReconciler) patchStatus(
+	ctx context.Context, before, benchmark *v1alpha1.LoggingBenchmark,
+) error {
 	if equality.Semantic.DeepEqual(before.Status, benchmark.Status) {
 		return nil
 	}
