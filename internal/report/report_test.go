@@ -174,33 +174,43 @@ func TestRenderEveryCase(t *testing.T) {
 	}
 }
 
+// TestParseFormat: the report and the result rows each take their own formats.
 func TestParseFormat(t *testing.T) {
+	const rowsFormats = ": use one of table, json, csv, markdown"
 	tests := []struct {
+		parse   func(string) (Format, error)
 		in      string
 		want    Format
 		wantErr string
 	}{
-		{in: "table", want: FormatTable},
-		{in: "Markdown", want: FormatMarkdown},
-		{in: "HTML", want: FormatHTML},
-		{in: "json", wantErr: `unknown report format "json": use one of table, markdown, html`},
+		{parse: ParseFormat, in: "table", want: FormatTable},
+		{parse: ParseFormat, in: "Markdown", want: FormatMarkdown},
+		{parse: ParseFormat, in: "HTML", want: FormatHTML},
+		{parse: ParseFormat, in: "json", wantErr: `unknown report format "json": use one of table, markdown, html`},
+		{parse: ParseRowsFormat, in: "table", want: FormatTable},
+		{parse: ParseRowsFormat, in: "JSON", want: FormatJSON},
+		{parse: ParseRowsFormat, in: "csv", want: FormatCSV},
+		{parse: ParseRowsFormat, in: "Markdown", want: FormatMarkdown},
+		{parse: ParseRowsFormat, in: "yaml", wantErr: `unknown output format "yaml"` + rowsFormats},
+		{parse: ParseRowsFormat, in: "", wantErr: `unknown output format ""` + rowsFormats},
 	}
 	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			got, err := ParseFormat(tt.in)
-			if tt.wantErr != "" {
-				if err == nil || err.Error() != tt.wantErr {
-					t.Fatalf("ParseFormat(%q) error = %v, want %q", tt.in, err, tt.wantErr)
-				}
-				return
+		got, err := tt.parse(tt.in)
+		if tt.wantErr != "" {
+			if err == nil || err.Error() != tt.wantErr {
+				t.Errorf("parsing %q: error = %v, want %q", tt.in, err, tt.wantErr)
 			}
-			if err != nil || got != tt.want {
-				t.Fatalf("ParseFormat(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
-			}
-		})
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("parsing %q = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
 	}
 	if err := Render(&bytes.Buffer{}, Format("pdf"), fullBenchmark()); err == nil {
 		t.Error("Render accepted an unknown format")
+	}
+	if err := RenderRows(&bytes.Buffer{}, Format("yaml"), nil); err == nil {
+		t.Error("RenderRows accepted an unknown format")
 	}
 }
 

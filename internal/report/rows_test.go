@@ -65,38 +65,6 @@ func TestRenderRowsEmpty(t *testing.T) {
 	}
 }
 
-func TestParseRowsFormat(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    Format
-		wantErr string
-	}{
-		{in: "table", want: FormatTable},
-		{in: "JSON", want: FormatJSON},
-		{in: "csv", want: FormatCSV},
-		{in: "Markdown", want: FormatMarkdown},
-		{in: "yaml", wantErr: `unknown output format "yaml": use one of table, json, csv, markdown`},
-		{in: "", wantErr: `unknown output format ""`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			got, err := ParseRowsFormat(tt.in)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("ParseRowsFormat(%q) error = %v, want %q", tt.in, err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil || got != tt.want {
-				t.Fatalf("ParseRowsFormat(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
-			}
-		})
-	}
-	if err := RenderRows(&bytes.Buffer{}, Format("yaml"), nil); err == nil {
-		t.Error("RenderRows accepted an unknown format")
-	}
-}
-
 // TestRenderRefusesNamesItDoesNotKnow: only ParseRowsFormat's results are formats, so a name
 // in another case is refused rather than rendered as nothing.
 func TestRenderRefusesNamesItDoesNotKnow(t *testing.T) {
@@ -164,10 +132,8 @@ func TestDuplicatesAreALowerBoundUnlessCountedByIdentity(t *testing.T) {
 
 func TestOverheadCell(t *testing.T) {
 	overhead := 1.25
-	withinNoise := v1alpha1.Result{Destination: "csv", Clients: 2, OverheadPercent: &overhead,
-		OverheadVerdict:  v1alpha1.OverheadWithinNoise,
-		OverheadInterval: &v1alpha1.OverheadInterval{LowPercent: -3, HighPercent: 4.5, ConfidencePercent: 93.75, Pairs: 5},
-		Noisy:            true}
+	withinNoise := v1alpha1.Result{OverheadPercent: &overhead, OverheadVerdict: v1alpha1.OverheadWithinNoise,
+		OverheadInterval: &v1alpha1.OverheadInterval{LowPercent: -3, HighPercent: 4.5}}
 	if got, want := OverheadCell(withinNoise), "~ 1.2% [-3.0, 4.5]"; got != want {
 		t.Errorf("OverheadCell = %q, want %q", got, want)
 	}
