@@ -7,7 +7,8 @@
 // cluster first (loggingbenchmark_clusters.go), computes and writes the status
 // (loggingbenchmark_status.go), announces what changed (loggingbenchmark_events.go),
 // and deletes the clusters of a finished benchmark (loggingbenchmark_cleanup.go). The
-// objects it creates come from pure builders: cluster_spec.go, job_spec.go, names.go.
+// objects it creates come from the pure builders of package builders; what it knows of
+// CloudNativePG is package cloudnativepg's.
 package controllers
 
 import (
@@ -86,10 +87,10 @@ type LoggingBenchmarkReconciler struct {
 }
 
 // +kubebuilder:rbac:groups=bench.logbench.io,resources=loggingbenchmarks,verbs=get;list;watch
-// +kubebuilder:rbac:groups=bench.logbench.io,resources=loggingbenchmarks/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=bench.logbench.io,resources=loggingbenchmarks/status,verbs=get;patch
 // +kubebuilder:rbac:groups=postgresql.cnpg.io,resources=clusters,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;create;update;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create;patch
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;create;patch
@@ -98,7 +99,7 @@ type LoggingBenchmarkReconciler struct {
 // Kubernetes' escalation check lets a binding be created by whoever may bind its role.
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=logbench-agent
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;create;update
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;create;patch
 
 // Reconcile fetches the benchmark, runs one pass and writes the status the pass computed,
 // also when a step failed; deletion needs no work because everything the benchmark
