@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Builds the local cluster's container images without Docker or a registry: binaries come
-# from the Go module proxy, the PostgreSQL operand from Debian's packages, and umoci
-# assembles OCI layouts that `ctr images import` loads. Each archive lands in IMAGE_CACHE
-# and is never rebuilt once there, except logbench's, whose tag follows its binary.
-# Both clusters run these images: the local cluster imports the archives into its
-# containerd, kind's offline node image preloads them. LOGBENCH_IMAGE_CACHE moves the cache.
+# Builds the clusters' container images without Docker or a registry: binaries come from
+# the Go module proxy, the PostgreSQL operand from Debian's packages, and umoci assembles
+# OCI layouts that `ctr images import` loads. Each archive lands in IMAGE_CACHE
+# (LOGBENCH_IMAGE_CACHE moves it) and is never rebuilt once there, except logbench's,
+# whose tag follows its binary. The local cluster imports the archives into its
+# containerd; kind's offline node image preloads them.
 # Usage: hack/images.sh [pause|coredns|cnpg|postgres|fluentbit|rsyslog|logbench|logbench_previous|loki|otelcol|prometheus]...
 # Prints nothing on stdout but, for logbench and logbench_previous, the image reference
 # it built.
