@@ -565,7 +565,7 @@ func TestRowDuplicatesExactOnlyWhenEveryRepeatCounted(t *testing.T) {
 		repeats []bool
 		want    bool
 	}{{[]bool{true, true}, true}, {[]bool{true, false}, false}, {[]bool{false}, false}} {
-		var ok []v1alpha1.RepeatResult
+		ok := make([]v1alpha1.RepeatResult, 0, len(tc.repeats))
 		for _, exactDuplicates := range tc.repeats {
 			ok = append(ok, repeat(exactDuplicates))
 		}

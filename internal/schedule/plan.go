@@ -23,7 +23,9 @@ import (
 // planned once every run of the count before it finished, without the destinations whose
 // ramp that count stopped (Knees), and the baseline runs as long as another destination
 // does. Computed from the finished runs alone, it is the same after a restart.
-func Plan(spec *v1alpha1.LoggingBenchmarkSpec, seed int64, finished map[results.RunKey]v1alpha1.RepeatResult) []results.RunKey {
+func Plan(
+	spec *v1alpha1.LoggingBenchmarkSpec, seed int64, finished map[results.RunKey]v1alpha1.RepeatResult,
+) []results.RunKey {
 	destinations := spec.EffectiveDestinations()
 	counts := spec.Workload.ClientCounts()
 	runs := make([]results.RunKey, 0, len(destinations)*len(counts)*int(spec.Workload.Repeats))
