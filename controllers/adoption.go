@@ -49,27 +49,16 @@ func refuseAdoption(object client.Object, benchmark *v1alpha1.LoggingBenchmark, 
 			return nil
 		}
 	}
-	kind := object.GetObjectKind().GroupVersionKind().Kind
-	if kind == "" {
-		kind = reflect.TypeOf(object).Elem().Name()
-	}
-	return &foreignObjectError{kind: kind, namespace: object.GetNamespace(), name: object.GetName()}
+	return &foreignObjectError{kind: kindOf(object), namespace: object.GetNamespace(), name: object.GetName()}
 }
 
-// refuseTaken is for a create that found the name taken: it reads what is there, and
-// returns a foreignObjectError unless benchmark controls it (then the create had
-// succeeded before, and the cache had not seen it yet).
-func refuseTaken(
-	ctx context.Context, reader client.Reader, object client.Object, benchmark *v1alpha1.LoggingBenchmark,
-) error {
-	existing, ok := object.DeepCopyObject().(client.Object)
-	if !ok {
-		return fmt.Errorf("%T is not an object", object)
+// kindOf is the kind of object: its type's name when it says none, as a typed object
+// read from the API server does not.
+func kindOf(object client.Object) string {
+	if kind := object.GetObjectKind().GroupVersionKind().Kind; kind != "" {
+		return kind
 	}
-	if err := reader.Get(ctx, client.ObjectKeyFromObject(object), existing); err != nil {
-		return err
-	}
-	return refuseAdoption(existing, benchmark, true)
+	return reflect.TypeOf(object).Elem().Name()
 }
 
 // plannedObject is an object a benchmark creates, named before it exists.

@@ -2,12 +2,8 @@ package controllers
 
 import (
 	"context"
-	"fmt"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers/builders"
@@ -24,30 +20,13 @@ func (r *LoggingBenchmarkReconciler) reconcileAgentAccess(
 	ctx context.Context,
 	benchmark *v1alpha1.LoggingBenchmark,
 ) error {
-	wantBinding := builders.AgentRoleBinding(benchmark.Namespace)
-	account := builders.AgentServiceAccount(benchmark.Namespace)
-	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: wantBinding.Namespace, Name: wantBinding.Name}}
-	mutations := []struct {
-		object client.Object
-		mutate func()
-	}{
-		{account, func() {}},
-		{binding, func() {
-			binding.RoleRef = wantBinding.RoleRef
-			binding.Subjects = wantBinding.Subjects
-		}},
+	_, err := ensureOwned(ctx, r, benchmark, builders.AgentServiceAccount(benchmark.Namespace), sharedBy, nil)
+	if err != nil {
+		return err
 	}
-	for _, m := range mutations {
-		_, err := controllerutil.CreateOrPatch(ctx, r.Client, m.object, func() error {
-			if err := refuseAdoption(m.object, benchmark, false); err != nil {
-				return err
-			}
-			m.mutate()
-			return controllerutil.SetOwnerReference(benchmark, m.object, r.Scheme)
+	_, err = ensureOwned(ctx, r, benchmark, builders.AgentRoleBinding(benchmark.Namespace), sharedBy,
+		func(existing, want *rbacv1.RoleBinding) {
+			existing.RoleRef, existing.Subjects = want.RoleRef, want.Subjects
 		})
-		if err != nil {
-			return fmt.Errorf("ensuring the agent's %T %s: %w", m.object, m.object.GetName(), err)
-		}
-	}
-	return nil
+	return err
 }

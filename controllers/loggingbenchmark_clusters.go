@@ -10,9 +10,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers/builders"
@@ -123,28 +121,23 @@ func (r *LoggingBenchmarkReconciler) createCluster(
 	if err != nil {
 		return clusterOutcome{}, err
 	}
-	if err := ctrl.SetControllerReference(benchmark, created, r.Scheme); err != nil {
-		return clusterOutcome{}, err
-	}
 	// Strict field validation makes a CloudNativePG whose Cluster lacks a field logbench
 	// sets refuse the cluster rather than prune the field and run another benchmark.
-	err = r.Create(ctx, created, client.FieldValidation(metav1.FieldValidationStrict))
+	isNew, err := ensureOwned(ctx, r, benchmark, created, controlledBy, nil,
+		client.FieldValidation(metav1.FieldValidationStrict))
 	if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
 		// A rejected spec does not get better by retrying: fail the destination now.
 		pass.failDestination(state, rejectedReason(created.GetName(), err))
 		return clusterOutcome{State: clusterFailed}, nil
-	} else if apierrors.IsAlreadyExists(err) {
-		if err := refuseTaken(ctx, r.APIReader, created, benchmark); err != nil {
-			return clusterOutcome{}, err
-		}
-		return clusterOutcome{}, fmt.Errorf("creating CloudNativePG cluster %s: %w", created.GetName(), err)
 	} else if err != nil {
-		return clusterOutcome{}, fmt.Errorf("creating CloudNativePG cluster %s: %w", created.GetName(), err)
+		return clusterOutcome{}, err
 	}
 	pass.clusters[created.GetName()] = created
 	state.State = v1alpha1.DestinationProvisioning
-	r.Recorder.Eventf(benchmark, corev1.EventTypeNormal, EventClusterCreated,
-		"Created CloudNativePG cluster %s for destination %s", created.GetName(), dest.Name)
+	if isNew {
+		r.Recorder.Eventf(benchmark, corev1.EventTypeNormal, EventClusterCreated,
+			"Created CloudNativePG cluster %s for destination %s", created.GetName(), dest.Name)
+	}
 	return clusterOutcome{State: clusterWaiting, Wait: min(r.clusterReadyTimeout(benchmark), notReadyRecheck)}, nil
 }
 
@@ -202,23 +195,11 @@ func (r *LoggingBenchmarkReconciler) clusterReadyTimeout(benchmark *v1alpha1.Log
 func (r *LoggingBenchmarkReconciler) reconcileShipperConfig(
 	ctx context.Context, benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination, name string, config []byte,
 ) error {
-	want := builders.ShipperConfigMap(benchmark, dest, name, config)
-	configMap := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: want.Namespace, Name: want.Name}}
 	// Updating an existing ConfigMap makes it the one this operator generates, also when
-	// an earlier pass created it and stopped before the Cluster; one it did not create
-	// stays as it is.
-	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, configMap, func() error {
-		if err := refuseAdoption(configMap, benchmark, true); err != nil {
-			return err
-		}
-		configMap.Labels = want.Labels
-		configMap.Data = want.Data
-		return ctrl.SetControllerReference(benchmark, configMap, r.Scheme)
-	})
-	if err != nil {
-		return fmt.Errorf("writing the shipper configuration %s: %w", configMap.Name, err)
-	}
-	return nil
+	// an earlier pass created it and stopped before the Cluster.
+	_, err := ensureOwned(ctx, r, benchmark, builders.ShipperConfigMap(benchmark, dest, name, config), controlledBy,
+		func(existing, want *corev1.ConfigMap) { existing.Data = want.Data })
+	return err
 }
 
 // reconcileNetworkPolicy creates or updates a NetworkPolicy as want says: the one that
@@ -229,17 +210,8 @@ func (r *LoggingBenchmarkReconciler) reconcileShipperConfig(
 func (r *LoggingBenchmarkReconciler) reconcileNetworkPolicy(
 	ctx context.Context, benchmark *v1alpha1.LoggingBenchmark, want *networkingv1.NetworkPolicy,
 ) error {
-	policy := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: want.Namespace, Name: want.Name}}
-	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, policy, func() error {
-		if err := refuseAdoption(policy, benchmark, true); err != nil {
-			return err
-		}
-		policy.Labels = want.Labels
-		policy.Spec = want.Spec
-		return ctrl.SetControllerReference(benchmark, policy, r.Scheme)
+	_, err := ensureOwned(ctx, r, benchmark, want, controlledBy, func(existing, want *networkingv1.NetworkPolicy) {
+		existing.Spec = want.Spec
 	})
-	if err != nil {
-		return fmt.Errorf("writing the NetworkPolicy %s: %w", want.Name, err)
-	}
-	return nil
+	return err
 }

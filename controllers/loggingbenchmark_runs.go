@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -185,14 +184,9 @@ func (r *LoggingBenchmarkReconciler) startRun(
 	if err != nil {
 		return err
 	}
-	if err := ctrl.SetControllerReference(benchmark, job, r.Scheme); err != nil {
-		return err
-	}
 	pass.runs.Started[run.Key()] = true
-	if err := r.Create(ctx, job); apierrors.IsAlreadyExists(err) {
-		return refuseTaken(ctx, r.APIReader, job, benchmark)
-	} else if err != nil {
-		return fmt.Errorf("creating Job %s: %w", job.Name, err)
+	if created, err := ensureOwned(ctx, r, benchmark, job, controlledBy, nil); err != nil || !created {
+		return err
 	}
 	r.Recorder.Eventf(benchmark, corev1.EventTypeNormal, EventRunStarted,
 		"Run %s started as Job %s", run.Key(), job.Name)

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
@@ -39,42 +38,13 @@ func (r *LoggingBenchmarkReconciler) createSyslogReceiver(
 	if err := r.reconcileNetworkPolicy(ctx, benchmark, builders.SyslogReceiverNetworkPolicy(benchmark, dest)); err != nil {
 		return err
 	}
-	for _, object := range []client.Object{
-		builders.SyslogReceiverDeployment(benchmark, dest, r.ImagePullSecrets),
-		builders.SyslogReceiverService(benchmark, dest),
-	} {
-		if err := r.createControlled(ctx, benchmark, object); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// createControlled creates object, controlled by the benchmark, unless the benchmark's
-// exists already.
-func (r *LoggingBenchmarkReconciler) createControlled(
-	ctx context.Context, benchmark *v1alpha1.LoggingBenchmark, object client.Object,
-) error {
-	if err := ctrl.SetControllerReference(benchmark, object, r.Scheme); err != nil {
+	_, err := ensureOwned(ctx, r, benchmark, builders.SyslogReceiverDeployment(benchmark, dest, r.ImagePullSecrets),
+		controlledBy, nil)
+	if err != nil {
 		return err
 	}
-	existing, ok := object.DeepCopyObject().(client.Object)
-	if !ok {
-		return fmt.Errorf("%T is no client.Object", object)
-	}
-	// Read first: every pass of a running benchmark checks that its receiver is there.
-	err := r.Get(ctx, client.ObjectKeyFromObject(object), existing)
-	if err == nil {
-		return refuseAdoption(existing, benchmark, true)
-	} else if !apierrors.IsNotFound(err) {
-		return fmt.Errorf("reading %s: %w", object.GetName(), err)
-	}
-	if err := r.Create(ctx, object); apierrors.IsAlreadyExists(err) {
-		return refuseTaken(ctx, r.APIReader, object, benchmark)
-	} else if err != nil {
-		return fmt.Errorf("creating %s: %w", object.GetName(), err)
-	}
-	return nil
+	_, err = ensureOwned(ctx, r, benchmark, builders.SyslogReceiverService(benchmark, dest), controlledBy, nil)
+	return err
 }
 
 // checkSyslogReceiver tells whether the receiver of a forwarding Syslog destination, whose

@@ -16,7 +16,7 @@ var reviewedRules = map[string][]rbacv1.PolicyRule{
 		// objects, hence the namespaced install (watchNamespaces) docs/security.md advises.
 		// Watched, metadata only and only those labelled as a benchmark's, so that one
 		// deleted mid-benchmark is created again.
-		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"create", "delete", "get", "list", "update", "watch"}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"create", "delete", "get", "list", "patch", "watch"}},
 		// Events and volume claims tell why a destination's cluster is not ready, and so
 		// do the logs of its crashed containers (PostgreSQL refusing its configuration).
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "list", "patch"}},
@@ -28,8 +28,8 @@ var reviewedRules = map[string][]rbacv1.PolicyRule{
 		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"create", "delete", "get", "list", "watch"}},
 		{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"create", "get", "list", "patch", "watch"}},
 		{APIGroups: []string{"bench.logbench.io"}, Resources: []string{"loggingbenchmarks"}, Verbs: []string{"get", "list", "watch"}},
-		{APIGroups: []string{"bench.logbench.io"}, Resources: []string{"loggingbenchmarks/status"}, Verbs: []string{"get", "patch", "update"}},
-		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"networkpolicies"}, Verbs: []string{"create", "get", "list", "update", "watch"}},
+		{APIGroups: []string{"bench.logbench.io"}, Resources: []string{"loggingbenchmarks/status"}, Verbs: []string{"get", "patch"}},
+		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"networkpolicies"}, Verbs: []string{"create", "get", "list", "patch", "watch"}},
 		{APIGroups: []string{"postgresql.cnpg.io"}, Resources: []string{"clusters"}, Verbs: []string{"create", "delete", "get", "list", "watch"}},
 		{APIGroups: []string{"rbac.authorization.k8s.io"}, ResourceNames: []string{"logbench-agent"}, Resources: []string{"clusterroles"}, Verbs: []string{"bind"}},
 		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"rolebindings"}, Verbs: []string{"create", "get", "patch"}},
