@@ -25,7 +25,6 @@ import (
 	"github.com/logbench/logbench/internal/results"
 	"github.com/logbench/logbench/internal/schedule"
 	"github.com/logbench/logbench/internal/shipping"
-	"github.com/logbench/logbench/internal/syslogd"
 	"github.com/logbench/logbench/internal/workload"
 )
 
@@ -404,7 +403,7 @@ type target struct {
 	// devLog is the socket of receiver, which the server's syslog() reaches as
 	// /dev/log, for a Syslog destination.
 	devLog   string
-	receiver *syslogd.Receiver
+	receiver *syslogReceiver
 }
 
 // containerLogName is the file playing the container log of Stdout and None.
@@ -434,7 +433,7 @@ func newTarget(dir string, spec *v1alpha1.LoggingBenchmarkSpec, route destinatio
 			return nil, err
 		}
 		t.devLog = filepath.Join(t.logDir, "log")
-		receiver, err := syslogd.Listen(t.devLog, filepath.Join(t.logDir, syslogFileName))
+		receiver, err := listenSyslog(t.devLog, filepath.Join(t.logDir, syslogFileName))
 		if err != nil {
 			return nil, err
 		}

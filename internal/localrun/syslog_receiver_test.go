@@ -1,4 +1,4 @@
-package syslogd
+package localrun
 
 import (
 	"net"
@@ -16,7 +16,7 @@ import (
 func TestReceiverWritesEachMessageAsALine(t *testing.T) {
 	dir := t.TempDir()
 	socket, file := filepath.Join(dir, "log"), filepath.Join(dir, "messages.log")
-	r, err := Listen(socket, file)
+	r, err := listenSyslog(socket, file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,8 @@
-// Package syslogd is logbench's own syslog receiver on this machine: a Unix datagram
-// socket that a server's syslog() reaches as /dev/log, and the file it writes the
-// messages to, one a line, for the records to be counted there.
-package syslogd
+package localrun
+
+// The syslog receiver on this machine: a Unix datagram socket that a server's syslog()
+// reaches as /dev/log, and the file it writes the messages to, one a line, for the
+// records to be counted there.
 
 import (
 	"bufio"
@@ -17,20 +18,20 @@ import (
 )
 
 const (
-	// maxMessage is the largest message read whole: glibc sends a record PostgreSQL does
+	// syslogMaxMessage is the largest message read whole: glibc sends a record PostgreSQL does
 	// not split in one datagram, which the socket's send buffer bounds (about 200 KiB by
 	// default on Linux).
-	maxMessage = 1 << 20
-	// receiveBuffer is asked of the kernel so that bursts wait in the socket rather than
+	syslogMaxMessage = 1 << 20
+	// syslogReceiveBuffer is asked of the kernel so that bursts wait in the socket rather than
 	// in the senders: a full Unix datagram socket blocks syslog() in the backends.
-	receiveBuffer = 8 << 20
-	// queued bounds the messages read but not yet written.
-	queued = 4096
+	syslogReceiveBuffer = 8 << 20
+	// syslogQueued bounds the messages read but not yet written.
+	syslogQueued = 4096
 )
 
-// Receiver receives messages on a Unix datagram socket and appends them to a file with
+// syslogReceiver receives messages on a Unix datagram socket and appends them to a file with
 // records.SyslogLine.
-type Receiver struct {
+type syslogReceiver struct {
 	conn      *net.UnixConn
 	file      *os.File
 	socket    string
@@ -44,15 +45,15 @@ type Receiver struct {
 	closeErr  error
 }
 
-// Listen creates the socket at socketPath, open to every user (the server runs as
+// listenSyslog creates the socket at socketPath, open to every user (the server runs as
 // another one), and starts writing what it receives to file.
-func Listen(socketPath, file string) (*Receiver, error) {
+func listenSyslog(socketPath, file string) (*syslogReceiver, error) {
 	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: socketPath, Net: "unixgram"})
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", socketPath, err)
 	}
 	// Best effort: the kernel caps it at net.core.rmem_max.
-	_ = conn.SetReadBuffer(receiveBuffer)
+	_ = conn.SetReadBuffer(syslogReceiveBuffer)
 	if err := os.Chmod(socketPath, 0o666); err != nil {
 		return nil, errors.Join(fmt.Errorf("opening %s to the server: %w", socketPath, err), conn.Close())
 	}
@@ -60,9 +61,9 @@ func Listen(socketPath, file string) (*Receiver, error) {
 	if err != nil {
 		return nil, errors.Join(err, conn.Close())
 	}
-	r := &Receiver{
+	r := &syslogReceiver{
 		conn: conn, file: f, socket: socketPath,
-		messages: make(chan []byte, queued), written: make(chan error, 1), readDone: make(chan struct{}),
+		messages: make(chan []byte, syslogQueued), written: make(chan error, 1), readDone: make(chan struct{}),
 	}
 	go r.read()
 	go r.write()
@@ -70,10 +71,10 @@ func Listen(socketPath, file string) (*Receiver, error) {
 }
 
 // read takes every datagram until the socket is closed.
-func (r *Receiver) read() {
+func (r *syslogReceiver) read() {
 	defer close(r.readDone)
 	defer close(r.messages)
-	buf := make([]byte, maxMessage)
+	buf := make([]byte, syslogMaxMessage)
 	for {
 		n, _, flags, _, err := r.conn.ReadMsgUnix(buf, nil)
 		if err != nil {
@@ -92,7 +93,7 @@ func (r *Receiver) read() {
 
 // write appends the messages to the file, flushing whenever it has caught up with the
 // socket so that a count never waits on the buffer.
-func (r *Receiver) write() {
+func (r *syslogReceiver) write() {
 	w := bufio.NewWriterSize(r.file, 256<<10)
 	var line []byte
 	var err error
@@ -112,13 +113,13 @@ func (r *Receiver) write() {
 
 // Received is the number of messages received so far; Truncated those longer than the
 // receiver reads whole.
-func (r *Receiver) Received() int64 { return r.received.Load() }
+func (r *syslogReceiver) Received() int64 { return r.received.Load() }
 
-// Truncated is the number of messages received longer than maxMessage, cut short.
-func (r *Receiver) Truncated() int64 { return r.truncated.Load() }
+// Truncated is the number of messages received longer than syslogMaxMessage, cut short.
+func (r *syslogReceiver) Truncated() int64 { return r.truncated.Load() }
 
 // Close stops receiving, writes what was received and removes the socket.
-func (r *Receiver) Close() error {
+func (r *syslogReceiver) Close() error {
 	r.closeOnce.Do(func() {
 		err := r.conn.Close()
 		<-r.readDone
