@@ -325,10 +325,10 @@ func terminationMessage(latest *corev1.Pod) (message, node string) {
 const pendingRecheck = 30 * time.Second
 
 // unstartablePod tells why a running Job's pod cannot start: at once when its image does
-// not exist, else once one of its containers has waited for an unstartable reason past
-// podStartGrace since the pod's creation; recheck is when to look again at a pod still
-// pending, or at a Job whose pod is not created yet (a missing ServiceAccount stops its
-// creation), 0 for one that runs.
+// not exist, else once one of its containers has waited for an unstartable reason, or
+// the scheduler has found no node for it, past podStartGrace since the pod's creation;
+// recheck is when to look again at a pod still pending, or at a Job whose pod is not
+// created yet (a missing ServiceAccount stops its creation), 0 for one that runs.
 func unstartablePod(pod *corev1.Pod, now time.Time) (reason string, recheck time.Duration) {
 	if pod == nil {
 		return "", pendingRecheck
@@ -337,6 +337,9 @@ func unstartablePod(pod *corev1.Pod, now time.Time) (reason string, recheck time
 		return "", 0
 	}
 	trouble := diagnosePod(pod, nil)
+	// A run's placement holds to a primary that stays on its node: no node that takes
+	// the pod will come of waiting longer.
+	trouble.Unstartable = trouble.Unstartable || trouble.Unschedulable
 	giveUp, recheck := unstartableFor(trouble, pod.CreationTimestamp.Time, now)
 	if !giveUp {
 		return "", cmp.Or(recheck, pendingRecheck)

@@ -11,9 +11,9 @@ import (
 	"github.com/logbench/logbench/controllers/builders"
 )
 
-// TestUnstartablePod: a run whose pod waits for a Secret or an image fails once the
-// kubelet has retried for podStartGrace, at once when no retry can help, with the
-// kubelet's reason; a pod pending for other reasons, or running, does not.
+// TestUnstartablePod: a run whose pod waits for a Secret, an image or a node fails once
+// the kubelet or the scheduler has retried for podStartGrace, at once when no retry can
+// help, with their reason; a pod pending for other reasons, or running, does not.
 func TestUnstartablePod(t *testing.T) {
 	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	pod := func(phase corev1.PodPhase, reason string) *corev1.Pod {
@@ -24,6 +24,12 @@ func TestUnstartablePod(t *testing.T) {
 		}}}
 		return pod
 	}
+	unschedulable := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "b-csv-c1-r1-x", CreationTimestamp: metav1.NewTime(created)}}
+	unschedulable.Status.Phase = corev1.PodPending
+	unschedulable.Status.Conditions = []corev1.PodCondition{{
+		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+		Message: "0/2 nodes are available: 1 node(s) didn't match pod affinity rules",
+	}}
 	tests := []struct {
 		name        string
 		pod         *corev1.Pod
@@ -40,6 +46,9 @@ func TestUnstartablePod(t *testing.T) {
 			`the run's pod b-csv-c1-r1-x could not start: container agent: CreateContainerConfigError: secret "loki" not found`, 0},
 		{"image not pulled", pod(corev1.PodPending, "ImagePullBackOff"), 5 * time.Minute,
 			"container agent: ImagePullBackOff", 0},
+		{"no node, within the grace", unschedulable, time.Minute, "", podStartGrace - time.Minute},
+		{"no node, past the grace", unschedulable, podStartGrace,
+			"the run's pod b-csv-c1-r1-x could not start: not scheduled: 0/2 nodes are available: 1 node(s) didn't match pod affinity rules", 0},
 		{"image name invalid, within the grace", pod(corev1.PodPending, "InvalidImageName"), time.Second,
 			"container agent: InvalidImageName", 0},
 	}
