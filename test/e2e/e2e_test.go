@@ -726,13 +726,15 @@ func scrapeMetricFamilies(ctx context.Context) (map[string]*dto.MetricFamily, er
 }
 
 // printDiagnostics writes what explains a failure: the operator's logs, the events of
-// the benchmark's namespace, the benchmark itself and the output of the extra kubectl
-// commands given.
+// the benchmark's namespace, the nodes and every pod's node, the benchmark itself and the
+// output of the extra kubectl commands given.
 func printDiagnostics(benchmark *benchv1alpha1.LoggingBenchmark, extra ...[]string) {
 	commands := [][]string{
 		{"-n", operatorNamespace, "logs", "deployment/logbench", "--tail=200"},
 		{"-n", benchmarkNamespace, "get", "events", "--sort-by=.lastTimestamp"},
-		{"-n", benchmarkNamespace, "get", "pods,jobs,clusters.postgresql.cnpg.io,pvc", "-o", "wide"},
+		{"get", "nodes", "-o", "wide"},
+		{"get", "pods", "--all-namespaces", "-o", "wide"},
+		{"-n", benchmarkNamespace, "get", "jobs,clusters.postgresql.cnpg.io,pvc", "-o", "wide"},
 	}
 	if benchmark != nil {
 		commands = append(commands,
