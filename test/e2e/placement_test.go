@@ -1,0 +1,168 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/builders"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
+)
+
+// placementDestination is the one destination of the placement specs' benchmarks.
+const placementDestination = "csvlog"
+
+var _ = Describe("placement", Label("placement"), func() {
+	It("runs the client on another node than the primary with Apart and on the primary's with SameNode",
+		func(ctx SpecContext) {
+			requireSchedulableNodes(ctx, 2)
+			apart := placementBenchmark("apart", benchv1alpha1.PlacementApart)
+			sameNode := placementBenchmark("same-node", benchv1alpha1.PlacementSameNode)
+			for _, benchmark := range []*benchv1alpha1.LoggingBenchmark{apart, sameNode} {
+				createForThisSpec(ctx, benchmark)
+				DeferCleanup(func() {
+					if CurrentSpecReport().Failed() {
+						printDiagnostics(benchmark)
+					}
+				})
+			}
+			waitForPhase(ctx, apart, benchv1alpha1.PhaseSucceeded)
+			waitForPhase(ctx, sameNode, benchv1alpha1.PhaseSucceeded)
+
+			By("finding every run pod of Apart on another node than its primary's")
+			expectRunNodes(ctx, apart, false)
+			By("finding every run pod of SameNode on its primary's node")
+			expectRunNodes(ctx, sameNode, true)
+		})
+
+	It("fails a run whose pod no node takes within two minutes, with the scheduler's reason",
+		func(ctx SpecContext) {
+			// On the primary's node, and asking for more cores than any node has.
+			unschedulable := placementBenchmark("no-node", benchv1alpha1.PlacementSameNode)
+			unschedulable.Spec.Workload.Resources.Requests = corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse("1000"),
+			}
+			unschedulable.Spec.Cleanup = benchv1alpha1.CleanupAlways
+			createForThisSpec(ctx, unschedulable)
+			DeferCleanup(func() {
+				if CurrentSpecReport().Failed() {
+					printDiagnostics(unschedulable)
+				}
+			})
+
+			By("seeing the run's pod the scheduler found no node for")
+			var pod corev1.Pod
+			Eventually(func(g Gomega) {
+				pods := &corev1.PodList{}
+				g.Expect(k8sClient.List(ctx, pods, client.InNamespace(benchmarkNamespace),
+					client.HasLabels{batchv1.JobNameLabel},
+					client.MatchingLabels{builders.LabelBenchmark: unschedulable.Name})).To(Succeed())
+				g.Expect(pods.Items).NotTo(BeEmpty())
+				pod = pods.Items[0]
+			}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(2 * time.Second).Should(Succeed())
+
+			By("failing the run within two minutes of the pod's creation, with the scheduler's message")
+			deadline := time.Until(pod.CreationTimestamp.Add(2*time.Minute + 45*time.Second))
+			var failure string
+			Eventually(func(g Gomega) {
+				g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(unschedulable), unschedulable)).To(Succeed())
+				failure = runError(unschedulable)
+				g.Expect(failure).NotTo(BeEmpty())
+			}).WithContext(ctx).WithTimeout(deadline).WithPolling(2 * time.Second).Should(Succeed())
+			_, _ = fmt.Fprintf(GinkgoWriter, "the run failed %s after its pod's creation: %s\n",
+				time.Since(pod.CreationTimestamp.Time).Round(time.Second), failure)
+			Expect(failure).To(ContainSubstring("could not start: not scheduled: 0/"))
+			Expect(failure).To(ContainSubstring("Insufficient cpu"))
+		})
+})
+
+// placementBenchmark is a benchmark of one run, on one file destination, with the
+// client placed against the primary as placement says.
+func placementBenchmark(name string, placement benchv1alpha1.Placement) *benchv1alpha1.LoggingBenchmark {
+	benchmark := newBenchmark(name)
+	benchmark.Spec.Baseline.Enabled = false
+	benchmark.Spec.Destinations = []benchv1alpha1.Destination{
+		{Name: placementDestination, Type: benchv1alpha1.DestinationCSVLog},
+	}
+	benchmark.Spec.Workload.Clients = []int32{1}
+	benchmark.Spec.Workload.Duration = metav1.Duration{Duration: 5 * time.Second}
+	benchmark.Spec.Workload.Placement = placement
+	return benchmark
+}
+
+// requireSchedulableNodes skips the spec, saying why, on a cluster with fewer than count
+// nodes that take pods: on one node, Apart falls back to the primary's. CI's cluster has
+// one node unless LOCAL_CLUSTER_NODES says more.
+func requireSchedulableNodes(ctx context.Context, count int) {
+	nodes, err := clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	schedulable := 0
+	for _, node := range nodes.Items {
+		if !node.Spec.Unschedulable && !hasNoScheduleTaint(node) {
+			schedulable++
+		}
+	}
+	if schedulable < count {
+		Skip(fmt.Sprintf("the spec needs %d schedulable nodes, the cluster has %d (LOCAL_CLUSTER_NODES=%d make local-cluster-up)",
+			count, schedulable, count))
+	}
+}
+
+func hasNoScheduleTaint(node corev1.Node) bool {
+	for _, taint := range node.Spec.Taints {
+		if taint.Effect == corev1.TaintEffectNoSchedule || taint.Effect == corev1.TaintEffectNoExecute {
+			return true
+		}
+	}
+	return false
+}
+
+// expectRunNodes checks that every run pod ran on the node of its cluster's primary, or
+// on another one, and that each repeat's result says the same.
+func expectRunNodes(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark, sameNode bool) {
+	primaries := &corev1.PodList{}
+	Expect(k8sClient.List(ctx, primaries, client.InNamespace(benchmarkNamespace), client.MatchingLabels(
+		cloudnativepg.PrimaryPodLabels(builders.ClusterName(benchmark.Name, placementDestination))))).To(Succeed())
+	Expect(primaries.Items).To(HaveLen(1), "the primary of %s", benchmark.Name)
+	serverNode := primaries.Items[0].Spec.NodeName
+	relation := Equal(serverNode)
+	if !sameNode {
+		relation = Not(relation)
+	}
+	pods := &corev1.PodList{}
+	Expect(k8sClient.List(ctx, pods, client.InNamespace(benchmarkNamespace), client.HasLabels{batchv1.JobNameLabel},
+		client.MatchingLabels{builders.LabelBenchmark: benchmark.Name})).To(Succeed())
+	Expect(pods.Items).NotTo(BeEmpty(), "the run pods of %s", benchmark.Name)
+	for _, pod := range pods.Items {
+		_, _ = fmt.Fprintf(GinkgoWriter, "%s: run pod %s on %s, primary %s on %s\n",
+			benchmark.Spec.Workload.Placement, pod.Name, pod.Spec.NodeName, primaries.Items[0].Name, serverNode)
+		Expect(pod.Spec.NodeName).To(relation, "run pod %s against the primary's node", pod.Name)
+	}
+	for _, row := range benchmark.Status.Results {
+		for _, repeat := range row.Repeats {
+			Expect(repeat.ServerNode).To(Equal(serverNode), "%s: the primary's node", row.Destination)
+			Expect(repeat.ClientNode).To(relation, "%s: the client's node", row.Destination)
+		}
+	}
+}
+
+// runError is the error of the benchmark's first failed run, "" when none failed.
+func runError(benchmark *benchv1alpha1.LoggingBenchmark) string {
+	for _, row := range benchmark.Status.Results {
+		for _, repeat := range row.Repeats {
+			if repeat.Error != "" {
+				return repeat.Error
+			}
+		}
+	}
+	return ""
+}
