@@ -2,8 +2,11 @@ package testenv
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -14,28 +17,44 @@ import (
 )
 
 // FluentBitEnv names the Fluent Bit binary the tests run; without it they run the build
-// in shared/ beside the repository (Fluent Bit v5.0.3, logbench's pinned release).
+// in shared/ beside the repository of the release hack/versions.env pins, checked against
+// the sha256 pinned with it.
 const FluentBitEnv = "LOGBENCH_FLUENT_BIT"
-
-// sharedFluentBit is the shared build, relative to the repository's root.
-const sharedFluentBit = "../shared/tools/fluent-bit-5.0.3/fluent-bit"
 
 // FluentBit returns the Fluent Bit binary the tests run. When there is none, the test
 // fails in CI and is skipped, saying why, elsewhere.
 func FluentBit(t testing.TB) string {
 	t.Helper()
+	version := PinnedVersion(t, "FLUENT_BIT_VERSION")
 	path := os.Getenv(FluentBitEnv)
-	if path == "" {
-		root, err := RepoRoot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		path = filepath.Join(root, sharedFluentBit)
+	shared := path == ""
+	if shared {
+		path = filepath.Join(Root(t), "..", "shared", "tools", "fluent-bit-"+version, "fluent-bit")
 	}
 	if info, err := os.Stat(path); err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
-		Missing(t, "Fluent Bit not found at %s (set %s to a Fluent Bit 5.0.3 binary): %v", path, FluentBitEnv, err)
+		Missing(t, "Fluent Bit not found at %s (set %s to a Fluent Bit %s binary): %v", path, FluentBitEnv, version, err)
+	}
+	if shared {
+		if sum, want := fileSHA256(t, path), PinnedVersion(t, "FLUENT_BIT_SHA256"); sum != want {
+			t.Fatalf("%s has sha256 %s, hack/versions.env pins %s", path, sum, want)
+		}
 	}
 	return path
+}
+
+// fileSHA256 returns the hex sha256 of the file at path.
+func fileSHA256(t testing.TB, path string) string {
+	t.Helper()
+	file, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = file.Close() }()
+	hash := sha256.New()
+	if _, err := io.Copy(hash, file); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(hash.Sum(nil))
 }
 
 // RsyslogdEnv names the rsyslogd the tests run; without it they run the one on the PATH
