@@ -163,11 +163,7 @@ func TestShippedRunWaitsForRecordsHeldForARetry(t *testing.T) {
 func TestShippedRunExplainsTheSidecarsDrops(t *testing.T) {
 	fluentBit := newFakeFluentBit(t, 0)
 	clock := newClock()
-	run, err := startShippedRun(context.Background(), fluentBit.scraper(), nil, "", "tag", time.Minute, clock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run.written = writtenRecords(2000)
+	run := startRunOfFile(t, fluentBit, clock, 2000)
 	fluentBit.send(1500, 500)
 	fluentBit.drop(500, 700)
 	got := drainAndAccount(t, run, 2000, clock)
@@ -187,11 +183,7 @@ func TestShippedRunExplainsTheSidecarsDrops(t *testing.T) {
 func TestShippedRunDrainEndsOnceNothingIsInFlight(t *testing.T) {
 	fluentBit := newFakeFluentBit(t, 0)
 	clock := newClock()
-	run, err := startShippedRun(context.Background(), fluentBit.scraper(), nil, "", "tag", time.Minute, clock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run.written = writtenRecords(2000)
+	run := startRunOfFile(t, fluentBit, clock, 2000)
 	fluentBit.send(1000, 1000)
 	if pending, err := run.InFlight(context.Background()); err != nil || pending != 1000 {
 		t.Errorf("in flight %d (%v), want the 1000 records not read yet", pending, err)
@@ -208,6 +200,17 @@ func TestShippedRunDrainEndsOnceNothingIsInFlight(t *testing.T) {
 	if took := clock.Now().Sub(ended); drained.Delivered != 1500 || drained.End != v1alpha1.DrainSettled || took >= time.Second {
 		t.Errorf("drain counted %d, ended %s after %s; want 1500, settled within a second", drained.Delivered, drained.End, took)
 	}
+}
+
+// startRunOfFile starts a run of the sidecar whose file holds written records of it.
+func startRunOfFile(t *testing.T, fluentBit *fakeFluentBit, clock bench.Clock, written int64) *shippedRun {
+	t.Helper()
+	run, err := startShippedRun(context.Background(), fluentBit.scraper(), nil, "", "tag", time.Minute, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.written = writtenRecords(written)
+	return run
 }
 
 // writtenRecords is a file holding a fixed number of the run's records.
