@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-3}
-# The parent of the commit that introduced the schedule (results.Plan).
+# The parent of the commit that introduced the schedule (schedule.Plan, then results.Plan).
 before_commit=f17047f
 work=$(mktemp -d)
 trap 'git worktree remove --force "$work/before-tree" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
