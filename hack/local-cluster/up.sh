@@ -469,10 +469,13 @@ wait "$operators_build" || die "building the CoreDNS or CloudNativePG image fail
 LOGBENCH_IMAGE=$("${REPO_ROOT}/hack/images.sh" logbench)
 make_certificates
 make_network
+# A cluster keeps the nodes it has (down.sh removes them): each gets the new images.
+nodes=$NODE_COUNT
+for node in $(extra_nodes); do nodes=$((node > nodes ? node : nodes)); done
 # Before the first pod: ip netns may make /run/netns a mount point, over the pods'
 # namespaces made before.
-for ((node = 2; node <= NODE_COUNT; node++)); do make_node_namespaces "$node"; done
+for ((node = 2; node <= nodes; node++)); do make_node_namespaces "$node"; done
 start_control_plane
-for ((node = 1; node <= NODE_COUNT; node++)); do start_node "$node"; done
+for ((node = 1; node <= nodes; node++)); do start_node "$node"; done
 install_addons
 log "cluster up in $((SECONDS - started))s; KUBECONFIG=${KUBECONFIG_FILE}; logbench image ${LOGBENCH_IMAGE}"
