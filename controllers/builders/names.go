@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/results"
 	"github.com/logbench/logbench/internal/shipping"
 )
@@ -34,13 +35,8 @@ const (
 	AnnotationResult = "bench.logbench.io/result"
 )
 
-const (
-	// maxClusterNameLength is CloudNativePG's limit: it derives longer names (services,
-	// pods, jobs) from the cluster's.
-	maxClusterNameLength = 50
-	// maxJobNameLength keeps the Job's name usable as the value of its pods' job-name label.
-	maxJobNameLength = 63
-)
+// maxJobNameLength keeps the Job's name usable as the value of its pods' job-name label.
+const maxJobNameLength = 63
 
 // Run is one pgbench execution of a benchmark.
 type Run struct {
@@ -96,10 +92,10 @@ func SyslogReceiverLabels(benchmark, destination string) map[string]string {
 // would reject.
 func ValidateClusterNames(benchmark string, spec *v1alpha1.LoggingBenchmarkSpec) error {
 	for _, dest := range spec.EffectiveDestinations() {
-		if name := ClusterName(benchmark, dest.Name); len(name) > maxClusterNameLength {
+		if name := ClusterName(benchmark, dest.Name); len(name) > cloudnativepg.MaxClusterNameLength {
 			return fmt.Errorf("cluster name %q is %d characters long but CloudNativePG allows %d: "+
 				"shorten the benchmark name to at most %d characters",
-				name, len(name), maxClusterNameLength, maxClusterNameLength-len(dest.Name)-1)
+				name, len(name), cloudnativepg.MaxClusterNameLength, cloudnativepg.MaxClusterNameLength-len(dest.Name)-1)
 		}
 	}
 	return nil

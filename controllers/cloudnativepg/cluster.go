@@ -14,6 +14,10 @@ import (
 // the tests install.
 const Version = "v1.30.0"
 
+// MaxClusterNameLength is CloudNativePG's limit on a Cluster's name: it derives longer
+// names (services, pods, jobs) from it.
+const MaxClusterNameLength = 50
+
 // ClusterGVK is CloudNativePG's Cluster.
 var ClusterGVK = schema.GroupVersionKind{Group: "postgresql.cnpg.io", Version: "v1", Kind: "Cluster"}
 
