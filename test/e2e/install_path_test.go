@@ -142,7 +142,7 @@ func installPathCommands(page string) []string {
 			return ast.WalkContinue, nil
 		}
 		continued := ""
-		for _, line := range strings.Split(string(block.Lines().Value(source)), "\n") {
+		for line := range strings.SplitSeq(string(block.Lines().Value(source)), "\n") {
 			line = strings.TrimSpace(line)
 			if joined, more := strings.CutSuffix(line, "\\"); more {
 				continued += joined
