@@ -78,19 +78,35 @@ func (r *LoggingBenchmarkReconciler) patchStatus(
 		if held.GetUID() != before.UID {
 			return nil
 		}
-		var heldStatus v1alpha1.LoggingBenchmarkStatus
-		if raw, found, err := unstructured.NestedMap(held.Object, "status"); err != nil {
-			return err
-		} else if found {
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &heldStatus); err != nil {
+		// The same version needs no comparison, which therefore never holds back the pass
+		// that read the latest version.
+		if held.GetResourceVersion() != before.ResourceVersion {
+			changed, err := statusChanged(held, before)
+			if err != nil {
 				return err
 			}
-		}
-		if !equality.Semantic.DeepEqual(heldStatus, before.Status) {
-			return errStaleStatus
+			if changed {
+				return errStaleStatus
+			}
 		}
 		patched := held.DeepCopy()
 		patched.Object["status"] = runtime.DeepCopyJSON(computed)
 		return r.Status().Patch(ctx, patched, client.MergeFromWithOptions(held, client.MergeFromWithOptimisticLock{}))
 	})
+}
+
+// statusChanged tells whether the status of held, a later version of before, is no
+// longer before's.
+func statusChanged(held *unstructured.Unstructured, before *v1alpha1.LoggingBenchmark) (bool, error) {
+	var heldStatus v1alpha1.LoggingBenchmarkStatus
+	raw, found, err := unstructured.NestedMap(held.Object, "status")
+	if err != nil {
+		return false, err
+	}
+	if found {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &heldStatus); err != nil {
+			return false, err
+		}
+	}
+	return !equality.Semantic.DeepEqual(heldStatus, before.Status), nil
 }
