@@ -28,8 +28,8 @@ const (
 )
 
 // announceTransitions emits the events and counts of the changes a pass wrote. It runs
-// after the status write, which is optimistically locked: a pass working from a stale
-// read fails to write, so each change is announced once.
+// after the status write, which leaves out a status computed from a stale read
+// (errStaleStatus), so each change is announced once.
 func (r *LoggingBenchmarkReconciler) announceTransitions(old, benchmark *v1alpha1.LoggingBenchmark) {
 	before := map[string]v1alpha1.DestinationState{}
 	for _, dest := range old.Status.Destinations {
