@@ -262,8 +262,6 @@ func equalCount(got, want *int64) bool {
 	return (got == nil) == (want == nil) && (got == nil || *got == *want)
 }
 
-//go:fix inline
-
 func deref(p *int64) any {
 	if p == nil {
 		return nil

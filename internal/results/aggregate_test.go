@@ -15,8 +15,6 @@ import (
 	"github.com/logbench/logbench/api/v1alpha1"
 )
 
-//go:fix inline
-
 func testSpec(how v1alpha1.Aggregate, clients ...int32) *v1alpha1.LoggingBenchmarkSpec {
 	return &v1alpha1.LoggingBenchmarkSpec{
 		Destinations: []v1alpha1.Destination{

@@ -221,8 +221,6 @@ func TestAccountExplainsDropsByLokisTroubleFirst(t *testing.T) {
 	}
 }
 
-//go:fix inline
-
 func deref(n *int64) any {
 	if n == nil {
 		return nil
