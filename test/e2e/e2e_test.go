@@ -439,6 +439,18 @@ var _ = Describe("logbench", Ordered, func() {
 		}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(time.Second).Should(Succeed())
 		// Past the agent's setup, into pgbench's warm-up or run.
 		time.Sleep(5 * time.Second)
+		instances := &corev1.PodList{}
+		Expect(k8sClient.List(ctx, instances, client.InNamespace(benchmarkNamespace),
+			client.MatchingLabels{"cnpg.io/cluster": cluster, "cnpg.io/podRole": "instance"})).To(Succeed())
+		Expect(instances.Items).To(HaveLen(2))
+		for _, pod := range instances.Items {
+			_, _ = fmt.Fprintf(GinkgoWriter, "instance %s (%s) on %s\n",
+				pod.Name, pod.Labels["cnpg.io/instanceRole"], pod.Spec.NodeName)
+		}
+		if schedulableNodes(ctx) >= 2 {
+			Expect(instances.Items[0].Spec.NodeName).NotTo(Equal(instances.Items[1].Spec.NodeName),
+				"CloudNativePG puts the replica on another node than the primary")
+		}
 		primaries := &corev1.PodList{}
 		Expect(k8sClient.List(ctx, primaries, client.InNamespace(benchmarkNamespace),
 			client.MatchingLabels{"cnpg.io/cluster": cluster, "cnpg.io/instanceRole": "primary"})).To(Succeed())

@@ -105,6 +105,14 @@ func placementBenchmark(name string, placement benchv1alpha1.Placement) *benchv1
 // nodes that take pods: on one node, Apart falls back to the primary's. CI's cluster has
 // one node unless LOCAL_CLUSTER_NODES says more.
 func requireSchedulableNodes(ctx context.Context, count int) {
+	if schedulable := schedulableNodes(ctx); schedulable < count {
+		Skip(fmt.Sprintf("the spec needs %d schedulable nodes, the cluster has %d (LOCAL_CLUSTER_NODES=%d make local-cluster-up)",
+			count, schedulable, count))
+	}
+}
+
+// schedulableNodes counts the cluster's nodes that take pods.
+func schedulableNodes(ctx context.Context) int {
 	nodes, err := clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	schedulable := 0
@@ -113,10 +121,7 @@ func requireSchedulableNodes(ctx context.Context, count int) {
 			schedulable++
 		}
 	}
-	if schedulable < count {
-		Skip(fmt.Sprintf("the spec needs %d schedulable nodes, the cluster has %d (LOCAL_CLUSTER_NODES=%d make local-cluster-up)",
-			count, schedulable, count))
-	}
+	return schedulable
 }
 
 func hasNoScheduleTaint(node corev1.Node) bool {
