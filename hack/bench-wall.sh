@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# What a benchmark in a cluster costs beyond its runs: applies hack/bench-wall.yaml (or
+# BENCHMARK.yaml) on the cluster of KUBECONFIG (default: the local cluster's) in the
+# namespace its operator watches (the e2e suite's, with a Loki of its own), REPEATS times, each after deleting the last, and prints for each
+# its wall time from kubectl apply to the Complete condition, the time the runs need
+# (pgbench, warm-ups and the drains' time to the last record, from the status), their
+# ratio, and the median per-run overhead from the Jobs' and pods' timestamps (whole
+# seconds): Job created -> agent started, the agent's own time beyond warm-up, pgbench
+# and drain (start-up, the drain's wait past the last record, the final recount), and
+# agent finished -> next Job created (the result recorded, the next run scheduled).
+# Usage: hack/bench-wall.sh [REPEATS] [BENCHMARK.yaml]
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+cd "$REPO_ROOT"
+repeats=${1:-1}
+spec=${2:-hack/bench-wall.yaml}
+export KUBECONFIG=${KUBECONFIG:-$PWD/bin/local-cluster/kubeconfig}
+namespace=${BENCH_NAMESPACE:-logbench-e2e}
+postgres_image=${POSTGRES_IMAGE:-${IMAGE_REGISTRY}/postgresql:15-pgaudit-counter-bookworm}
+fluent_bit_image=${FLUENT_BIT_IMAGE:-${IMAGE_REGISTRY}/fluent-bit:${FLUENT_BIT_VERSION}}
+loki_image=${LOKI_IMAGE:-${IMAGE_REGISTRY}/loki:${LOKI_VERSION}}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# The e2e suite's Loki, renamed so that its specs, which restart and delete theirs, leave
+# this one alone.
+loki=bench-wall-loki
+sed -E -e "s#@LOKI_IMAGE@#${loki_image}#" -e "s#(name|app.kubernetes.io/name): loki\$#\1: ${loki}#" \
+  test/e2e/testdata/loki.yaml | kubectl -n "$namespace" apply -f - >/dev/null
+kubectl -n "$namespace" rollout status "deployment/$loki" --timeout=5m >/dev/null
+sed -e "s#@POSTGRES_IMAGE@#${postgres_image}#" -e "s#@FLUENT_BIT_IMAGE@#${fluent_bit_image}#" \
+  -e "s#@NAMESPACE@#${namespace}#" "$spec" >"$work/benchmark.yaml"
+name=$(kubectl create --dry-run=client -o jsonpath='{.metadata.name}' -f "$work/benchmark.yaml")
+
+# report BENCHMARK.json JOBS.json APPLIED COMPLETED PODS prints one benchmark's figures.
+report() {
+  jq -r --argjson applied "$3" --argjson completed "$4" --slurpfile jobs "$2" --argjson pods "$5" '
+    def secs: if . == null then null else sub("\\.[0-9]+"; "") | fromdateiso8601 end;
+    def dur: capture("^((?<m>[0-9]+)m)?((?<s>[0-9]+)s)?$") | ((.m // "0" | tonumber) * 60 + (.s // "0" | tonumber));
+    def median: sort | if length == 0 then 0 elif length % 2 == 1 then .[length / 2 | floor]
+      else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+    .spec.workload as $w | ($w.duration | dur) as $pgbench | (($w.warmup // "5s") | dur) as $warmup
+    | [.status.results[] | .destination as $d | .clients as $c | .repeats[]
+       | {key: "\($d)/\($c)/\(.repeat)", drain: .drainSeconds, warmup: (if .repeat == 1 then $warmup else 0 end)}] as $runs
+    | ($runs | map({(.key): .}) | add) as $byRun
+    | ([$jobs[0].items[]
+       | .metadata.labels as $l
+       | {key: "\($l["bench.logbench.io/destination"])/\($l["bench.logbench.io/clients"])/\($l["bench.logbench.io/repeat"])",
+          created: (.metadata.creationTimestamp | secs)}] | sort_by(.created)) as $jobList
+    | (.status.completionTime | secs) as $done
+    | [range(0; $jobList | length) as $i | $jobList[$i]
+       | . + {next: (if $i + 1 < ($jobList | length) then $jobList[$i + 1].created else $done end)}] as $spans
+    | ($runs | map($pgbench + .warmup + .drain) | add) as $needed
+    | ($completed - $applied) as $wall
+    | "wall time (apply -> Complete): \($wall * 10 | round / 10) s; clusters (apply -> first Job): \(($jobList[0].created - $applied) | round) s",
+      "runs: \($runs | length); pgbench \($pgbench * ($runs | length)) s + warm-ups \($runs | map(.warmup) | add) s + drains \($runs | map(.drain) | add * 10 | round / 10) s = \($needed * 10 | round / 10) s",
+      "ratio wall / (pgbench + warm-up + drain): \($wall / $needed * 100 | round / 100); runs alone (first Job -> Complete): \(($done - $jobList[0].created) / $needed * 100 | round / 100)",
+      "per-run overhead (mean, first Job -> Complete, beyond pgbench + warm-up + drain): \((($done - $jobList[0].created) - $needed) / ($runs | length) * 10 | round / 10) s",
+      ( [$spans[] | .key as $k | $byRun[$k] as $r | select($r != null)
+         | (.key) as $key | (.created) as $created | (.next) as $next
+         | ($pods[$key] // {}) as $p
+         | {before: (($p.started // $created) - $created),
+            agent: ((($p.finished // $next) - ($p.started // $created)) - ($pgbench + $r.warmup + $r.drain)),
+            after: ($next - ($p.finished // $next))}] as $o
+        | "per-run overhead (median): Job created -> agent started \($o | map(.before) | median) s, agent beyond warm-up + pgbench + drain \($o | map(.agent) | median * 10 | round / 10) s, agent finished -> next Job \($o | map(.after) | median) s"),
+      "rows (destination/clients/repeat: drain to the last record, why it ended, and for shippers when the last count started):",
+      (.status.results[] | .destination as $d | .clients as $c | .repeats[]
+       | "  \($d)/\($c)/\(.repeat): \(.drainSeconds * 10 | round / 10) s, \(.drainEnd // "-")"
+         + (if .drainCurve then ", last count at \(.drainCurve | last | .afterSeconds * 10 | round / 10) s" else "" end))
+  ' "$1"
+}
+
+for ((i = 1; i <= repeats; i++)); do
+  kubectl -n "$namespace" delete loggingbenchmark "$name" --ignore-not-found --wait=true --timeout=5m >/dev/null
+  applied=$(date +%s.%N)
+  kubectl -n "$namespace" apply -f "$work/benchmark.yaml" >/dev/null
+  kubectl -n "$namespace" wait --for=condition=Complete "loggingbenchmark/$name" --timeout=40m >/dev/null
+  completed=$(date +%s.%N)
+  kubectl -n "$namespace" get loggingbenchmark "$name" -o json >"$work/benchmark.json"
+  selector=bench.logbench.io/benchmark=$name
+  kubectl -n "$namespace" get jobs -l "$selector" -o json >"$work/jobs.json"
+  # Each run's agent container: when it started and finished, by destination/clients/repeat.
+  pods=$(kubectl -n "$namespace" get pods -l "$selector" -o json | jq -c '
+    def secs: sub("\\.[0-9]+"; "") | fromdateiso8601;
+    [.items[] | select(.metadata.labels["bench.logbench.io/repeat"] != null)
+     | .metadata.labels as $l | (.status.containerStatuses // [])[0].state.terminated as $t | select($t != null)
+     | {("\($l["bench.logbench.io/destination"])/\($l["bench.logbench.io/clients"])/\($l["bench.logbench.io/repeat"])"):
+        {started: ($t.startedAt | secs), finished: ($t.finishedAt | secs)}}] | add // {}')
+  echo "benchmark $i of $repeats:"
+  report "$work/benchmark.json" "$work/jobs.json" "$applied" "$completed" "$pods"
+done
