@@ -15,10 +15,7 @@ import (
 // gives now: a flag or a command changed without make docs fails here, before CI's
 // make verify-generated.
 func TestCLIReferenceIsCurrent(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testenv.Root(t)
 	committed, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(cliReference)))
 	if err != nil {
 		t.Fatal(err)

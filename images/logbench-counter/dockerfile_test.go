@@ -101,10 +101,7 @@ func pgConfig(t *testing.T, inst localpg.Installation, option string) string {
 // (CloudNativePG's image volume layout), and nothing else; the image stages copy those
 // trees.
 func TestBuildStageInstallsTheExtension(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testenv.Root(t)
 	all := instructions(t, filepath.Join(root, "images", "logbench-counter", "Dockerfile"))
 	trees := map[string]string{"operand": "/operand/", "extension": "/extension/"}
 	for name, tree := range trees {

@@ -272,10 +272,7 @@ func startInstance(t *testing.T, installation localpg.Installation, settings map
 // in a directory the server (the OS user postgres when the tests run as root) can read.
 func extensionImageLayout(t *testing.T, library string) string {
 	t.Helper()
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testenv.Root(t)
 	image, err := os.MkdirTemp("", "logbench-counter-image-")
 	if err != nil {
 		t.Fatal(err)

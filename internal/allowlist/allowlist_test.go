@@ -154,10 +154,7 @@ func TestCheck(t *testing.T) {
 
 // TestProductionSample: config/samples/production.yaml runs once its node pool is allowed.
 func TestProductionSample(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testenv.Root(t)
 	content, err := os.ReadFile(filepath.Join(root, "config", "samples", "production.yaml"))
 	if err != nil {
 		t.Fatal(err)

@@ -102,10 +102,7 @@ func TestSamplingSavingsCountedAtTheSource(t *testing.T) {
 // counted at the source.
 func runSampleCountedAtTheSource(t *testing.T, inst localpg.Installation, file string) []v1alpha1.Result {
 	t.Helper()
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testenv.Root(t)
 	benchmark, err := manifest.ReadFile(filepath.Join(root, "config", "samples", file))
 	if err != nil {
 		t.Fatal(err)
@@ -162,10 +159,7 @@ func runShortCounted(t *testing.T, spec *v1alpha1.LoggingBenchmarkSpec, options 
 // run refuses the settings only a count at the source accounts for, naming the extension
 // and how to build it, before it starts any server.
 func TestSettingsNeedingTheCounterAreRefusedWithoutIt(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testenv.Root(t)
 	benchmark, err := manifest.ReadFile(filepath.Join(root, "config", "samples", "sampling-local.yaml"))
 	if err != nil {
 		t.Fatal(err)

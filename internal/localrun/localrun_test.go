@@ -26,10 +26,7 @@ import (
 // reads directly (files and the server's own stderr) lose no record.
 func TestQuickSample(t *testing.T) {
 	installation := postgresqlInstallation(t)
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testenv.Root(t)
 	benchmark, err := manifest.ReadFile(filepath.Join(root, "config", "samples", "quick.yaml"))
 	if err != nil {
 		t.Fatal(err)

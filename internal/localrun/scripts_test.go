@@ -31,10 +31,7 @@ func TestScriptsCountedAtTheSource(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a PostgreSQL extension and starts PostgreSQL servers")
 	}
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testenv.Root(t)
 	localpgtest.Run(t, func(t *testing.T, inst localpg.Installation) {
 		documents, err := manifest.Read(filepath.Join(root, "config", "samples", "scripts-local.yaml"))
 		if err != nil {

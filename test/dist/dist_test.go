@@ -95,10 +95,7 @@ func stamped(t *testing.T) release {
 	if version == "" || commit == "" {
 		t.Fatal("VERSION and COMMIT are not set: run these tests with make test-dist")
 	}
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testenv.Root(t)
 	all := releasePlatforms(t, root)
 	r := release{version: version, commit: commit, dist: filepath.Join(root, "dist"), platforms: all,
 		sboms: os.Getenv("DIST_SBOMS") == "true"}

@@ -164,10 +164,7 @@ var external = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
 // TestLinksResolve checks every relative link of README.md and docs/: its file or folder
 // exists, and its anchor, if any, is a heading of the Markdown file it points at.
 func TestLinksResolve(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testenv.Root(t)
 	documents := map[string]*document{}
 	parsed := func(path string) *document {
 		if _, ok := documents[path]; !ok {
@@ -222,10 +219,7 @@ func TestLinksResolve(t *testing.T) {
 // TestRunnableBlocksAreRun checks that every command block marked runnable is run by the
 // test or script runners names, and that runners lists no block the docs dropped.
 func TestRunnableBlocksAreRun(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testenv.Root(t)
 	found := map[string]bool{}
 	for _, file := range markdownFiles(t, root) {
 		for _, block := range parse(t, filepath.Join(root, file)).runnable {
@@ -299,10 +293,7 @@ var runDate = regexp.MustCompile(`\b20[0-9]{2}-[01][0-9]-[0-3][0-9]\b`)
 // their conditions, not the day of a run: dated runs and CI timelines belong in
 // docs/development.md. Quoted logs and outputs (code, docs/examples) keep theirs.
 func TestUserPagesHoldNoDatesOfRuns(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testenv.Root(t)
 	for _, file := range markdownFiles(t, root) {
 		if file == filepath.Join("docs", "development.md") || strings.HasPrefix(file, filepath.Join("docs", "examples")) {
 			continue

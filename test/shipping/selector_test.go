@@ -95,10 +95,7 @@ var valueRefusal = regexp.MustCompile(`error parsing regexp|empty-compatible val
 // matches() takes RE2, as Go's regexp does).
 func selectorRule(t *testing.T) *regexp.Regexp {
 	t.Helper()
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testenv.Root(t)
 	data, err := os.ReadFile(filepath.Join(root, "config/crd/bases/bench.logbench.io_loggingbenchmarks.yaml"))
 	if err != nil {
 		t.Fatal(err)

@@ -47,19 +47,10 @@ type step struct {
 	Env  map[string]any `json:"env"`
 }
 
-func root(t *testing.T) string {
-	t.Helper()
-	dir, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 // workflows reads every workflow of .github/workflows, by file name, with its text.
 func workflows(t *testing.T) (map[string]workflow, map[string]string) {
 	t.Helper()
-	dir := filepath.Join(root(t), ".github", "workflows")
+	dir := filepath.Join(testenv.Root(t), ".github", "workflows")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -335,7 +326,7 @@ type sbomConfig struct {
 
 // TestGoreleaserWritesSBOMs checks that goreleaser catalogs every archive with syft.
 func TestGoreleaserWritesSBOMs(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(root(t), ".goreleaser.yaml"))
+	data, err := os.ReadFile(filepath.Join(testenv.Root(t), ".goreleaser.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +353,7 @@ func TestDockerfileBaseImagesArePinned(t *testing.T) {
 		}
 	}
 	for _, file := range files {
-		data, err := os.ReadFile(filepath.Join(root(t), file))
+		data, err := os.ReadFile(filepath.Join(testenv.Root(t), file))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -409,7 +400,7 @@ type releaseImage struct{ folder, context, target, tag, base string }
 // operator's.
 func releaseImages(t *testing.T) []releaseImage {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root(t), "images", "images.txt"))
+	data, err := os.ReadFile(filepath.Join(testenv.Root(t), "images", "images.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +425,7 @@ func releaseImages(t *testing.T) []releaseImage {
 // are tagged with go.mod's Go release: they set GOTOOLCHAIN=local, so an older one fails
 // the build, and a pin by digest does not follow go.mod by itself.
 func TestGoImagesHoldGoModsGo(t *testing.T) {
-	dir := root(t)
+	dir := testenv.Root(t)
 	goMod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
 	if err != nil {
 		t.Fatal(err)
@@ -464,7 +455,7 @@ func TestGoImagesHoldGoModsGo(t *testing.T) {
 // TestLintRunsZizmorOffline checks that make lint audits the workflows with zizmor,
 // offline: its online audits would need a GitHub token and the network.
 func TestLintRunsZizmorOffline(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(root(t), "Makefile"))
+	data, err := os.ReadFile(filepath.Join(testenv.Root(t), "Makefile"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -481,7 +472,7 @@ func TestLintRunsZizmorOffline(t *testing.T) {
 // the Makefile's RELEASE_IMAGE_REGISTRY.
 func releaseImageRegistry(t *testing.T) string {
 	t.Helper()
-	makefile, err := os.ReadFile(filepath.Join(root(t), "Makefile"))
+	makefile, err := os.ReadFile(filepath.Join(testenv.Root(t), "Makefile"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -496,7 +487,7 @@ func releaseImageRegistry(t *testing.T) string {
 // image the release publishes beside the operator's (imageName, extensionImage,
 // shipper.image), and that the Rsyslog receiver's default is the image it publishes.
 func TestChartAdmitsReleaseImages(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(root(t), "charts", "logbench", "values.yaml"))
+	data, err := os.ReadFile(filepath.Join(testenv.Root(t), "charts", "logbench", "values.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -537,7 +528,7 @@ func TestReleaseImagesBuildEachLine(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	cmd := exec.Command("make", "--no-print-directory", "release-images", "VERSION=1.2.3",
 		"CONTAINER_TOOL="+tool, "RELEASE_IMAGES_DIR="+out, "PLATFORMS=linux/amd64,linux/arm64")
-	cmd.Dir = root(t)
+	cmd.Dir = testenv.Root(t)
 	if output, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("make release-images: %v\n%s", err, output)
 	}
@@ -560,7 +551,7 @@ func TestReleaseImagesBuildEachLine(t *testing.T) {
 	for i, image := range images {
 		for _, want := range []string{"--platform linux/amd64,linux/arm64", "--target " + image.target,
 			"--build-arg BASE=" + image.base, filepath.Join("images", image.folder, "Dockerfile"),
-			" " + filepath.Join(root(t), image.context)} {
+			" " + filepath.Join(testenv.Root(t), image.context)} {
 			if !strings.Contains(builds[i], want) {
 				t.Errorf("the build of %s does not pass %q: %s", image.tag, want, builds[i])
 			}
