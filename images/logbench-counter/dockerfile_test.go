@@ -110,13 +110,7 @@ func TestBuildStageInstallsTheExtension(t *testing.T) {
 		}
 	}
 	localpgtest.Run(t, func(t *testing.T, inst localpg.Installation) {
-		if _, err := exec.LookPath("make"); err != nil {
-			testenv.Missing(t, "make is missing, so the extension cannot be built: install make")
-		}
-		if _, err := os.Stat(pgConfig(t, inst, "--pgxs")); err != nil {
-			testenv.Missing(t, "PostgreSQL %d's PGXS is missing: install postgresql-server-dev-%d (Debian; .ci/run does)",
-				inst.Version, inst.Version)
-		}
+		localpgtest.RequirePGXS(t, inst)
 		image := t.TempDir()
 		// The image's paths, under image: the files make reads and DESTDIR. The install
 		// directories pkglibdir and datadir are below DESTDIR already.

@@ -36,23 +36,8 @@ func CounterLibrary(t testing.TB, inst localpg.Installation) string {
 	if library, built := counterBuilds.libraries[pgConfig]; built {
 		return library
 	}
-	out, err := exec.Command(pgConfig, "--pgxs").Output()
-	pgxs := strings.TrimSpace(string(out))
-	if err == nil {
-		_, err = os.Stat(pgxs)
-	}
-	if err != nil {
-		testenv.Missing(t, "PostgreSQL %d's PGXS is missing (%s --pgxs: %v), so logbench_counter cannot be built "+
-			"for it: install postgresql-server-dev-%d (Debian; .ci/run does)", inst.Version, pgConfig, err, inst.Version)
-	}
-	if _, err := exec.LookPath("make"); err != nil {
-		testenv.Missing(t, "make is missing, so logbench_counter cannot be built: install make")
-	}
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	source := filepath.Join(root, "logbench_counter")
+	RequirePGXS(t, inst)
+	source := filepath.Join(testenv.Root(t), "logbench_counter")
 	// Outside t.TempDir, which lasts only for one test; the server, as the OS user
 	// postgres when the tests run as root, must read the library.
 	build, err := os.MkdirTemp("", fmt.Sprintf("logbench-counter-pg%d-", inst.Version))
@@ -86,5 +71,23 @@ func RemoveCounterBuilds() {
 	for pgConfig, library := range counterBuilds.libraries {
 		os.RemoveAll(filepath.Dir(library))
 		delete(counterBuilds.libraries, pgConfig)
+	}
+}
+
+// RequirePGXS fails the test in CI, and skips it elsewhere, when logbench_counter cannot
+// be built for inst: without make, or without inst's PGXS (its server development files).
+func RequirePGXS(t testing.TB, inst localpg.Installation) {
+	t.Helper()
+	pgConfig := inst.Binary("pg_config")
+	out, err := exec.Command(pgConfig, "--pgxs").Output()
+	if err == nil {
+		_, err = os.Stat(strings.TrimSpace(string(out)))
+	}
+	if err != nil {
+		testenv.Missing(t, "PostgreSQL %d's PGXS is missing (%s --pgxs: %v), so logbench_counter cannot be built "+
+			"for it: install postgresql-server-dev-%d (Debian; .ci/run does)", inst.Version, pgConfig, err, inst.Version)
+	}
+	if _, err := exec.LookPath("make"); err != nil {
+		testenv.Missing(t, "make is missing, so logbench_counter cannot be built: install make")
 	}
 }
