@@ -431,7 +431,8 @@ e2e-install-path: helm ## Walk docs/installation.md's install path on the runnin
 	$(MAKE) --no-print-directory e2e-local E2E_LABEL_FILTER=install-path
 
 .PHONY: e2e-up
-e2e-up: loki otelcol prometheus-stack local-cluster-up ## Build Loki, the collector and the Prometheus stack, then bring the local cluster up with them.
+e2e-up: loki otelcol prometheus-stack ## Build Loki, the collector and the Prometheus stack, then bring the local cluster up with them on two nodes.
+	LOCAL_CLUSTER_NODES=2 $(MAKE) --no-print-directory local-cluster-up
 
 .PHONY: e2e-suite
 e2e-suite: e2e-local-lanes e2e-upgrade e2e-install-path ## Run the shipping tests, the e2e suite, the upgrade spec and the install path on the running local cluster.
