@@ -35,15 +35,15 @@ func FluentBit(t testing.TB) string {
 		Missing(t, "Fluent Bit not found at %s (set %s to a Fluent Bit %s binary): %v", path, FluentBitEnv, version, err)
 	}
 	if shared {
-		if sum, want := fileSHA256(t, path), PinnedVersion(t, "FLUENT_BIT_SHA256"); sum != want {
+		if sum, want := FileSHA256(t, path), PinnedVersion(t, "FLUENT_BIT_SHA256"); sum != want {
 			t.Fatalf("%s has sha256 %s, hack/versions.env pins %s", path, sum, want)
 		}
 	}
 	return path
 }
 
-// fileSHA256 returns the hex sha256 of the file at path.
-func fileSHA256(t testing.TB, path string) string {
+// FileSHA256 returns the hex sha256 of the file at path.
+func FileSHA256(t testing.TB, path string) string {
 	t.Helper()
 	file, err := os.Open(path)
 	if err != nil {

@@ -12,9 +12,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	"crypto/sha256"
 	"debug/buildinfo"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -164,7 +162,7 @@ func TestArchives(t *testing.T) {
 		name := r.archive(platform.os, platform.arch)
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(r.dist, name)
-			if got := sha256File(t, path); got != sums[name] {
+			if got := testenv.FileSHA256(t, path); got != sums[name] {
 				t.Errorf("sha256 %s, checksums.txt says %s", got, sums[name])
 			}
 			dir := unpack(t, path)
@@ -216,7 +214,7 @@ func TestSBOMs(t *testing.T) {
 		archive := r.archive(platform.os, platform.arch)
 		t.Run(sbom(archive), func(t *testing.T) {
 			path := filepath.Join(r.dist, sbom(archive))
-			if got := sha256File(t, path); got != sums[sbom(archive)] {
+			if got := testenv.FileSHA256(t, path); got != sums[sbom(archive)] {
 				t.Errorf("sha256 %s, checksums.txt says %s", got, sums[sbom(archive)])
 			}
 			data, err := os.ReadFile(path)
@@ -421,20 +419,6 @@ func runHelm(t *testing.T, helm string, args ...string) string {
 		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, &stderr)
 	}
 	return stdout.String()
-}
-
-func sha256File(t *testing.T, path string) string {
-	t.Helper()
-	file, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = file.Close() }()
-	hash := sha256.New()
-	if _, err := io.Copy(hash, file); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(hash.Sum(nil))
 }
 
 // unpack extracts a .tar.gz archive of regular files into a temporary folder.
