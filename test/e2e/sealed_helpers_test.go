@@ -38,12 +38,16 @@ const postgresContainer = "postgres"
 // read-only.
 const sealProbeScript = `
 identity() {
-  local line fields=()
+  local status line fields=()
+  # One read of the whole file: read's small reads seek back after each line, and each
+  # seek makes the kernel write status anew, whose memory lines of a busy process change
+  # length in between, so that a line can be skipped.
+  status=$(<"$1/status") || return 1
   while IFS= read -r line; do
     case $line in
       Uid:*|Gid:*|CapPrm:*|CapEff:*|CapBnd:*|NoNewPrivs:*) fields+=("${line//$'\t'/ }") ;;
     esac
-  done <"$1/status" || return 1
+  done <<<"$status"
   local IFS=,
   echo "${fields[*]}"
 }
