@@ -5,6 +5,10 @@ const (
 	ClusterLabel      = "cnpg.io/cluster"
 	InstanceRoleLabel = "cnpg.io/instanceRole"
 	PrimaryRole       = "primary"
+	// PodRoleLabel tells instance pods from the Jobs' pods (initdb, join), which carry
+	// the cluster label too.
+	PodRoleLabel = "cnpg.io/podRole"
+	InstanceRole = "instance"
 )
 
 // Ports CloudNativePG's instance pods serve.

@@ -334,7 +334,7 @@ var _ = Describe("logbench", Ordered, func() {
 			Eventually(func(g Gomega) {
 				pods := &corev1.PodList{}
 				g.Expect(k8sClient.List(ctx, pods, client.InNamespace(benchmarkNamespace),
-					client.MatchingLabels{"cnpg.io/cluster": "unready-typo", "cnpg.io/podRole": "instance"})).To(Succeed())
+					client.MatchingLabels{cloudnativepg.ClusterLabel: "unready-typo", cloudnativepg.PodRoleLabel: cloudnativepg.InstanceRole})).To(Succeed())
 				g.Expect(pods.Items).NotTo(BeEmpty())
 				instance = pods.Items[0]
 			}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(2 * time.Second).Should(Succeed())
@@ -441,7 +441,7 @@ var _ = Describe("logbench", Ordered, func() {
 		time.Sleep(5 * time.Second)
 		instances := &corev1.PodList{}
 		Expect(k8sClient.List(ctx, instances, client.InNamespace(benchmarkNamespace),
-			client.MatchingLabels{"cnpg.io/cluster": cluster, "cnpg.io/podRole": "instance"})).To(Succeed())
+			client.MatchingLabels{cloudnativepg.ClusterLabel: cluster, cloudnativepg.PodRoleLabel: cloudnativepg.InstanceRole})).To(Succeed())
 		Expect(instances.Items).To(HaveLen(2))
 		for _, pod := range instances.Items {
 			_, _ = fmt.Fprintf(GinkgoWriter, "instance %s (%s) on %s\n",

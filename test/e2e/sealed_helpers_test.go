@@ -153,7 +153,8 @@ func expectSealedContainers(ctx context.Context, benchmark *benchv1alpha1.Loggin
 	for _, destination := range benchmark.Status.Destinations {
 		instances := &corev1.PodList{}
 		Expect(k8sClient.List(ctx, instances, client.InNamespace(benchmark.Namespace),
-			client.MatchingLabels{cloudnativepg.ClusterLabel: destination.ClusterName})).To(Succeed())
+			client.MatchingLabels{cloudnativepg.ClusterLabel: destination.ClusterName,
+				cloudnativepg.PodRoleLabel: cloudnativepg.InstanceRole})).To(Succeed())
 		for _, pod := range instances.Items {
 			if pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
 				continue

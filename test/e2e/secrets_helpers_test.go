@@ -117,7 +117,7 @@ func expectNoLeak(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark
 				Expect(err).NotTo(HaveOccurred(), "logs of %s/%s", pod.Name, container.Name)
 				places[fmt.Sprintf("the log of %s/%s", pod.Name, container.Name)] = logs
 			}
-			if pod.Labels[cloudnativepg.ClusterLabel] != "" && pod.Status.Phase == corev1.PodRunning {
+			if pod.Labels[cloudnativepg.PodRoleLabel] == cloudnativepg.InstanceRole && pod.Status.Phase == corev1.PodRunning {
 				files, err := instanceLogFiles(ctx, pod)
 				if err != nil && podGone(ctx, pod) {
 					continue
