@@ -338,9 +338,9 @@ installer-overlay: kustomize
 
 ##@ End-to-end
 
-# The local cluster (hack/local-cluster) is a single-node Kubernetes with CloudNativePG
-# built from the Go module proxy and Debian's packages, for machines without Docker or a
-# registry; it needs root. Its binaries and images are cached, so only the first
+# The local cluster (hack/local-cluster) is a Kubernetes of LOCAL_CLUSTER_NODES nodes (one
+# by default, two for make e2e-up) with CloudNativePG built from the Go module proxy and
+# Debian's packages, for machines without Docker or a registry; it needs root. Its binaries and images are cached, so only the first
 # local-cluster-up is slow.
 LOCAL_CLUSTER_KUBECONFIG = $(LOCALBIN)/local-cluster/kubeconfig
 # The limit of one go test of the e2e suite: kind's whole suite runs in one (about 41
