@@ -157,10 +157,7 @@ func scriptsVolume(scripts *v1alpha1.WorkloadScripts) corev1.Volume {
 // placementAffinity places the pgbench pod against the cluster's primary as
 // workload.placement says.
 func placementAffinity(placement v1alpha1.Placement, cluster string) *corev1.Affinity {
-	primary := corev1.PodAffinityTerm{
-		LabelSelector: &metav1.LabelSelector{MatchLabels: cloudnativepg.PrimaryPodLabels(cluster)},
-		TopologyKey:   corev1.LabelHostname,
-	}
+	primary := nodeOfPods(cloudnativepg.PrimaryPodLabels(cluster))
 	switch placement {
 	case v1alpha1.PlacementSameNode:
 		return &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
@@ -169,11 +166,22 @@ func placementAffinity(placement v1alpha1.Placement, cluster string) *corev1.Aff
 	case v1alpha1.PlacementAnywhere:
 		return nil
 	}
-	// Preferred, not required: a single-node cluster still runs the benchmark.
+	return preferApart(corev1.WeightedPodAffinityTerm{Weight: 100, PodAffinityTerm: primary})
+}
+
+// nodeOfPods selects the nodes of the pods that carry labels.
+func nodeOfPods(labels map[string]string) corev1.PodAffinityTerm {
+	return corev1.PodAffinityTerm{
+		LabelSelector: &metav1.LabelSelector{MatchLabels: labels},
+		TopologyKey:   corev1.LabelHostname,
+	}
+}
+
+// preferApart prefers the nodes the terms do not select. Preferred, not required: a
+// single-node cluster still runs the benchmark.
+func preferApart(terms ...corev1.WeightedPodAffinityTerm) *corev1.Affinity {
 	return &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
-		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{
-			{Weight: 100, PodAffinityTerm: primary},
-		},
+		PreferredDuringSchedulingIgnoredDuringExecution: terms,
 	}}
 }
 

@@ -7,12 +7,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/shipping"
 )
 
 // SyslogReceiverDeployment returns the Deployment of a forwarding Syslog destination's
 // receiver, without owner reference: one Fluent Bit, its configuration from the ConfigMap
-// of the same name (SyslogReceiverConfigMap), pulling its image with pullSecrets.
+// of the same name (SyslogReceiverConfigMap), pulling its image with pullSecrets, on
+// another node than its cluster's primary when one can take it.
 func SyslogReceiverDeployment(
 	benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination, pullSecrets []corev1.LocalObjectReference,
 ) *appsv1.Deployment {
@@ -20,6 +22,7 @@ func SyslogReceiverDeployment(
 	labels := SyslogReceiverLabels(benchmark.Name, dest.Name)
 	pod := shipping.SyslogReceiverPodSpec(ShippingTarget(benchmark, dest), name)
 	pod.ImagePullSecrets = pullSecrets
+	pod.Affinity = syslogReceiverAffinity(ClusterName(benchmark.Name, dest.Name))
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Namespace: benchmark.Namespace, Name: name, Labels: labels},
 		Spec: appsv1.DeploymentSpec{
@@ -54,4 +57,18 @@ func SyslogReceiverService(benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.D
 			Ports:    ports,
 		},
 	}
+}
+
+// syslogReceiverAffinity prefers another node than the cluster's primary's, so that the
+// forwarded records cross the network between nodes. The receiver is created before its
+// cluster, and the scheduler weighs a running pod's preferred anti-affinity against the
+// pods it places after it: the lighter term, against any pod of the cluster, also keeps
+// the cluster's instances off the receiver's node.
+func syslogReceiverAffinity(cluster string) *corev1.Affinity {
+	return preferApart(
+		corev1.WeightedPodAffinityTerm{Weight: 100, PodAffinityTerm: nodeOfPods(cloudnativepg.PrimaryPodLabels(cluster))},
+		corev1.WeightedPodAffinityTerm{
+			Weight: 50, PodAffinityTerm: nodeOfPods(map[string]string{cloudnativepg.ClusterLabel: cluster}),
+		},
+	)
 }

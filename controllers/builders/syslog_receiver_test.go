@@ -90,6 +90,46 @@ func TestSyslogReceiverServesTheTransportAndTheMetrics(t *testing.T) {
 	}
 }
 
+// TestSyslogReceiverPrefersAnotherNodeThanThePrimary: the receiver only prefers nodes
+// without its cluster's primary, most of all, or any of its pods, so that a single-node
+// cluster still runs it; it requires nothing and leaves the other clusters' pods alone.
+func TestSyslogReceiverPrefersAnotherNodeThanThePrimary(t *testing.T) {
+	benchmark := &v1alpha1.LoggingBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "b"}}
+	affinity := SyslogReceiverDeployment(benchmark, forwardingDestination(v1alpha1.SyslogTCP), nil).Spec.Template.Spec.Affinity
+	if affinity == nil || affinity.PodAntiAffinity == nil || affinity.PodAffinity != nil || affinity.NodeAffinity != nil ||
+		affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		t.Fatalf("affinity %+v, want only a preferred pod anti-affinity", affinity)
+	}
+	primary, otherInstance := labels.Set(cloudnativepg.PrimaryPodLabels("b-sys")), labels.Set{
+		cloudnativepg.ClusterLabel: "b-sys", cloudnativepg.InstanceRoleLabel: "replica",
+	}
+	for _, tc := range []struct {
+		pod        labels.Set
+		wantWeight int32
+	}{
+		{primary, 150},
+		{otherInstance, 50},
+		{labels.Set(cloudnativepg.PrimaryPodLabels("b-other")), 0},
+	} {
+		weight := int32(0)
+		for _, term := range affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+			selector, err := metav1.LabelSelectorAsSelector(term.PodAffinityTerm.LabelSelector)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if term.PodAffinityTerm.TopologyKey != corev1.LabelHostname {
+				t.Errorf("topology key %s, want the node's", term.PodAffinityTerm.TopologyKey)
+			}
+			if selector.Matches(tc.pod) {
+				weight += term.Weight
+			}
+		}
+		if weight != tc.wantWeight {
+			t.Errorf("a pod labelled %v weighs %d against the receiver's node, want %d", tc.pod, weight, tc.wantWeight)
+		}
+	}
+}
+
 // TestSyslogReceiverNetworkPolicyAdmitsTheClusterAndTheRuns: the receiver's syslog port
 // takes only the destination's instance pods, not those of a cluster of the same name
 // logbench did not create, its metrics port only the destination's run pods.
