@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
@@ -17,13 +18,15 @@ import (
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers/builders"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 )
 
 // The syslog specs measure PostgreSQL's syslog() into the receiver sidecar that sees its
 // socket as the postgres container's /dev/log: split and numbered messages counted at a
 // Null output, whole messages at a Stdout output, and rsyslog with Debian's configuration
 // with and without a rate limit; then forwarded by the Fluent Bit sidecar over UDP and
-// over TCP to the receiver Service logbench deploys, counted at both ends.
+// over TCP to the receiver Service logbench deploys, on another node than the primary's
+// when the cluster has one, counted at both ends.
 var _ = Describe("syslog", Ordered, func() {
 	// benchmark is the running spec's; benchmarks every spec's, deleted after the last.
 	var (
@@ -173,8 +176,31 @@ var _ = Describe("syslog", Ordered, func() {
 				Expect(records.Delivered+records.ArrivedLate).To(Equal(records.Expected), "%s: TCP delivers every record", what)
 			}
 		}
+
+		By("finding each receiver on another node than its cluster's primary")
+		receiverNodes, primaryNodes := map[string]string{}, map[string]string{}
+		for _, dest := range []string{"udp", "tcp"} {
+			receiver := onlyPod(ctx, builders.SyslogReceiverLabels(benchmark.Name, dest))
+			primary := onlyPod(ctx, cloudnativepg.PrimaryPodLabels(builders.ClusterName(benchmark.Name, dest)))
+			receiverNodes[dest], primaryNodes[dest] = receiver.Spec.NodeName, primary.Spec.NodeName
+			_, _ = fmt.Fprintf(GinkgoWriter, "%s: receiver %s on %s, primary %s on %s\n",
+				dest, receiver.Name, receiver.Spec.NodeName, primary.Name, primary.Spec.NodeName)
+		}
+		// On one node the receiver shares the primary's: the accounts above still hold.
+		requireSchedulableNodes(ctx, 2)
+		for dest, node := range receiverNodes {
+			Expect(node).NotTo(Equal(primaryNodes[dest]), "%s: the receiver on another node than the primary", dest)
+		}
 	})
 })
+
+// onlyPod is the one pod of the benchmark namespace that carries labels.
+func onlyPod(ctx context.Context, labels map[string]string) corev1.Pod {
+	pods := &corev1.PodList{}
+	Expect(k8sClient.List(ctx, pods, client.InNamespace(benchmarkNamespace), client.MatchingLabels(labels))).To(Succeed())
+	Expect(pods.Items).To(HaveLen(1), "the pod labelled %v", labels)
+	return pods.Items[0]
+}
 
 // lostAt is the stage a row's records name as the losing one, "" without stages.
 func lostAt(records benchv1alpha1.Records) string {
