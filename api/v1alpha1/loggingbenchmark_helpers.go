@@ -21,14 +21,22 @@ func (s *LoggingBenchmarkSpec) EffectiveDestinations() []Destination {
 	return append([]Destination{{Name: BaselineName, Type: DestinationNone}}, s.Destinations...)
 }
 
-// BaselineDestination returns the name of the listed destination of type None.
+// BaselineDestination returns the name of the listed destination of type None placed as
+// the workload: the baseline. One of type None placed otherwise is the reference of the
+// destinations placed as it is only.
 func (s *LoggingBenchmarkSpec) BaselineDestination() (string, bool) {
 	for _, d := range s.Destinations {
-		if d.Type == DestinationNone {
+		if d.Type == DestinationNone && s.PlacementOf(d) == s.Workload.Placement {
 			return d.Name, true
 		}
 	}
 	return "", false
+}
+
+// PlacementOf is where the pgbench pods of the destination's runs go against its
+// cluster's primary: its own placement, or the workload's.
+func (s *LoggingBenchmarkSpec) PlacementOf(d Destination) Placement {
+	return cmp.Or(d.Placement, s.Workload.Placement)
 }
 
 // RunsTotal is the number of pgbench executions the benchmark needs; with a ramp, the

@@ -9,13 +9,15 @@ import (
 // LoggingBenchmarkSpec describes one benchmark: which PostgreSQL servers to create, what
 // they log, where the logs go, and which pgbench workload measures the cost.
 // +kubebuilder:validation:XValidation:rule="!self.baseline.enabled || self.destinations.all(d, d.name != 'baseline' || d.type == 'None')",message="the destination name 'baseline' is reserved for the automatic baseline; rename it or set baseline.enabled: false"
-// +kubebuilder:validation:XValidation:rule="self.destinations.filter(d, d.type == 'None').size() <= 1",message="at most one destination may have type None (the baseline)"
+// +kubebuilder:validation:XValidation:rule="['Apart', 'SameNode', 'Anywhere'].all(p, self.destinations.filter(d, d.type == 'None' && (has(d.placement) ? d.placement : self.workload.placement) == p).size() <= 1)",message="at most one destination of type None (a baseline) per placement"
+// +kubebuilder:validation:XValidation:rule="!(self.baseline.enabled || self.destinations.exists(d, d.type == 'None')) || self.destinations.all(d, !has(d.placement) || d.placement == self.workload.placement || self.destinations.exists(r, r.type == 'None' && has(r.placement) && r.placement == d.placement))",message="a destination placed otherwise than spec.workload.placement needs a destination of type None with the same placement: its overhead is measured against a baseline placed as it is"
+// +kubebuilder:validation:XValidation:rule="!has(self.workload.ramp) || self.destinations.all(d, !has(d.placement))",message="a ramp measures every destination against one baseline: leave placement out of the destinations, or compare placements at fixed clients"
 // +kubebuilder:validation:XValidation:rule="!has(self.workload.ramp) || !has(self.workload.ramp.stopWhen) || !has(self.workload.ramp.stopWhen.overheadAbovePercent) || self.baseline.enabled || self.destinations.exists(d, d.type == 'None')",message="ramp.stopWhen.overheadAbovePercent needs the baseline to measure overhead against: enable it or list a destination of type None"
 // The status holds a result row per destination and client count and a repeat result
 // per run: MaxRowsAndRuns bounds them so that the largest status stays under 1 MiB
 // (etcd refuses an object above 1.5 MiB, and every later status write with it). A ramp
 // runs at most 11 client counts by factor (1 to 1000 doubling), its rounds by step.
-// +kubebuilder:validation:XValidation:rule="(self.destinations.size() + (self.baseline.enabled && !self.destinations.exists(d, d.type == 'None') ? 1 : 0)) * (!has(self.workload.ramp) ? self.workload.clients.size() : has(self.workload.ramp.step) ? (self.workload.ramp.max - self.workload.ramp.start) / self.workload.ramp.step + 1 : 11) * (self.workload.repeats + 1) <= 220",message="too many runs for one status: destinations (the baseline included) × client counts × (repeats + 1) must be at most 220; split the benchmark"
+// +kubebuilder:validation:XValidation:rule="(self.destinations.size() + (self.baseline.enabled && !self.destinations.exists(d, d.type == 'None' && (!has(d.placement) || d.placement == self.workload.placement)) ? 1 : 0)) * (!has(self.workload.ramp) ? self.workload.clients.size() : has(self.workload.ramp.step) ? (self.workload.ramp.max - self.workload.ramp.start) / self.workload.ramp.step + 1 : 11) * (self.workload.repeats + 1) <= 220",message="too many runs for one status: destinations (the baseline included) × client counts × (repeats + 1) must be at most 220; split the benchmark"
 type LoggingBenchmarkSpec struct {
 	// Postgres describes every benchmark cluster.
 	// +kubebuilder:default={}
@@ -471,6 +473,15 @@ type Destination struct {
 	// baseline (type None) logs nothing and takes none.
 	// +optional
 	Logging *LoggingOverride `json:"logging,omitempty"`
+
+	// Placement overrides spec.workload.placement for this destination's runs, so that
+	// one benchmark compares placements in the same rounds. Each overhead is measured
+	// against the destination of type None placed the same way, so a destination placed
+	// otherwise than the workload needs a destination of type None with its placement
+	// (the automatic baseline takes the workload's). Local runs ignore it, as they
+	// ignore spec.workload.placement: client and server share one machine.
+	// +optional
+	Placement Placement `json:"placement,omitempty"`
 }
 
 // SyslogFacility is syslog_facility.

@@ -301,7 +301,19 @@ var _ = Describe("LoggingBenchmark admission", func() {
 			`destinations: [{name: baseline, type: CSVLog}]`,
 			"spec", "the destination name 'baseline' is reserved"),
 		Entry("two destinations of type None", `destinations: [{name: none, type: None}, {name: quiet, type: None}]`,
-			"spec", "at most one destination may have type None"),
+			"spec", "at most one destination of type None (a baseline) per placement"),
+		Entry("a second destination of type None placed as the workload",
+			`destinations: [{name: none, type: None}, {name: quiet, type: None, placement: Apart}]`,
+			"spec", "at most one destination of type None (a baseline) per placement"),
+		Entry("a destination placed apart from the workload without a baseline placed as it is",
+			`destinations: [{name: csvlog-same, type: CSVLog, placement: SameNode}]`,
+			"spec", "needs a destination of type None with the same placement"),
+		Entry("a destination's own placement beside a ramp",
+			`{destinations: [{name: none-same, type: None, placement: SameNode}, {name: csvlog-same, type: CSVLog, placement: SameNode}], `+
+				`workload: {ramp: {start: 1, max: 4, factor: 2}}}`,
+			"spec", "a ramp measures every destination against one baseline"),
+		Entry("an unknown destination placement", `destinations: [{name: csvlog, type: CSVLog, placement: Rack}]`,
+			"spec.destinations[0].placement", "Unsupported value"),
 
 		// PostgreSQL parameters that logbench sets itself.
 		Entry("log_destination parameter", `postgres: {parameters: {log_destination: csvlog}}`,
@@ -554,6 +566,10 @@ var _ = Describe("LoggingBenchmark admission", func() {
 			`destinations: [{name: none, type: None}, {name: statement, type: CSVLog}, `+
 				`{name: both, type: Stderr, logging: {statement: none, minDurationStatement: 0, duration: true, connections: true, `+
 				`disconnections: true, trackIOTiming: true, pgaudit: {log: [read]}, linePrefix: "%m %a "}}]`),
+		Entry("placements compared in one run, each against a baseline placed as it is",
+			`destinations: [{name: csvlog, type: CSVLog}, {name: none-same, type: None, placement: SameNode}, `+
+				`{name: csvlog-same, type: CSVLog, placement: SameNode}]`),
+		Entry("a destination placed as the workload, named", `destinations: [{name: csvlog, type: CSVLog, placement: Apart}]`),
 		Entry(
 			"a listed baseline named baseline",
 			`destinations: [{name: baseline, type: None}, {name: csvlog, type: CSVLog}]`,

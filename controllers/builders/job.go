@@ -105,7 +105,7 @@ func Job(benchmark *v1alpha1.LoggingBenchmark, run Run, in JobInput) (*batchv1.J
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
 					RestartPolicy:      corev1.RestartPolicyNever,
-					Affinity:           placementAffinity(spec.Workload.Placement, in.ClusterName),
+					Affinity:           placementAffinity(spec.PlacementOf(run.Destination), in.ClusterName),
 					ServiceAccountName: AgentServiceAccountName,
 					ImagePullSecrets:   in.PullSecrets,
 					SecurityContext: &corev1.PodSecurityContext{
@@ -154,8 +154,8 @@ func scriptsVolume(scripts *v1alpha1.WorkloadScripts) corev1.Volume {
 	return corev1.Volume{Name: agentScriptsVolume, VolumeSource: corev1.VolumeSource{ConfigMap: source}}
 }
 
-// placementAffinity places the pgbench pod against the cluster's primary as
-// workload.placement says.
+// placementAffinity places the pgbench pod against the cluster's primary as the
+// destination's placement says.
 func placementAffinity(placement v1alpha1.Placement, cluster string) *corev1.Affinity {
 	primary := nodeOfPods(cloudnativepg.PrimaryPodLabels(cluster))
 	switch placement {

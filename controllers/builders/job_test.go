@@ -44,6 +44,33 @@ func TestPlacementAffinity(t *testing.T) {
 	}
 }
 
+// TestDestinationPlacementOverridesTheWorkloads: a destination's own placement places its
+// runs' pods; the others keep the workload's.
+func TestDestinationPlacementOverridesTheWorkloads(t *testing.T) {
+	benchmark := &v1alpha1.LoggingBenchmark{Spec: v1alpha1.LoggingBenchmarkSpec{
+		Workload: v1alpha1.WorkloadSpec{Placement: v1alpha1.PlacementApart},
+	}}
+	for _, tc := range []struct {
+		destination v1alpha1.Destination
+		want        v1alpha1.Placement
+	}{
+		{v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}, v1alpha1.PlacementApart},
+		{v1alpha1.Destination{Name: "csv-same", Type: v1alpha1.DestinationCSVLog, Placement: v1alpha1.PlacementSameNode},
+			v1alpha1.PlacementSameNode},
+		{v1alpha1.Destination{Name: "none-any", Type: v1alpha1.DestinationNone, Placement: v1alpha1.PlacementAnywhere},
+			v1alpha1.PlacementAnywhere},
+	} {
+		cluster := "bench-" + tc.destination.Name
+		job, err := Job(benchmark, Run{Destination: tc.destination, Clients: 1, Repeat: 1}, JobInput{ClusterName: cluster})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := job.Spec.Template.Spec.Affinity, placementAffinity(tc.want, cluster); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: affinity %+v, want %s's %+v", tc.destination.Name, got, tc.want, want)
+		}
+	}
+}
+
 // TestDestinationLoggingReachesServerAndAgent: a destination's own logging sets its
 // cluster's parameters, and the Job's request carries it to the agent, whose expected
 // records follow it; a destination without one keeps spec.logging.

@@ -472,6 +472,8 @@ func IgnoredFields(spec *v1alpha1.LoggingBenchmarkSpec) []string {
 	// A local run loads the counter it finds (--counter-library) whatever the field says.
 	note(p.Counter != nil, "spec.postgres.counter")
 	note(len(spec.Workload.Resources.Limits)+len(spec.Workload.Resources.Requests) > 0, "spec.workload.resources")
+	note(slices.ContainsFunc(spec.Destinations, func(d v1alpha1.Destination) bool { return d.Placement != "" }),
+		"spec.destinations[].placement")
 	return ignored
 }
 

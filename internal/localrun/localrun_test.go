@@ -494,3 +494,20 @@ func TestRsyslogIsClusterOnly(t *testing.T) {
 		t.Errorf("an Rsyslog destination runs locally or for the wrong reason: %q", reason)
 	}
 }
+
+// TestDestinationPlacementIgnoredLocally: one machine runs every client beside its
+// server, so a destination's own placement changes nothing there, and the run says so;
+// each destination is still measured against the baseline the spec places with it.
+func TestDestinationPlacementIgnoredLocally(t *testing.T) {
+	spec := &v1alpha1.LoggingBenchmarkSpec{Destinations: []v1alpha1.Destination{
+		{Name: "csv", Type: v1alpha1.DestinationCSVLog},
+		{Name: "csv-same", Type: v1alpha1.DestinationCSVLog, Placement: v1alpha1.PlacementSameNode},
+	}}
+	if ignored := IgnoredFields(spec); !slices.Contains(ignored, "spec.destinations[].placement") {
+		t.Errorf("IgnoredFields = %q, want spec.destinations[].placement among them", ignored)
+	}
+	spec.Destinations[1].Placement = ""
+	if ignored := IgnoredFields(spec); slices.Contains(ignored, "spec.destinations[].placement") {
+		t.Errorf("IgnoredFields = %q without a destination's placement", ignored)
+	}
+}

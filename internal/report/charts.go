@@ -280,11 +280,11 @@ type overheadChart struct {
 // per client count. It returns false when no row has an overhead (no baseline result),
 // as an empty chart would suggest zero overhead.
 func newOverheadChart(all []series, counts []int32, rows []v1alpha1.Result) (overheadChart, bool) {
-	// The reference has no overhead against itself; the baseline has one only against
+	// The reference has no overhead against itself; a baseline has one only against
 	// another destination.
 	against, reference := OverheadAgainst(rows), ReferenceName(rows)
 	logged := slices.DeleteFunc(slices.Clone(all), func(s series) bool {
-		return s.Name == against || (against == "" && s.Baseline)
+		return s.Name == against || (s.Baseline && !hasOverhead(s))
 	})
 	chart := overheadChart{plot: newPlot(400, 80), Legend: legendOf(logged, markBox)}
 	var lo, hi float64
@@ -459,3 +459,13 @@ func newRecordsChart(all []series, counts []int32) (recordsChart, bool) {
 func (p plot) MiddleX() px { return (p.Left + p.Right) / 2 }
 func (p plot) MiddleY() px { return (p.Top + p.Bottom) / 2 }
 func (p plot) TickEnd() px { return p.Bottom + 5 }
+
+// hasOverhead tells whether any row of the series has an overhead.
+func hasOverhead(s series) bool {
+	for _, row := range s.rows {
+		if row.OverheadPercent != nil {
+			return true
+		}
+	}
+	return false
+}

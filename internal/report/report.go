@@ -132,7 +132,7 @@ func describe(b *v1alpha1.LoggingBenchmark) []fact {
 		fact{"Logging", loggingSettings(spec.Logging)},
 		fact{"Destinations", destinations(spec)},
 	)
-	if against := OverheadAgainst(status.Results); against != "" {
+	if against := OverheadAgainstText(status.Results); against != "" {
 		facts = append(facts, fact{"Overhead against", against})
 	}
 	if s := status.Summary; s.WorstOverhead != "" || len(status.Results) > 0 {

@@ -302,6 +302,32 @@ func OverheadAgainst(rows []v1alpha1.Result) string {
 	return ""
 }
 
+// OverheadAgainstText names what the rows' overheads are measured against: the one
+// reference, or, where destinations placed apart have their own, each reference with
+// its destinations: "baseline for csvlog; none-same for csvlog-same".
+func OverheadAgainstText(rows []v1alpha1.Result) string {
+	var references []string
+	measured := map[string][]string{}
+	for _, row := range rows {
+		against := row.OverheadAgainst
+		if against == "" || slices.Contains(measured[against], row.Destination) {
+			continue
+		}
+		if measured[against] == nil {
+			references = append(references, against)
+		}
+		measured[against] = append(measured[against], row.Destination)
+	}
+	if len(references) < 2 {
+		return OverheadAgainst(rows)
+	}
+	parts := make([]string, len(references))
+	for i, against := range references {
+		parts[i] = against + " for " + strings.Join(measured[against], ", ")
+	}
+	return strings.Join(parts, "; ")
+}
+
 // ReferenceName says what the rows' overheads are measured against: "the baseline", or
 // the destination a report named instead.
 func ReferenceName(rows []v1alpha1.Result) string {

@@ -226,3 +226,30 @@ func TestPlacementNote(t *testing.T) {
 		})
 	}
 }
+
+// TestOverheadAgainstText: one reference is named alone; references of their own
+// placement each name the destinations measured against them.
+func TestOverheadAgainstText(t *testing.T) {
+	row := func(destination, against string) v1alpha1.Result {
+		return v1alpha1.Result{Destination: destination, OverheadAgainst: against}
+	}
+	tests := []struct {
+		name string
+		rows []v1alpha1.Result
+		want string
+	}{
+		{"no overhead", []v1alpha1.Result{row("baseline", ""), row("csv", "")}, ""},
+		{"one reference", []v1alpha1.Result{row("baseline", ""), row("csv", "baseline"), row("csv", "baseline"),
+			row("stdout", "baseline")}, "baseline"},
+		{"a reference per placement", []v1alpha1.Result{row("baseline", ""), row("csv", "baseline"),
+			row("none-same", ""), row("csv-same", "none-same"), row("csv", "baseline"), row("stdout", "baseline")},
+			"baseline for csv, stdout; none-same for csv-same"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := OverheadAgainstText(tt.rows); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -48,7 +48,7 @@ func Aggregate(spec *v1alpha1.LoggingBenchmarkSpec, runs map[RunKey]v1alpha1.Rep
 			rows = append(rows, row)
 		}
 	}
-	ApplyOverhead(rows, BaselineName(spec))
+	applyOverheads(rows, func(destination string) string { return ReferenceOf(spec, destination) })
 	return rows
 }
 
@@ -126,11 +126,28 @@ func AccountingErrors(rows []v1alpha1.Result) []string {
 	return inconsistent
 }
 
-// BaselineName is the destination of type None among the effective destinations, or ""
-// when the benchmark has no baseline.
+// BaselineName is the destination of type None placed as the workload among the
+// effective destinations, or "" when the benchmark has no baseline.
 func BaselineName(spec *v1alpha1.LoggingBenchmarkSpec) string {
+	return noneAt(spec, spec.Workload.Placement)
+}
+
+// ReferenceOf is the destination the overheads of the named one are measured against:
+// the destination of type None placed as it is, so that where the client runs weighs on
+// both sides of the comparison alike; "" when there is none.
+func ReferenceOf(spec *v1alpha1.LoggingBenchmarkSpec, destination string) string {
 	for _, dest := range spec.EffectiveDestinations() {
-		if dest.Type == v1alpha1.DestinationNone {
+		if dest.Name == destination {
+			return noneAt(spec, spec.PlacementOf(dest))
+		}
+	}
+	return ""
+}
+
+// noneAt is the effective destination of type None with the placement, or "".
+func noneAt(spec *v1alpha1.LoggingBenchmarkSpec, placement v1alpha1.Placement) string {
+	for _, dest := range spec.EffectiveDestinations() {
+		if dest.Type == v1alpha1.DestinationNone && spec.PlacementOf(dest) == placement {
 			return dest.Name
 		}
 	}

@@ -18,7 +18,8 @@ const (
 
 // ApplyOverhead sets each row's TPS loss against the reference destination's row at the
 // same client count, its interval and its verdict. Aggregate's reference is the
-// baseline; another destination tells two destinations apart, as the A/A test does.
+// baseline placed as the row's destination (ReferenceOf); another destination tells two
+// destinations apart, as the A/A test does.
 // Repeats are paired by index: a pair ran in the same round of the schedule (Plan),
 // close in time, so that a drift during the benchmark weighs on both of its sides, and
 // the interval comes from the pairs' own overheads rather than from two aggregates each
@@ -26,15 +27,26 @@ const (
 // rows. A faster-than-reference row keeps its negative overhead: it is noise worth
 // seeing.
 func ApplyOverhead(rows []v1alpha1.Result, reference string) {
-	referenceRows := map[int32]v1alpha1.Result{}
+	applyOverheads(rows, func(string) string { return reference })
+}
+
+// applyOverheads is ApplyOverhead with each destination's own reference, the destination
+// named by referenceOf; a destination without one ("") keeps no overhead.
+func applyOverheads(rows []v1alpha1.Result, referenceOf func(destination string) string) {
+	type rowKey struct {
+		destination string
+		clients     int32
+	}
+	referenceRows := map[rowKey]v1alpha1.Result{}
 	for _, row := range rows {
-		if row.Destination == reference && len(Successful(row.Repeats)) > 0 && row.TPS > 0 {
-			referenceRows[row.Clients] = row
+		if len(Successful(row.Repeats)) > 0 && row.TPS > 0 {
+			referenceRows[rowKey{row.Destination, row.Clients}] = row
 		}
 	}
 	for i := range rows {
 		row := &rows[i]
-		base, ok := referenceRows[row.Clients]
+		reference := referenceOf(row.Destination)
+		base, ok := referenceRows[rowKey{reference, row.Clients}]
 		if row.Destination == reference || !ok || len(Successful(row.Repeats)) == 0 {
 			continue
 		}

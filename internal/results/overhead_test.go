@@ -145,3 +145,43 @@ func overheadText(row v1alpha1.Result) string {
 	}
 	return fmt.Sprintf("%.1f%%", *row.OverheadPercent)
 }
+
+// TestAggregateMeasuresEachPlacementAgainstItsBaseline: a destination placed otherwise
+// than the workload is measured against the baseline placed as it is, never against the
+// workload's, so that the client's placement weighs on both sides alike; that baseline
+// keeps no overhead.
+func TestAggregateMeasuresEachPlacementAgainstItsBaseline(t *testing.T) {
+	spec := &v1alpha1.LoggingBenchmarkSpec{
+		Destinations: []v1alpha1.Destination{
+			{Name: "csv", Type: v1alpha1.DestinationCSVLog},
+			{Name: "none-same", Type: v1alpha1.DestinationNone, Placement: v1alpha1.PlacementSameNode},
+			{Name: "csv-same", Type: v1alpha1.DestinationCSVLog, Placement: v1alpha1.PlacementSameNode},
+		},
+		Baseline: v1alpha1.BaselineSpec{Enabled: true},
+		Workload: v1alpha1.WorkloadSpec{Clients: []int32{1}, Placement: v1alpha1.PlacementApart},
+	}
+	runs := map[RunKey]v1alpha1.RepeatResult{}
+	for repeat := int32(1); repeat <= 3; repeat++ {
+		for destination, tps := range map[string]float64{"baseline": 1000, "csv": 800, "none-same": 500, "csv-same": 450} {
+			runs[RunKey{destination, 1, repeat}] = exact(tps, 10, 10)
+		}
+	}
+	want := map[string]struct {
+		against  string
+		overhead float64
+	}{"csv": {"baseline", 20}, "csv-same": {"none-same", 10}}
+	for _, row := range Aggregate(spec, runs) {
+		w, measured := want[row.Destination]
+		switch {
+		case !measured && row.OverheadPercent != nil:
+			t.Errorf("%s, a baseline, has an overhead: %s against %q", row.Destination, overheadText(row), row.OverheadAgainst)
+		case measured && (row.OverheadPercent == nil || math.Abs(*row.OverheadPercent-w.overhead) > 1e-9 ||
+			row.OverheadAgainst != w.against):
+			t.Errorf("%s: %s against %q, want %.0f%% against %q", row.Destination, overheadText(row), row.OverheadAgainst,
+				w.overhead, w.against)
+		}
+	}
+	if got := BaselineName(spec); got != "baseline" {
+		t.Errorf("BaselineName = %q, want the one placed as the workload", got)
+	}
+}
