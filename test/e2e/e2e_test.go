@@ -676,13 +676,7 @@ func recordsOfRun(log, destination string, clients int32) int64 {
 
 // primaryLog returns the postgres container log of the primary serving destination.
 func primaryLog(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark, destination string) string {
-	var clusterName string
-	for _, status := range benchmark.Status.Destinations {
-		if status.Name == destination {
-			clusterName = status.ClusterName
-		}
-	}
-	Expect(clusterName).NotTo(BeEmpty(), "destination %s has no cluster in the status", destination)
+	clusterName := clusterOf(benchmark, destination)
 	pods := &corev1.PodList{}
 	Expect(k8sClient.List(ctx, pods, client.InNamespace(benchmark.Namespace),
 		client.MatchingLabels{"cnpg.io/cluster": clusterName, "cnpg.io/instanceRole": "primary"})).To(Succeed())

@@ -114,12 +114,17 @@ func requireSchedulableNodes(ctx context.Context, count int) {
 
 // schedulableNodes counts the cluster's nodes that take pods.
 func schedulableNodes(ctx context.Context) int {
+	return len(schedulableNodeNames(ctx))
+}
+
+// schedulableNodeNames are the names of the cluster's nodes that take pods.
+func schedulableNodeNames(ctx context.Context) []string {
 	nodes, err := clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	Expect(err).NotTo(HaveOccurred())
-	schedulable := 0
+	var schedulable []string
 	for _, node := range nodes.Items {
 		if !node.Spec.Unschedulable && !hasNoScheduleTaint(node) {
-			schedulable++
+			schedulable = append(schedulable, node.Name)
 		}
 	}
 	return schedulable

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -303,6 +304,16 @@ var _ = Describe("shipping", Ordered, Label(stackLabel), func() {
 			Expect(records.Stages.Stored).To(HaveValue(Equal(records.Delivered)), "%s: delivered is what Loki holds", what)
 			Expect(records.Stages.ContainerLog).NotTo(BeNil(), what)
 			inLog := *records.Stages.ContainerLog
+			tenant := lokiTenantOpen
+			if row.Destination == nodeAgentTight {
+				tenant = lokiTenantTight
+			}
+			_, shipped := expectOnlyPrimaryShipped(ctx, tenant, platform, row)
+			Expect(shipped).To(BeNumerically(">=", records.Delivered), "%s: delivered are the primary's records", what)
+			if row.Destination != nodeAgentTight {
+				Expect(shipped).To(Equal(records.Delivered+records.ArrivedLate),
+					"%s: Loki holds no record of the runs the row did not count", what)
+			}
 			switch row.Destination {
 			case "agent-csvlog":
 				Expect(inLog).To(BeNumerically("<", records.Expected), "%s: CloudNativePG sampled the records", what)
@@ -385,12 +396,9 @@ var _ = Describe("shipping", Ordered, Label(stackLabel), func() {
 
 // lokiHolds counts the records of destination's runs since benchmark was created that
 // the tenant of the suite's Loki holds (a rerun on the same cluster finds the records of
-// earlier runs there), through the API server's service proxy, which both providers
-// reach.
+// earlier runs there).
 func lokiHolds(ctx context.Context, tenant string, benchmark *benchv1alpha1.LoggingBenchmark, destination string) int64 {
-	// No record of the benchmark is older than the benchmark; the previous benchmark of a
-	// rerun ran minutes before.
-	since := fmt.Sprintf("%ds", int(time.Since(benchmark.CreationTimestamp.Time).Seconds())+2)
+	since := lokiRangeOf(benchmark)
 	// The runs' records, not the warm-up's, which the collector ships too.
 	runs := workload.TagPattern(destination)
 	query := fmt.Sprintf(`sum(count_over_time({job="logbench", destination=%q} |~ %q [%s]))`, destination, runs, since)
@@ -398,6 +406,28 @@ func lokiHolds(ctx context.Context, tenant string, benchmark *benchv1alpha1.Logg
 		query = fmt.Sprintf(`sum(count_over_time({service_name="logbench-shipping-%s"} |~ %q [%s]))`,
 			destination, runs, since)
 	}
+	samples := lokiCounts(ctx, tenant, query)
+	if len(samples) == 0 {
+		return 0
+	}
+	return samples[0].count
+}
+
+// lokiRangeOf is the range of a count query that holds every record of benchmark: no
+// record of it is older than it, and the previous benchmark of a rerun ran minutes before.
+func lokiRangeOf(benchmark *benchv1alpha1.LoggingBenchmark) string {
+	return fmt.Sprintf("%ds", int(time.Since(benchmark.CreationTimestamp.Time).Seconds())+2)
+}
+
+// lokiSample is one series of a Loki count query: its labels and its count.
+type lokiSample struct {
+	labels map[string]string
+	count  int64
+}
+
+// lokiCounts runs the instant count query on the tenant of the suite's Loki, through the
+// API server's service proxy, which both providers reach.
+func lokiCounts(ctx context.Context, tenant, query string) []lokiSample {
 	body, err := clientset.CoreV1().RESTClient().Get().Namespace(benchmarkNamespace).
 		Resource("services").Name("loki:3100").SubResource("proxy").Suffix("loki/api/v1/query").
 		Param("query", query).SetHeader("X-Scope-OrgID", tenant).DoRaw(ctx)
@@ -405,17 +435,19 @@ func lokiHolds(ctx context.Context, tenant string, benchmark *benchv1alpha1.Logg
 	var answer struct {
 		Data struct {
 			Result []struct {
-				Value [2]any `json:"value"`
+				Metric map[string]string `json:"metric"`
+				Value  [2]any            `json:"value"`
 			} `json:"result"`
 		} `json:"data"`
 	}
 	Expect(json.Unmarshal(body, &answer)).To(Succeed(), string(body))
-	if len(answer.Data.Result) == 0 {
-		return 0
+	samples := make([]lokiSample, 0, len(answer.Data.Result))
+	for _, series := range answer.Data.Result {
+		count, err := strconv.ParseInt(fmt.Sprint(series.Value[1]), 10, 64)
+		Expect(err).NotTo(HaveOccurred(), string(body))
+		samples = append(samples, lokiSample{labels: series.Metric, count: count})
 	}
-	count, err := strconv.ParseInt(fmt.Sprint(answer.Data.Result[0].Value[1]), 10, 64)
-	Expect(err).NotTo(HaveOccurred(), string(body))
-	return count
+	return samples
 }
 
 // deployLoki applies testdata/loki.yaml with the provider's Loki image and waits until
@@ -462,15 +494,20 @@ const (
 
 // deployNodeAgent installs the node agent of testdata/node-agent.yaml as a platform
 // would, in a namespace of its own (it mounts the node's log directories), and waits
-// until it runs on every node. It is removed when the spec ends: other specs' runs must
-// not share the node's cores with it.
+// until a ready agent pod runs on every schedulable node. It is removed when the spec
+// ends: other specs' runs must not share the node's cores with it.
 func deployNodeAgent(ctx context.Context) {
 	if shipping.fluentBitImage == "" {
 		testenv.Missing(GinkgoTB(),
 			"E2E_FLUENT_BIT_IMAGE names the node agent's Fluent Bit image; make test-e2e-local and make test-e2e set it")
 	}
 	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: nodeAgentNamespace}}
-	Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, namespace))).To(Succeed())
+	// An earlier spec's agent namespace may still be terminating.
+	Eventually(func(g Gomega) {
+		g.Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, namespace))).To(Succeed())
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(namespace), namespace)).To(Succeed())
+		g.Expect(namespace.DeletionTimestamp).To(BeNil(), "namespace %s is terminating", nodeAgentNamespace)
+	}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 	DeferCleanup(func(ctx SpecContext) {
 		for _, object := range []client.Object{
 			namespace,
@@ -492,7 +529,74 @@ func deployNodeAgent(ctx context.Context) {
 		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: nodeAgentNamespace, Name: "node-agent"}, agent)).To(Succeed())
 		g.Expect(agent.Status.DesiredNumberScheduled).To(BeNumerically(">=", 1))
 		g.Expect(agent.Status.NumberReady).To(Equal(agent.Status.DesiredNumberScheduled), "node agent not ready")
+		g.Expect(nodeAgentReadyNodes(ctx, g)).To(ContainElements(schedulableNodeNames(ctx)),
+			"a ready node agent pod on every schedulable node")
 	}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+}
+
+// nodeAgentReadyNodes are the nodes where a node agent pod is ready; it prints each pod's
+// node.
+func nodeAgentReadyNodes(ctx context.Context, g Gomega) []string {
+	pods := &corev1.PodList{}
+	g.Expect(k8sClient.List(ctx, pods, client.InNamespace(nodeAgentNamespace),
+		client.MatchingLabels{"app.kubernetes.io/name": "node-agent"})).To(Succeed())
+	var ready []string
+	for _, pod := range pods.Items {
+		isReady := slices.ContainsFunc(pod.Status.Conditions, func(condition corev1.PodCondition) bool {
+			return condition.Type == corev1.PodReady && condition.Status == corev1.ConditionTrue
+		})
+		_, _ = fmt.Fprintf(GinkgoWriter, "node agent pod %s on %s, ready %t\n", pod.Name, pod.Spec.NodeName, isReady)
+		if isReady {
+			ready = append(ready, pod.Spec.NodeName)
+		}
+	}
+	return ready
+}
+
+// nodeAgentSources counts the records of destination's runs since benchmark was created
+// that the node agent shipped to the tenant, by the node whose agent shipped them and the
+// pod whose container log held them.
+func nodeAgentSources(ctx context.Context, tenant string, benchmark *benchv1alpha1.LoggingBenchmark,
+	destination string,
+) []lokiSample {
+	query := fmt.Sprintf(`sum by (node, pod) (count_over_time({job="node-agent", namespace=%q} |~ %q [%s]))`,
+		benchmarkNamespace, workload.TagPattern(destination), lokiRangeOf(benchmark))
+	return lokiCounts(ctx, tenant, query)
+}
+
+// expectOnlyPrimaryShipped checks that, of the instance pods of the row's cluster, one
+// container log alone holds records of the row's runs in the node agent's tenant, shipped
+// by the agent of the node the primary ran on, and returns that pod's name and count. It
+// prints every pod's count and node.
+func expectOnlyPrimaryShipped(ctx context.Context, tenant string, benchmark *benchv1alpha1.LoggingBenchmark,
+	row benchv1alpha1.Result,
+) (pod string, count int64) {
+	what := fmt.Sprintf("%s with %d clients", row.Destination, row.Clients)
+	instancePod := regexp.MustCompile("^" + regexp.QuoteMeta(clusterOf(benchmark, row.Destination)) + "-[0-9]+$")
+	var fromInstances []lokiSample
+	for _, sample := range nodeAgentSources(ctx, tenant, benchmark, row.Destination) {
+		_, _ = fmt.Fprintf(GinkgoWriter, "%s: the agent of %s shipped %d records of the runs from pod %s\n",
+			what, sample.labels["node"], sample.count, sample.labels["pod"])
+		if instancePod.MatchString(sample.labels["pod"]) {
+			fromInstances = append(fromInstances, sample)
+		}
+	}
+	Expect(fromInstances).To(HaveLen(1), "%s: one instance pod's container log holds the runs' records", what)
+	Expect(row.Repeats).NotTo(BeEmpty(), what)
+	Expect(fromInstances[0].labels["node"]).To(Equal(row.Repeats[0].ServerNode),
+		"%s: shipped by the agent of the primary's node", what)
+	return fromInstances[0].labels["pod"], fromInstances[0].count
+}
+
+// clusterOf is the name of the cluster that served destination, from the status.
+func clusterOf(benchmark *benchv1alpha1.LoggingBenchmark, destination string) string {
+	for _, status := range benchmark.Status.Destinations {
+		if status.Name == destination {
+			return status.ClusterName
+		}
+	}
+	Fail(fmt.Sprintf("destination %s has no cluster in the status", destination))
+	return ""
 }
 
 // kubeletPodLogsDir is where the kubelet of the first node keeps the pods' logs, which the
