@@ -446,6 +446,9 @@ e2e: ## Bring the local cluster up, run the shipping tests, the e2e suite and th
 # KIND_IMAGES=offline builds them here (hack/kind/node-image.sh), for machines that reach
 # no registry: the suite then runs the images the local cluster runs.
 KIND_IMAGES ?= upstream
+# KIND_NODES nodes take pods: the control plane and KIND_NODES-1 workers (placement: Apart
+# needs two).
+KIND_NODES ?= 1
 ifeq ($(KIND_IMAGES),offline)
 KIND_E2E_IMAGES = E2E_POSTGRES_IMAGE=logbench.local/postgresql:15-pgaudit-counter-bookworm \
 	E2E_POSTGRES18_IMAGE=logbench.local/postgresql:18.6-counter-bookworm E2E_LOKI_IMAGE=logbench.local/loki:$(LOKI_VERSION) \
@@ -461,7 +464,7 @@ endif
 # knows the local cluster's variants of the image steps.
 .PHONY: test-e2e
 test-e2e: kind helm ## Run the e2e suite on a kind cluster (needs Docker), creating it first; KIND_IMAGES=offline builds its images here.
-	KIND=$(KIND) KIND_IMAGES=$(KIND_IMAGES) KIND_VERSION=$(KIND_VERSION) hack/kind/up.sh
+	KIND=$(KIND) KIND_IMAGES=$(KIND_IMAGES) KIND_NODES=$(KIND_NODES) KIND_VERSION=$(KIND_VERSION) hack/kind/up.sh
 	E2E_PROVIDER=kind KUBECONFIG= $(KIND_E2E_IMAGES) \
 	$(GO_BUILD_ENV) go test -tags e2e ./test/e2e/ -v -ginkgo.v -ginkgo.label-filter='!upgrade && !install-path' -timeout $(E2E_TIMEOUT)
 

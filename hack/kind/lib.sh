@@ -13,12 +13,18 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/image.sh"
 
 KIND=${KIND:-${REPO_ROOT}/bin/kind}
 KIND_CLUSTER=${KIND_CLUSTER:-logbench-e2e}
+# KIND_NODES: the cluster's nodes, all schedulable: one control plane and KIND_NODES-1
+# workers. Read when up.sh creates the cluster; a cluster up already keeps its own.
+KIND_NODES=${KIND_NODES:-1}
 # KIND_IMAGES chooses where images come from: upstream (kind's node image and the
 # upstream images, pulled) or offline (every image built here: node-image.sh).
 KIND_IMAGES=${KIND_IMAGES:-upstream}
 # The offline node image and what it is built of.
 KIND_NODE_IMAGE=${KIND_NODE_IMAGE:-${IMAGE_REGISTRY}/kind-node:v${KUBE_VERSION}}
 KIND_NODE_BIN=${REPO_ROOT}/bin/kind-node
+# The offline node's CNI configuration, in the node (node-image.sh writes it, up.sh gives
+# each node its share of the pod subnet).
+CNI_CONFIG=/etc/cni/net.d/10-bridge.conflist
 
 # docker_image_exists IMAGE succeeds when the Docker engine holds IMAGE.
 docker_image_exists() { docker image inspect "$1" >/dev/null 2>&1; }

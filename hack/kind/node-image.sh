@@ -7,8 +7,9 @@
 # the versions it names (etcd) and preloaded, with the images the e2e suite runs and the
 # local cluster's CoreDNS (hack/images.sh) and kind's default storage (local-path-provisioner).
 # The one difference in networking: where kind would apply kindnetd, the node's pods share
-# a CNI bridge written into the image (single node), and the local cluster's network
-# policy controller runs as a DaemonSet (network_files).
+# a CNI bridge written into the image (up.sh gives each node of several its own range and
+# routes), and the local cluster's network policy controller runs as a DaemonSet
+# (network_files).
 # Usage: hack/kind/node-image.sh   (as root, with Docker; KIND_VERSION, KIND_NODE_IMAGE)
 #   Prints the node image's reference on stdout.
 #        hack/kind/node-image.sh --network-files DIR
@@ -176,12 +177,12 @@ build_netpol_image() {
 }
 
 # network_files DIR writes the node's network into DIR, at its paths in the node: the
-# pods share a CNI bridge (bridge and host-local from Debian's plugins, one node), which
-# enforces no NetworkPolicy; kind's default CNI manifest, which kind applies where its own
-# node image has kindnetd, runs the network policy controller that does.
+# pods share a CNI bridge (bridge and host-local from Debian's plugins, the first node's
+# range), which enforces no NetworkPolicy; kind's default CNI manifest, which kind applies
+# where its own node image has kindnetd, runs the network policy controller that does.
 network_files() {
   mkdir -p "$1/etc/cni/net.d" "$1/kind/manifests"
-  cp "${REPO_ROOT}/hack/kind/cni-bridge.conflist" "$1/etc/cni/net.d/10-bridge.conflist"
+  cp "${REPO_ROOT}/hack/kind/cni-bridge.conflist" "${1}${CNI_CONFIG}"
   sed "s#@NETPOL_IMAGE@#${NETPOL_IMAGE}#" "${REPO_ROOT}/hack/kind/netpol.yaml" >"$1/kind/manifests/default-cni.yaml"
 }
 
