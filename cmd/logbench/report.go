@@ -63,7 +63,8 @@ and renders it:
   html       a self-contained page with SVG charts of throughput, overhead and records;
              it loads nothing from the network
 
-Overheads are measured against the baseline, as the status holds them; --against NAME
+Overheads are measured against the baseline, as the status holds them (a destination
+placed otherwise than the workload against the baseline placed as it is); --against NAME
 measures them against another destination instead, paired by round in the same way:
 what log_duration adds on top of log_statement is the overhead of a destination that
 logs both against one that logs statements only.
