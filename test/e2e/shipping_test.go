@@ -504,9 +504,10 @@ func deployNodeAgent(ctx context.Context) {
 	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: nodeAgentNamespace}}
 	// An earlier spec's agent namespace may still be terminating.
 	Eventually(func(g Gomega) {
-		g.Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, namespace))).To(Succeed())
-		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(namespace), namespace)).To(Succeed())
-		g.Expect(namespace.DeletionTimestamp).To(BeNil(), "namespace %s is terminating", nodeAgentNamespace)
+		g.Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, namespace.DeepCopy()))).To(Succeed())
+		current := &corev1.Namespace{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(namespace), current)).To(Succeed())
+		g.Expect(current.DeletionTimestamp).To(BeNil(), "namespace %s is terminating", nodeAgentNamespace)
 	}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 	DeferCleanup(func(ctx SpecContext) {
 		for _, object := range []client.Object{
