@@ -8,12 +8,10 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
@@ -38,34 +36,19 @@ var _ = Describe("replicas", Label(stackLabel, "replicas"), func() {
 			}
 			deployLoki(ctx)
 			deployNodeAgent(ctx)
-			replicated := newBenchmark("replicas")
-			replicated.Spec.Baseline.Enabled = false
-			replicated.Spec.Postgres.Instances = 2
 			open := &benchv1alpha1.LokiSpec{URL: lokiURL, TenantID: lokiTenantOpen}
-			replicated.Spec.Destinations = []benchv1alpha1.Destination{
+			replicated := nodeAgentBenchmark("replicas",
 				// Every instance pod has the sidecar, the replica's too.
-				{Name: replicaSidecar, Type: benchv1alpha1.DestinationLoki, Loki: open, Shipper: &benchv1alpha1.ShipperSpec{
-					Kind: benchv1alpha1.ShipperFluentBit, Image: shipping.fluentBitImage,
-				}},
+				benchv1alpha1.Destination{Name: replicaSidecar, Type: benchv1alpha1.DestinationLoki, Loki: open,
+					Shipper: &benchv1alpha1.ShipperSpec{Kind: benchv1alpha1.ShipperFluentBit, Image: shipping.fluentBitImage}},
 				// The agent of the replica's node ships the replica's container log.
-				{Name: replicaAgent, Type: benchv1alpha1.DestinationStdout, Format: benchv1alpha1.FormatJSONLog, Loki: open},
-			}
-			// A modest rate, which the container log holds without a rotation, as in the
-			// node agent's spec.
-			replicated.Spec.Workload.Builtin = benchv1alpha1.WorkloadSimpleUpdate
-			replicated.Spec.Logging.Statement = benchv1alpha1.StatementMod
-			replicated.Spec.Workload.Clients = []int32{1}
-			replicated.Spec.Workload.Duration = metav1.Duration{Duration: 5 * time.Second}
-			replicated.Spec.DrainTimeout = metav1.Duration{Duration: 2 * time.Minute}
+				benchv1alpha1.Destination{Name: replicaAgent, Type: benchv1alpha1.DestinationStdout,
+					Format: benchv1alpha1.FormatJSONLog, Loki: open},
+			)
+			replicated.Spec.Postgres.Instances = 2
 			// The clusters stay until the spec has looked at the replicas.
 			replicated.Spec.Cleanup = benchv1alpha1.CleanupNever
-			createForThisSpec(ctx, replicated)
-			DeferCleanup(func() {
-				if CurrentSpecReport().Failed() {
-					printDiagnostics(replicated, []string{"-n", nodeAgentNamespace, "logs", "daemonset/node-agent", "--tail=50"})
-				}
-			})
-			waitForPhase(ctx, replicated, benchv1alpha1.PhaseSucceeded)
+			succeedWithNodeAgent(ctx, replicated)
 
 			Expect(replicated.Status.Results).To(HaveLen(2))
 			for _, row := range replicated.Status.Results {

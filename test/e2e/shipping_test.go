@@ -260,36 +260,20 @@ var _ = Describe("shipping", Ordered, Label(stackLabel), func() {
 		"beside the container log, and names the stage that lost records", func(ctx SpecContext) {
 		deployLoki(ctx)
 		deployNodeAgent(ctx)
-		platform := newBenchmark("platform")
-		platform.Spec.Baseline.Enabled = false
 		// jsonlog lines pass through CloudNativePG's instance manager as they are; its csvlog
 		// records are sampled before they reach the container log.
-		platform.Spec.Destinations = []benchv1alpha1.Destination{
+		platform := nodeAgentBenchmark("platform",
 			// The default selector: the labels the agent attaches, as Promtail's and Alloy's.
-			{Name: "agent-open", Type: benchv1alpha1.DestinationStdout, Format: benchv1alpha1.FormatJSONLog,
+			benchv1alpha1.Destination{Name: "agent-open", Type: benchv1alpha1.DestinationStdout,
+				Format: benchv1alpha1.FormatJSONLog, Loki: &benchv1alpha1.LokiSpec{URL: lokiURL, TenantID: lokiTenantOpen}},
+			benchv1alpha1.Destination{Name: "agent-csvlog", Type: benchv1alpha1.DestinationStdout,
 				Loki: &benchv1alpha1.LokiSpec{URL: lokiURL, TenantID: lokiTenantOpen}},
-			{Name: "agent-csvlog", Type: benchv1alpha1.DestinationStdout,
-				Loki: &benchv1alpha1.LokiSpec{URL: lokiURL, TenantID: lokiTenantOpen}},
-			{Name: nodeAgentTight, Type: benchv1alpha1.DestinationStdout, Format: benchv1alpha1.FormatJSONLog,
-				Loki: &benchv1alpha1.LokiSpec{URL: lokiURL, TenantID: lokiTenantTight,
+			benchv1alpha1.Destination{Name: nodeAgentTight, Type: benchv1alpha1.DestinationStdout,
+				Format: benchv1alpha1.FormatJSONLog, Loki: &benchv1alpha1.LokiSpec{URL: lokiURL, TenantID: lokiTenantTight,
 					Selector: `{job="node-agent", namespace="${namespace}", pod="${pod}", container="${container}"}`}},
-		}
-		// A modest rate, which the container log holds without a rotation (the kubelet's
-		// stream can skip lines at one): simple-update's two modifying statements a
-		// transaction, at the pace of its commits.
-		platform.Spec.Workload.Builtin = benchv1alpha1.WorkloadSimpleUpdate
-		platform.Spec.Logging.Statement = benchv1alpha1.StatementMod
-		platform.Spec.Workload.Clients = []int32{1}
-		platform.Spec.Workload.Duration = metav1.Duration{Duration: 5 * time.Second}
-		platform.Spec.DrainTimeout = metav1.Duration{Duration: 2 * time.Minute}
+		)
 		platform.Spec.Cleanup = benchv1alpha1.CleanupAlways
-		createForThisSpec(ctx, platform)
-		DeferCleanup(func(ctx SpecContext) {
-			if CurrentSpecReport().Failed() {
-				printDiagnostics(platform, []string{"-n", nodeAgentNamespace, "logs", "daemonset/node-agent", "--tail=50"})
-			}
-		})
-		waitForPhase(ctx, platform, benchv1alpha1.PhaseSucceeded)
+		succeedWithNodeAgent(ctx, platform)
 
 		Expect(platform.Status.Results).To(HaveLen(3))
 		for _, row := range platform.Status.Results {
@@ -533,6 +517,34 @@ func deployNodeAgent(ctx context.Context) {
 		g.Expect(nodeAgentReadyNodes(ctx, g)).To(ContainElements(schedulableNodeNames(ctx)),
 			"a ready node agent pod on every schedulable node")
 	}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+}
+
+// nodeAgentBenchmark is a benchmark of one 5-s run at 1 client on each destination, at
+// a modest rate, which the container log holds without a rotation (the kubelet's stream
+// can skip lines at one): simple-update's two modifying statements a transaction, at the
+// pace of its commits.
+func nodeAgentBenchmark(name string, destinations ...benchv1alpha1.Destination) *benchv1alpha1.LoggingBenchmark {
+	benchmark := newBenchmark(name)
+	benchmark.Spec.Baseline.Enabled = false
+	benchmark.Spec.Destinations = destinations
+	benchmark.Spec.Workload.Builtin = benchv1alpha1.WorkloadSimpleUpdate
+	benchmark.Spec.Logging.Statement = benchv1alpha1.StatementMod
+	benchmark.Spec.Workload.Clients = []int32{1}
+	benchmark.Spec.Workload.Duration = metav1.Duration{Duration: 5 * time.Second}
+	benchmark.Spec.DrainTimeout = metav1.Duration{Duration: 2 * time.Minute}
+	return benchmark
+}
+
+// succeedWithNodeAgent creates the benchmark for this spec, prints its diagnostics and
+// the node agent's logs if the spec fails, and waits until the benchmark succeeds.
+func succeedWithNodeAgent(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark) {
+	createForThisSpec(ctx, benchmark)
+	DeferCleanup(func() {
+		if CurrentSpecReport().Failed() {
+			printDiagnostics(benchmark, []string{"-n", nodeAgentNamespace, "logs", "daemonset/node-agent", "--tail=50"})
+		}
+	})
+	waitForPhase(ctx, benchmark, benchv1alpha1.PhaseSucceeded)
 }
 
 // nodeAgentReadyNodes are the nodes where a node agent pod is ready; it prints each pod's
