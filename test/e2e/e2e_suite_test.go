@@ -1,8 +1,8 @@
 //go:build e2e
 
 // Package e2e runs logbench against a real cluster with CloudNativePG: the local
-// single-node cluster of hack/local-cluster (E2E_PROVIDER=local) or kind
-// (E2E_PROVIDER=kind). The provider's up script installs CloudNativePG and logbench; the
+// cluster of hack/local-cluster (E2E_PROVIDER=local, two nodes in make e2e-up) or kind
+// (E2E_PROVIDER=kind, KIND_NODES nodes). The provider's up script installs CloudNativePG and logbench; the
 // suite only checks and exercises them.
 package e2e
 
