@@ -30,8 +30,9 @@ const (
 	// put CloudNativePG's own Jobs among the benchmark's runs.
 	LabelCluster = "bench.logbench.io/cluster"
 
-	// AnnotationResult holds a finished Job's JSON v1alpha1.RepeatResult, copied from its
-	// pod's termination message so that it survives the garbage collection of the pod.
+	// AnnotationResult held a finished Job's JSON v1alpha1.RepeatResult where an operator
+	// that wrote no LoggingBenchmarkRuns saved it: read to record the runs of a benchmark
+	// such an operator began.
 	AnnotationResult = "bench.logbench.io/result"
 )
 
