@@ -18,6 +18,7 @@ import (
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
+	"github.com/logbench/logbench/internal/results"
 	"github.com/logbench/logbench/internal/shipping"
 )
 
@@ -101,27 +102,44 @@ func plannedObjects(benchmark *v1alpha1.LoggingBenchmark) []plannedObject {
 		plannedObject{kind: roleBinding, name: builders.AgentRoleBindingName, shared: true})
 }
 
-// plannedJobNames are the names of the Jobs of every run the benchmark may plan: with a
-// ramp, of every client count it may reach.
-func plannedJobNames(benchmark *v1alpha1.LoggingBenchmark) map[string]bool {
+// plannedRunNames are the names of the objects of every run the benchmark may plan, as
+// name names them: with a ramp, of every client count it may reach.
+func plannedRunNames(benchmark *v1alpha1.LoggingBenchmark, name func(results.RunKey) string) map[string]bool {
 	names := map[string]bool{}
 	for _, dest := range benchmark.Spec.EffectiveDestinations() {
 		for _, clients := range benchmark.Spec.Workload.ClientCounts() {
 			for repeat := int32(1); repeat <= benchmark.Spec.Workload.Repeats; repeat++ {
-				names[builders.JobName(benchmark.Name, builders.Run{Destination: dest, Clients: clients, Repeat: repeat})] = true
+				names[name(results.RunKey{Destination: dest.Name, Clients: clients, Repeat: repeat})] = true
 			}
 		}
 	}
 	return names
 }
 
+// plannedJobNames are the names of the Jobs of every run the benchmark may plan.
+func plannedJobNames(benchmark *v1alpha1.LoggingBenchmark) map[string]bool {
+	return plannedRunNames(benchmark, func(run results.RunKey) string {
+		return builders.JobName(benchmark.Name,
+			builders.Run{Destination: v1alpha1.Destination{Name: run.Destination}, Clients: run.Clients, Repeat: run.Repeat})
+	})
+}
+
+// plannedRecordNames are the names of the LoggingBenchmarkRuns of every run the
+// benchmark may plan.
+func plannedRecordNames(benchmark *v1alpha1.LoggingBenchmark) map[string]bool {
+	return plannedRunNames(benchmark, func(run results.RunKey) string {
+		return builders.RunRecordName(benchmark.Name, run)
+	})
+}
+
 // heldNames is what holds, before the benchmark creates anything, the names it will
 // create: each planned object with the object of its name (nil when there is none), and
-// the namespace's Jobs. Read once a pass, from the API server (the cache holds no object
+// the namespace's Jobs and run records. Read once a pass, from the API server (the cache holds no object
 // of another owner), and read by both waitForPredecessor and refuseTakenNames.
 type heldNames struct {
 	objects []heldName
 	jobs    []metav1.PartialObjectMetadata
+	records []metav1.PartialObjectMetadata
 }
 
 // heldName is a planned object and the object that holds its name, nil when none does.
@@ -147,16 +165,30 @@ func (r *LoggingBenchmarkReconciler) readHeldNames(
 		}
 		held.objects = append(held.objects, heldName{plannedObject: planned, existing: existing})
 	}
-	jobs := &metav1.PartialObjectMetadataList{}
-	jobs.SetGroupVersionKind(batchv1.SchemeGroupVersion.WithKind("JobList"))
-	if err := r.apiReader().List(ctx, jobs, client.InNamespace(benchmark.Namespace)); err != nil {
-		return heldNames{}, fmt.Errorf("listing the Jobs of namespace %s: %w", benchmark.Namespace, err)
+	var err error
+	if held.jobs, err = r.listMetadata(ctx, benchmark.Namespace, batchv1.SchemeGroupVersion.WithKind("Job")); err != nil {
+		return heldNames{}, err
 	}
-	for i := range jobs.Items {
-		jobs.Items[i].SetGroupVersionKind(batchv1.SchemeGroupVersion.WithKind("Job"))
+	if held.records, err = r.listMetadata(ctx, benchmark.Namespace,
+		v1alpha1.GroupVersion.WithKind("LoggingBenchmarkRun")); err != nil {
+		return heldNames{}, err
 	}
-	held.jobs = jobs.Items
 	return held, nil
+}
+
+// listMetadata lists the metadata of the objects of a kind in a namespace.
+func (r *LoggingBenchmarkReconciler) listMetadata(
+	ctx context.Context, namespace string, kind schema.GroupVersionKind,
+) ([]metav1.PartialObjectMetadata, error) {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(kind.GroupVersion().WithKind(kind.Kind + "List"))
+	if err := r.apiReader().List(ctx, list, client.InNamespace(namespace)); err != nil {
+		return nil, fmt.Errorf("listing the %ss of namespace %s: %w", kind.Kind, namespace, err)
+	}
+	for i := range list.Items {
+		list.Items[i].SetGroupVersionKind(kind)
+	}
+	return list.Items, nil
 }
 
 // refuseTakenNames returns a foreignObjectError for the first object the benchmark would
@@ -173,14 +205,18 @@ func refuseTakenNames(benchmark *v1alpha1.LoggingBenchmark, held heldNames) erro
 			return err
 		}
 	}
-	planned := plannedJobNames(benchmark)
-	for i := range held.jobs {
-		job := &held.jobs[i]
-		if !planned[job.Name] {
-			continue
-		}
-		if err := refuseAdoption(job, benchmark, true); err != nil {
-			return err
+	for _, taken := range []struct {
+		planned map[string]bool
+		held    []metav1.PartialObjectMetadata
+	}{{plannedJobNames(benchmark), held.jobs}, {plannedRecordNames(benchmark), held.records}} {
+		for i := range taken.held {
+			object := &taken.held[i]
+			if !taken.planned[object.Name] {
+				continue
+			}
+			if err := refuseAdoption(object, benchmark, true); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -1,6 +1,8 @@
 // Package controllers holds the LoggingBenchmark reconciler: it provisions one
 // CloudNativePG cluster per destination, runs the benchmark's pgbench executions one at a
-// time as agent Jobs, and rebuilds the status from those Jobs on every pass.
+// time as agent Jobs, records each finished run's result in a LoggingBenchmarkRun, and
+// rebuilds the status from those records (and the Jobs of runs not recorded yet) on
+// every pass.
 //
 // A pass reads the world (loggingbenchmark_observe.go), saves the results of Jobs that
 // just finished and starts the next run (loggingbenchmark_runs.go), provisioning its
@@ -88,6 +90,7 @@ type LoggingBenchmarkReconciler struct {
 
 // +kubebuilder:rbac:groups=bench.logbench.io,resources=loggingbenchmarks,verbs=get;list;watch
 // +kubebuilder:rbac:groups=bench.logbench.io,resources=loggingbenchmarks/status,verbs=get;patch
+// +kubebuilder:rbac:groups=bench.logbench.io,resources=loggingbenchmarkruns,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=postgresql.cnpg.io,resources=clusters,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;create;patch;delete
@@ -183,6 +186,7 @@ func (r *LoggingBenchmarkReconciler) reconcileBenchmark(
 		return ctrl.Result{}, err
 	}
 	result, err := r.reconcileRuns(ctx, pass)
+	err = errors.Join(err, r.recordFailedRuns(ctx, pass))
 	setStatus(pass)
 	if foreign := (*foreignObjectError)(nil); errors.As(err, &foreign) {
 		benchstatus.Fail(benchmark, v1alpha1.ReasonForeignObject, foreign)
@@ -219,8 +223,8 @@ func ClientOptions() client.Options {
 	}}
 }
 
-// CacheOptions keeps only the Jobs and Clusters of benchmarks in the manager's cache,
-// rather than every Job of the cluster, with the metadata of the other objects of
+// CacheOptions keeps only the Jobs, run records and Clusters of benchmarks in the
+// manager's cache, rather than every Job of the cluster, with the metadata of the other objects of
 // benchmarks that the manager watches (keptKinds), and watches only the given
 // namespaces when there are any: an operator with Roles in those namespaces alone can
 // list nothing elsewhere.
@@ -233,7 +237,9 @@ func CacheOptions(watchNamespaces []string, watchClusters bool) cache.Options {
 		panic(err) // the requirement is constant
 	}
 	ofBenchmarks = ofBenchmarks.Add(*requirement)
-	options := cache.Options{ByObject: map[client.Object]cache.ByObject{&batchv1.Job{}: {Label: ofBenchmarks}}}
+	options := cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&batchv1.Job{}: {Label: ofBenchmarks}, &v1alpha1.LoggingBenchmarkRun{}: {Label: ofBenchmarks},
+	}}
 	for _, kept := range keptKinds() {
 		options.ByObject[kept] = cache.ByObject{Label: ofBenchmarks}
 	}

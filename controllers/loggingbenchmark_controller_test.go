@@ -161,6 +161,17 @@ func expectPhase(namespace, name string, phase v1alpha1.Phase) *v1alpha1.Logging
 	return benchmark
 }
 
+// rowsWithRuns is the rows of benchmark's status with the repeats its run records hold.
+func rowsWithRuns(benchmark *v1alpha1.LoggingBenchmark) []v1alpha1.Result {
+	var records v1alpha1.LoggingBenchmarkRunList
+	Expect(k8sClient.List(context.Background(), &records, client.InNamespace(benchmark.Namespace),
+		client.MatchingLabels(builders.BenchmarkLabels(benchmark.Name)))).To(Succeed())
+	for _, row := range benchmark.Status.Results {
+		Expect(row.Repeats).To(BeEmpty(), "a status in a cluster holds no run's result")
+	}
+	return results.WithRepeats(benchmark, records.Items)
+}
+
 var _ = Describe("LoggingBenchmark reconciler", func() {
 	var (
 		ctx       = context.Background()
@@ -204,8 +215,13 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(status.Results[2].OverheadPercent).To(HaveValue(BeNumerically("~", 20, 0.01)))
 		Expect(status.Results[3].OverheadPercent).To(HaveValue(BeNumerically("~", 25, 0.01)))
 		Expect(status.Summary.WorstOverhead).To(Equal("25.0%"))
-		Expect(status.Results[0].Repeats[0].ClientNode).To(Equal(clientNode), "the node the agent ran on")
-		Expect(status.Results[0].Repeats[0].ServerNode).To(Equal(serverNode), "the node of the primary")
+		rows := rowsWithRuns(benchmark)
+		for _, row := range rows {
+			Expect(row.Repeats).To(HaveLen(1), "each row's run is recorded")
+		}
+		Expect(rows[2].Repeats[0].TPS).To(Equal(800.0))
+		Expect(rows[0].Repeats[0].ClientNode).To(Equal(clientNode), "the node the agent ran on")
+		Expect(rows[0].Repeats[0].ServerNode).To(Equal(serverNode), "the node of the primary")
 		Expect(status.Schedule.Runs).To(HaveLen(4))
 		for i, run := range status.Schedule.Runs {
 			var destination string
@@ -460,7 +476,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		benchmark := expectPhase(namespace, "broken", v1alpha1.PhaseFailed)
 		Expect(benchmark.Status.Progress.RunsDone).To(Equal(int32(4)))
 		var errors []string
-		for _, row := range benchmark.Status.Results {
+		for _, row := range rowsWithRuns(benchmark) {
 			for _, repeat := range row.Repeats {
 				errors = append(errors, repeat.Error)
 			}
@@ -473,7 +489,8 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(meta.IsStatusConditionTrue(benchmark.Status.Conditions, v1alpha1.ConditionFailed)).To(BeTrue(),
 			"kubectl wait --for=condition=Failed returns")
 		Expect(meta.IsStatusConditionFalse(benchmark.Status.Conditions, v1alpha1.ConditionComplete)).To(BeTrue())
-		Expect(getJob(namespace, "broken-baseline-c2-r1").Annotations).To(HaveKey(builders.AnnotationResult))
+		Expect(getJob(namespace, "broken-baseline-c2-r1").Annotations).NotTo(HaveKey(builders.AnnotationResult),
+			"the run's record holds its result")
 		Expect(testutil.ToFloat64(runsTotal.WithLabelValues(namespace, "broken", outcomeFailed))).To(Equal(1.0))
 
 		By("keeping the clusters of a failed benchmark under OnSuccess")
@@ -493,6 +510,12 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(benchmark.Status.Destinations[0].State).To(Equal(v1alpha1.DestinationFailed))
 		Expect(benchmark.Status.Destinations[0].Message).To(ContainSubstring("not ready within 3s"))
 		Expect(testutil.ToFloat64(runsTotal.WithLabelValues(namespace, "slow", outcomeFailed))).To(Equal(2.0))
+		for _, row := range rowsWithRuns(benchmark) {
+			if row.Destination == "baseline" {
+				Expect(row.Repeats).To(ConsistOf(HaveField("Error", ContainSubstring("not ready within 3s"))),
+					"a run of a failed destination is recorded as failed")
+			}
+		}
 		Expect(benchmark.Status.Results).To(ContainElement(SatisfyAll(
 			HaveField("Destination", "csv"), HaveField("TPS", 800.0), HaveField("OverheadPercent", BeNil()))))
 

@@ -6,7 +6,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
-	"github.com/logbench/logbench/internal/results"
 )
 
 // Event reasons.
@@ -50,7 +49,6 @@ func (r *LoggingBenchmarkReconciler) announceTransitions(old, benchmark *v1alpha
 			)
 		case v1alpha1.DestinationFailed:
 			r.Recorder.Event(benchmark, corev1.EventTypeWarning, EventClusterFailed, dest.Message)
-			countRuns(benchmark, outcomeFailed, failedRepeats(benchmark, dest.Name, dest.Message))
 		}
 	}
 	if !old.Status.Phase.IsFinished() && benchmark.Status.Phase.IsFinished() {
@@ -60,19 +58,8 @@ func (r *LoggingBenchmarkReconciler) announceTransitions(old, benchmark *v1alpha
 	}
 }
 
-// failedRepeats counts the repeats of a destination that failed with the given error.
-func failedRepeats(benchmark *v1alpha1.LoggingBenchmark, destination, message string) int {
-	failed := 0
-	for _, failure := range results.Failures(benchmark.Status.Results) {
-		if failure.Run.Destination == destination && failure.Error == message {
-			failed++
-		}
-	}
-	return failed
-}
-
 // announceRunFinished counts and announces the end of a run once per process.
-func (r *LoggingBenchmarkReconciler) announceRunFinished(benchmark *v1alpha1.LoggingBenchmark, finished finishedJob) {
+func (r *LoggingBenchmarkReconciler) announceRunFinished(benchmark *v1alpha1.LoggingBenchmark, finished finishedRun) {
 	owner := client.ObjectKeyFromObject(benchmark)
 	job, result := finished.Job, finished.Result
 	r.finishedRunsMu.Lock()
@@ -89,11 +76,11 @@ func (r *LoggingBenchmarkReconciler) announceRunFinished(benchmark *v1alpha1.Log
 		return
 	}
 	if result.Error != "" {
-		countRuns(benchmark, outcomeFailed, 1)
+		countRun(benchmark, outcomeFailed)
 		r.Recorder.Eventf(benchmark, corev1.EventTypeWarning, EventRunFailed, "Job %s failed: %s", job.Name, result.Error)
 		return
 	}
-	countRuns(benchmark, outcomeSucceeded, 1)
+	countRun(benchmark, outcomeSucceeded)
 	r.Recorder.Eventf(benchmark, corev1.EventTypeNormal, EventRunSucceeded,
 		"Job %s succeeded: %.1f TPS", job.Name, result.TPS)
 }

@@ -38,25 +38,34 @@ type benchmarkPass struct {
 	done  bool
 }
 
-// runsObservation is the state of a benchmark's runs, read from its Jobs.
+// runsObservation is the state of a benchmark's runs, read from their records
+// (LoggingBenchmarkRuns) and, for the runs not recorded yet, from their Jobs.
 type runsObservation struct {
-	// Finished holds the result of every run whose Job finished.
+	// Finished holds the result of every run that finished.
 	Finished map[results.RunKey]v1alpha1.RepeatResult
-	// Started holds every run that has a Job, finished or not.
+	// Recorded holds the finished runs whose LoggingBenchmarkRun exists.
+	Recorded map[results.RunKey]bool
+	// Started holds every run that has a Job or a record, finished or not.
 	Started map[results.RunKey]bool
-	// Unsaved holds the finished Jobs whose result was read from their pod and is not
-	// yet saved in their annotation.
-	Unsaved []finishedJob
+	// Unrecorded holds the runs whose Job finished and whose result is not recorded yet.
+	Unrecorded []finishedRun
+	// Unstopped holds the Jobs of recorded runs that still hold a pod: a run that failed
+	// because its pod could not start.
+	Unstopped []*batchv1.Job
 	// Recheck is when to look again at a run whose pod has not started: the kubelet's
 	// waiting reasons change no Job, so no watch brings the pass that fails it.
 	Recheck time.Duration
 }
 
-// finishedJob is a Job that finished with its run's result.
-type finishedJob struct {
-	Job    *batchv1.Job
+// finishedRun is a run that finished with its result, not recorded yet.
+type finishedRun struct {
 	Run    results.RunKey
 	Result v1alpha1.RepeatResult
+	// Job ran the run; nil for a run that failed with its destination's cluster.
+	Job *batchv1.Job
+	// Announced says that its end was announced already: by an operator that saved the
+	// result in the Job's annotation, before runs had records.
+	Announced bool
 }
 
 // observe reads the benchmark's Jobs and Clusters; it writes nothing.
@@ -201,20 +210,35 @@ func (p *benchmarkPass) failDestinationRuns(destination, reason string) {
 	p.planned = plannedRuns(&p.benchmark.Spec, p.seed, p.runs.Finished)
 }
 
-// observeRuns reads the runs of a benchmark from its Jobs: the result of a finished Job
-// from its annotation or, until the annotation is saved, from its last pod.
+// observeRuns reads the runs of a benchmark from their records and, for the runs not
+// recorded yet, from their Jobs: the result of a finished Job from its last pod, or from
+// the annotation where an operator that wrote no records saved it.
 func (r *LoggingBenchmarkReconciler) observeRuns(
 	ctx context.Context,
 	benchmark *v1alpha1.LoggingBenchmark,
 ) (runsObservation, error) {
+	observed := runsObservation{
+		Finished: map[results.RunKey]v1alpha1.RepeatResult{},
+		Recorded: map[results.RunKey]bool{},
+		Started:  map[results.RunKey]bool{},
+	}
+	var records v1alpha1.LoggingBenchmarkRunList
+	if err := r.List(ctx, &records, client.InNamespace(benchmark.Namespace),
+		client.MatchingLabels(builders.BenchmarkLabels(benchmark.Name))); err != nil {
+		return runsObservation{}, fmt.Errorf("listing the benchmark's LoggingBenchmarkRuns: %w", err)
+	}
+	for i := range records.Items {
+		record := &records.Items[i]
+		if !metav1.IsControlledBy(record, benchmark) {
+			continue
+		}
+		key, result := results.Recorded(record)
+		observed.Finished[key], observed.Recorded[key], observed.Started[key] = result, true, true
+	}
 	var jobs batchv1.JobList
 	if err := r.List(ctx, &jobs, client.InNamespace(benchmark.Namespace),
 		client.MatchingLabels(builders.BenchmarkLabels(benchmark.Name))); err != nil {
 		return runsObservation{}, fmt.Errorf("listing the benchmark's Jobs: %w", err)
-	}
-	observed := runsObservation{
-		Finished: map[results.RunKey]v1alpha1.RepeatResult{},
-		Started:  map[results.RunKey]bool{},
 	}
 	for i := range jobs.Items {
 		job := &jobs.Items[i]
@@ -227,11 +251,20 @@ func (r *LoggingBenchmarkReconciler) observeRuns(
 			continue
 		}
 		observed.Started[key] = true
-		if saved, ok := job.Annotations[builders.AnnotationResult]; ok {
-			observed.Finished[key] = savedResult(job, key, saved)
+		finished, failure := jobOutcome(job)
+		if observed.Recorded[key] {
+			if !finished && (job.Spec.Suspend == nil || !*job.Spec.Suspend) {
+				observed.Unstopped = append(observed.Unstopped, job)
+			}
 			continue
 		}
-		finished, failure := jobOutcome(job)
+		if saved, ok := job.Annotations[builders.AnnotationResult]; ok {
+			result := savedResult(job, key, saved)
+			observed.Finished[key] = result
+			observed.Unrecorded = append(observed.Unrecorded,
+				finishedRun{Run: key, Result: result, Job: job, Announced: true})
+			continue
+		}
 		pod, err := r.latestPod(ctx, job)
 		if err != nil {
 			return runsObservation{}, err
@@ -244,7 +277,7 @@ func (r *LoggingBenchmarkReconciler) observeRuns(
 			if stuck != "" {
 				result := v1alpha1.RepeatResult{Repeat: key.Repeat, Error: benchstatus.Truncate(stuck)}
 				observed.Finished[key] = result
-				observed.Unsaved = append(observed.Unsaved, finishedJob{Job: job, Run: key, Result: result})
+				observed.Unrecorded = append(observed.Unrecorded, finishedRun{Run: key, Result: result, Job: job})
 			}
 			continue
 		}
@@ -256,7 +289,7 @@ func (r *LoggingBenchmarkReconciler) observeRuns(
 			return runsObservation{}, err
 		}
 		observed.Finished[key] = result
-		observed.Unsaved = append(observed.Unsaved, finishedJob{Job: job, Run: key, Result: result})
+		observed.Unrecorded = append(observed.Unrecorded, finishedRun{Run: key, Result: result, Job: job})
 	}
 	return observed, nil
 }

@@ -73,14 +73,16 @@ func (r *LoggingBenchmarkReconciler) predecessorInTheWay(
 			}
 		}
 	}
-	benchmarkJobs := labels.SelectorFromSet(builders.BenchmarkLabels(benchmark.Name))
-	for i := range held.jobs {
-		job := &held.jobs[i]
-		if !benchmarkJobs.Matches(labels.Set(job.Labels)) {
-			continue
-		}
-		if waiting := predecessorsObject(job, "Job", benchmark); waiting != "" {
-			return waiting, nil
+	ofBenchmark := labels.SelectorFromSet(builders.BenchmarkLabels(benchmark.Name))
+	for _, objects := range [][]metav1.PartialObjectMetadata{held.jobs, held.records} {
+		for i := range objects {
+			object := &objects[i]
+			if !ofBenchmark.Matches(labels.Set(object.Labels)) {
+				continue
+			}
+			if waiting := predecessorsObject(object, object.Kind, benchmark); waiting != "" {
+				return waiting, nil
+			}
 		}
 	}
 	return "", nil

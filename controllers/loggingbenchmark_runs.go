@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"time"
@@ -47,13 +46,13 @@ func scheduleSeed(benchmark *v1alpha1.LoggingBenchmark) int64 {
 	return int64(hash.Sum64())
 }
 
-// reconcileRuns saves the results of the Jobs that just finished, then advances the next
+// reconcileRuns records the results of the Jobs that just finished, then advances the next
 // run: waits for its Job, or for every cluster with runs left to be ready, or starts its
 // Job. Runs execute one at a time so that they never compete for the nodes' cores, and
 // only once every cluster is up, so that none measures beside a cluster being
 // provisioned.
 func (r *LoggingBenchmarkReconciler) reconcileRuns(ctx context.Context, pass *benchmarkPass) (ctrl.Result, error) {
-	if err := r.saveRunResults(ctx, pass); err != nil {
+	if err := r.recordJobResults(ctx, pass); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.keepCreatedObjects(ctx, pass); err != nil {
@@ -124,41 +123,86 @@ func (r *LoggingBenchmarkReconciler) reconcileClusters(
 	return images, wait, nil
 }
 
-// saveRunResults copies the result of each Job that just finished from its pod into its
-// annotation, where it survives the pod's garbage collection, and announces the run's
-// end. A result that could not be saved is left out of this pass's status: the next pass
-// reads it again.
-func (r *LoggingBenchmarkReconciler) saveRunResults(ctx context.Context, pass *benchmarkPass) error {
-	for i, finished := range pass.runs.Unsaved {
-		if err := r.saveRunResult(ctx, finished); err != nil {
-			for _, unsaved := range pass.runs.Unsaved[i:] {
-				delete(pass.runs.Finished, unsaved.Run)
-			}
-			return err
+// recordJobResults records the result of each Job that just finished in its
+// LoggingBenchmarkRun, which outlives the Job and its pod, announces the run's end, and
+// stops the Jobs of recorded runs that still hold a pod. A result that could not be
+// recorded is left out of this pass's status: the next pass reads it again.
+func (r *LoggingBenchmarkReconciler) recordJobResults(ctx context.Context, pass *benchmarkPass) error {
+	err := r.recordRuns(ctx, pass, pass.runs.Unrecorded, func(finished finishedRun) {
+		if !finished.Announced {
+			r.announceRunFinished(pass.benchmark, finished)
 		}
-		r.announceRunFinished(pass.benchmark, finished)
-	}
-	pass.runs.Unsaved = nil
-	return nil
-}
-
-func (r *LoggingBenchmarkReconciler) saveRunResult(ctx context.Context, finished finishedJob) error {
-	encoded, err := json.Marshal(finished.Result)
+		if ended, _ := jobOutcome(finished.Job); !ended {
+			pass.runs.Unstopped = append(pass.runs.Unstopped, finished.Job)
+		}
+	})
 	if err != nil {
 		return err
 	}
-	job := finished.Job
-	patch := client.MergeFrom(job.DeepCopy())
-	if job.Annotations == nil {
-		job.Annotations = map[string]string{}
-	}
-	job.Annotations[builders.AnnotationResult] = string(encoded)
-	if ended, _ := jobOutcome(job); !ended {
+	pass.runs.Unrecorded = nil
+	for _, job := range pass.runs.Unstopped {
 		// A run failed for a pod that could not start: suspending the Job deletes the pod.
+		patch := client.MergeFrom(job.DeepCopy())
 		job.Spec.Suspend = new(true)
+		if err := r.Patch(ctx, job, patch); err != nil {
+			return fmt.Errorf("stopping Job %s: %w", job.Name, err)
+		}
 	}
-	if err := r.Patch(ctx, job, patch); err != nil {
-		return fmt.Errorf("saving the result of Job %s: %w", job.Name, err)
+	pass.runs.Unstopped = nil
+	return nil
+}
+
+// recordFailedRuns records the runs the pass counts as finished without a record: those
+// of a destination whose cluster failed, which end without a Job. Each is counted as
+// failed once, when its record is created.
+func (r *LoggingBenchmarkReconciler) recordFailedRuns(ctx context.Context, pass *benchmarkPass) error {
+	var unrecorded []finishedRun
+	for _, run := range pass.planned {
+		key := run.Key()
+		if result, done := pass.runs.Finished[key]; done && !pass.runs.Recorded[key] {
+			unrecorded = append(unrecorded, finishedRun{Run: key, Result: result})
+		}
+	}
+	return r.recordRuns(ctx, pass, unrecorded, func(finishedRun) {})
+}
+
+// recordRuns writes the LoggingBenchmarkRun of each finished run, in order, and calls
+// recorded after each. The runs from the first that could not be recorded on are left
+// out of the pass's finished runs, so that the status never counts a run without its
+// record.
+func (r *LoggingBenchmarkReconciler) recordRuns(
+	ctx context.Context, pass *benchmarkPass, runs []finishedRun, recorded func(finishedRun),
+) error {
+	for i, finished := range runs {
+		if err := r.recordRun(ctx, pass, finished); err != nil {
+			for _, unrecorded := range runs[i:] {
+				delete(pass.runs.Finished, unrecorded.Run)
+			}
+			return err
+		}
+		recorded(finished)
+	}
+	return nil
+}
+
+// recordRun creates the LoggingBenchmarkRun of a finished run. A record that exists
+// already was written by an earlier pass that the cache had not caught up with: the
+// result it holds is the one the status counted, and stays.
+func (r *LoggingBenchmarkReconciler) recordRun(ctx context.Context, pass *benchmarkPass, finished finishedRun) error {
+	record := builders.RunRecord(pass.benchmark, finished.Run, finished.Result)
+	created, err := ensureOwned(ctx, r, pass.benchmark, record, controlledBy, nil)
+	if err != nil {
+		return fmt.Errorf("recording run %s: %w", finished.Run, err)
+	}
+	if !created {
+		if err := r.apiReader().Get(ctx, client.ObjectKeyFromObject(record), record); err != nil {
+			return fmt.Errorf("reading the record of run %s: %w", finished.Run, err)
+		}
+		_, pass.runs.Finished[finished.Run] = results.Recorded(record)
+	}
+	pass.runs.Recorded[finished.Run] = true
+	if created && finished.Job == nil {
+		countRun(pass.benchmark, outcomeFailed)
 	}
 	return nil
 }

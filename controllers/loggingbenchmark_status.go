@@ -16,7 +16,7 @@ import (
 )
 
 // setStatus rebuilds the status from what the pass observed and decided, with the
-// function local mode uses too.
+// function local mode uses too, and leaves the rows their aggregated figures only.
 func setStatus(pass *benchmarkPass) {
 	planned := make([]results.RunKey, len(pass.planned))
 	for i, run := range pass.planned {
@@ -35,6 +35,7 @@ func setStatus(pass *benchmarkPass) {
 		observed.Current = &current
 	}
 	benchstatus.Set(pass.benchmark, observed)
+	benchstatus.DropRepeats(&pass.benchmark.Status)
 }
 
 // markDestinationsDeleted records that the clusters of the destinations that did not

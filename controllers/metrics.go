@@ -301,8 +301,9 @@ func setOptional(gauge *prometheus.GaugeVec, labels prometheus.Labels, value *fl
 	gauge.With(labels).Set(*value)
 }
 
-func countRuns(benchmark *v1alpha1.LoggingBenchmark, outcome string, runs int) {
-	runsTotal.WithLabelValues(benchmark.Namespace, benchmark.Name, outcome).Add(float64(runs))
+// countRun counts a finished run of benchmark with its outcome.
+func countRun(benchmark *v1alpha1.LoggingBenchmark, outcome string) {
+	runsTotal.WithLabelValues(benchmark.Namespace, benchmark.Name, outcome).Inc()
 }
 
 // forgetBenchmarkMetrics deletes every series of a deleted benchmark.

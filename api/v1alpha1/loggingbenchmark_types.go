@@ -13,11 +13,13 @@ import (
 // +kubebuilder:validation:XValidation:rule="!(self.baseline.enabled || self.destinations.exists(d, d.type == 'None')) || self.destinations.all(d, !has(d.placement) || d.placement == self.workload.placement || self.destinations.exists(r, r.type == 'None' && has(r.placement) && r.placement == d.placement))",message="a destination placed otherwise than spec.workload.placement needs a destination of type None with the same placement: its overhead is measured against a baseline placed as it is"
 // +kubebuilder:validation:XValidation:rule="!has(self.workload.ramp) || self.destinations.all(d, !has(d.placement))",message="a ramp measures every destination against one baseline: leave placement out of the destinations, or compare placements at fixed clients"
 // +kubebuilder:validation:XValidation:rule="!has(self.workload.ramp) || !has(self.workload.ramp.stopWhen) || !has(self.workload.ramp.stopWhen.overheadAbovePercent) || self.baseline.enabled || self.destinations.exists(d, d.type == 'None')",message="ramp.stopWhen.overheadAbovePercent needs the baseline to measure overhead against: enable it or list a destination of type None"
-// The status holds a result row per destination and client count and a repeat result
-// per run: MaxRowsAndRuns bounds them so that the largest status stays under 1 MiB
-// (etcd refuses an object above 1.5 MiB, and every later status write with it). A ramp
-// runs at most 11 client counts by factor (1 to 1000 doubling), its rounds by step.
-// +kubebuilder:validation:XValidation:rule="(self.destinations.size() + (self.baseline.enabled && !self.destinations.exists(d, d.type == 'None' && (!has(d.placement) || d.placement == self.workload.placement)) ? 1 : 0)) * (!has(self.workload.ramp) ? self.workload.clients.size() : has(self.workload.ramp.step) ? (self.workload.ramp.max - self.workload.ramp.start) / self.workload.ramp.step + 1 : 11) * (self.workload.repeats + 1) <= 220",message="too many runs for one status: destinations (the baseline included) × client counts × (repeats + 1) must be at most 220; split the benchmark"
+// The status holds a result row per destination and client count, and each run's result
+// is a LoggingBenchmarkRun of its own: MaxRows bounds the rows so that the largest status
+// stays under 1 MiB (etcd refuses an object above 1.5 MiB, and every later status write
+// with it), and MaxRuns the runs. A ramp runs at most 11 client counts by factor (1 to
+// 1000 doubling), its rounds by step.
+// +kubebuilder:validation:XValidation:rule="(self.destinations.size() + (self.baseline.enabled && !self.destinations.exists(d, d.type == 'None' && (!has(d.placement) || d.placement == self.workload.placement)) ? 1 : 0)) * (!has(self.workload.ramp) ? self.workload.clients.size() : has(self.workload.ramp.step) ? (self.workload.ramp.max - self.workload.ramp.start) / self.workload.ramp.step + 1 : 11) <= 150",message="too many result rows for one status: destinations (the baseline included) × client counts must be at most 150; split the benchmark"
+// +kubebuilder:validation:XValidation:rule="(self.destinations.size() + (self.baseline.enabled && !self.destinations.exists(d, d.type == 'None' && (!has(d.placement) || d.placement == self.workload.placement)) ? 1 : 0)) * (!has(self.workload.ramp) ? self.workload.clients.size() : has(self.workload.ramp.step) ? (self.workload.ramp.max - self.workload.ramp.start) / self.workload.ramp.step + 1 : 11) * self.workload.repeats <= 1000",message="too many runs: destinations (the baseline included) × client counts × repeats must be at most 1000; split the benchmark"
 type LoggingBenchmarkSpec struct {
 	// Postgres describes every benchmark cluster.
 	// +kubebuilder:default={}
@@ -1082,9 +1084,13 @@ const (
 	PhaseFailed       Phase = "Failed"
 )
 
-// MaxRowsAndRuns bounds destinations × client counts × (repeats + 1), the result rows
-// and the runs of a status (the CEL rule of LoggingBenchmarkSpec).
-const MaxRowsAndRuns = 220
+// MaxRows bounds destinations × client counts, the result rows of a status, and MaxRuns
+// destinations × client counts × repeats, the runs of a benchmark (the CEL rules of
+// LoggingBenchmarkSpec).
+const (
+	MaxRows = 150
+	MaxRuns = 1000
+)
 
 // Bounds of the free text of a status, in bytes of its JSON (a character JSON escapes
 // counts as its escape), so that the largest status stays under 1 MiB whatever its runs
@@ -1106,7 +1112,8 @@ const (
 )
 
 // LoggingBenchmarkStatus is the observed state of a benchmark. Everything in it can be
-// reconstructed from the benchmark's clusters and Jobs.
+// reconstructed from the benchmark's clusters, its runs' records (LoggingBenchmarkRuns)
+// and the Jobs of runs not recorded yet.
 type LoggingBenchmarkStatus struct {
 	// ObservedGeneration is the generation last reconciled successfully.
 	// +optional
@@ -1571,7 +1578,9 @@ type Result struct {
 	// RampStop is the stop condition this row met, which ended its destination's ramp.
 	// +optional
 	RampStop string `json:"rampStop,omitempty"`
-	// Repeats are the raw values.
+	// Repeats are the raw values, in local mode's results file and in a report; a
+	// benchmark's status in a cluster leaves them out: each run's LoggingBenchmarkRun
+	// holds its result, which kubectl logbench report reads.
 	Repeats []RepeatResult `json:"repeats,omitempty"`
 }
 

@@ -38,8 +38,10 @@ func longest(n int) string { return strings.Repeat("<", n) }
 // The largest status: for each number of repeats, the most result rows and runs admission
 // accepts, every run finished with every figure and with every text its agent or a Job's
 // annotation could report far beyond what the status keeps, all in the characters whose
-// JSON is longest; the status is built by the code the operator and local mode use, and
-// the texts that code composes from bounded parts are then set to the message bound.
+// JSON is longest; the status is built by the code the operator and local mode use, its
+// rows without their repeats as the operator keeps them (each run is a
+// LoggingBenchmarkRun), and the texts that code composes from bounded parts are then set
+// to the message bound.
 var _ = Describe("the largest status", func() {
 	It("stays under 1 MiB for every shape admission accepts, and the API server stores the largest", func() {
 		var largestSpec string
@@ -72,18 +74,27 @@ var _ = Describe("the largest status", func() {
 		Expect(k8sClient.Status().Update(ctx, benchmark)).To(Succeed())
 	})
 
-	It("refuses one repeat more than the largest shape of its rows takes", func() {
-		// 5 × 4 × (10 + 1) = MaxRowsAndRuns.
-		Expect(5 * 4 * (10 + 1)).To(Equal(v1alpha1.MaxRowsAndRuns))
-		err := k8sClient.Create(ctx, newBenchmark(shapeSpec(5, 4, 11)))
-		Expect(err).To(MatchError(ContainSubstring("too many runs for one status")))
+	It("admits 1,000 runs and refuses one repeat more", func() {
+		// 10 × 10 × 10 = MaxRuns.
+		Expect(10 * 10 * 10).To(Equal(v1alpha1.MaxRuns))
+		Expect(k8sClient.Create(ctx, newBenchmark(shapeSpec(10, 10, 10)))).To(Succeed())
+		err := k8sClient.Create(ctx, newBenchmark(shapeSpec(10, 10, 11)))
+		Expect(err).To(MatchError(ContainSubstring("too many runs")))
+	})
+
+	It("refuses more rows than MaxRows", func() {
+		// 10 × 15 = MaxRows.
+		Expect(10 * 15).To(Equal(v1alpha1.MaxRows))
+		Expect(k8sClient.Create(ctx, newBenchmark(shapeSpec(10, 15, 1)))).To(Succeed())
+		err := k8sClient.Create(ctx, newBenchmark(shapeSpec(10, 16, 1)))
+		Expect(err).To(MatchError(ContainSubstring("too many result rows for one status")))
 	})
 })
 
 // largestShape is the most destinations (the baseline included) and client counts whose
 // rows admission accepts with repeats, the most destinations among equals.
 func largestShape(repeats int) (destinations, clientCounts int) {
-	rows := v1alpha1.MaxRowsAndRuns / (repeats + 1)
+	rows := min(v1alpha1.MaxRows, v1alpha1.MaxRuns/repeats)
 	for d := 2; d <= maxDestinations; d++ {
 		for c := 1; c <= maxClientCounts; c++ {
 			if d*c <= rows && d*c >= destinations*clientCounts {
@@ -137,6 +148,10 @@ func fullStatus(benchmark *v1alpha1.LoggingBenchmark) v1alpha1.LoggingBenchmarkS
 		})
 	}
 	benchstatus.Set(benchmark, observation)
+	for _, row := range benchmark.Status.Results {
+		Expect(row.Repeats).To(HaveLen(int(spec.Workload.Repeats)))
+		Expect(slices.ContainsFunc(row.Repeats, func(r v1alpha1.RepeatResult) bool { return r.Error != "" })).To(BeFalse())
+	}
 
 	// Texts the status composes from bounded parts, at the message bound instead.
 	message := benchstatus.Truncate(longest(64 << 10))
@@ -155,8 +170,6 @@ func fullStatus(benchmark *v1alpha1.LoggingBenchmark) v1alpha1.LoggingBenchmarkS
 	number, count := 123456.789012345, int64(123456789012)
 	for i := range current.Results {
 		row := &current.Results[i]
-		Expect(row.Repeats).To(HaveLen(int(spec.Workload.Repeats)))
-		Expect(slices.ContainsFunc(row.Repeats, func(r v1alpha1.RepeatResult) bool { return r.Error != "" })).To(BeFalse())
 		// Figures the rows' runs leave out in some combination or other.
 		row.Noisy = true
 		row.OverheadPercent, row.LogBytesPerRecord, row.LogGigabytesPerHour = &number, &number, &number
@@ -175,6 +188,7 @@ func fullStatus(benchmark *v1alpha1.LoggingBenchmark) v1alpha1.LoggingBenchmarkS
 	for i := range current.Results {
 		current.Results[i].Records.Dropped, current.Results[i].Records.DroppedAtLeast = &count, &count
 	}
+	benchstatus.DropRepeats(current)
 	return *current
 }
 

@@ -41,11 +41,11 @@ func runCompare(beforePath, afterPath, output string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	before, err := report.ReadFile(beforePath)
+	before, err := report.ReadFile(beforePath, "")
 	if err != nil {
 		return err
 	}
-	after, err := report.ReadFile(afterPath)
+	after, err := report.ReadFile(afterPath, "")
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/internal/report"
+	"github.com/logbench/logbench/internal/results"
 )
 
 func init() {
@@ -51,12 +53,13 @@ type reportOptions struct {
 func newReportCommand() *cobra.Command {
 	opts := reportOptions{output: string(report.FormatTable)}
 	cmd := &cobra.Command{
-		Use:   "report (NAME | -f FILE)",
+		Use:   "report (NAME | -f FILE [NAME])",
 		Short: "Show the results of a LoggingBenchmark as a table, Markdown or an HTML page with charts",
 		Long: `Report reads a LoggingBenchmark with its results, either from the cluster of the
-current kubeconfig context (NAME, with -n for the namespace) or from a YAML or JSON file
-(-f: the output of "logbench run --local --save FILE" or of "kubectl get lbench NAME -o yaml"),
-and renders it:
+current kubeconfig context (NAME, with -n for the namespace: the benchmark and its runs'
+LoggingBenchmarkRuns) or from a YAML or JSON file (-f: the output of
+"logbench run --local --save FILE", or of "kubectl get lbench,lbrun -o yaml", with
+the NAME of the benchmark when the list holds several), and renders it:
 
   table      the results table for the terminal (default)
   markdown   the same as Markdown, for issues and READMEs
@@ -73,6 +76,7 @@ As a kubectl plugin: put a link or copy of this binary named kubectl-logbench on
 then run "kubectl logbench report NAME".`,
 		Example: `  logbench report quick -n benchmarks
   logbench report -f quick-result.yaml -o html --output-file quick.html
+  kubectl get lbench,lbrun -n benchmarks -o yaml > saved.yaml && logbench report -f saved.yaml quick
   logbench report -f settings-matrix-result.yaml --against statement
   kubectl logbench report quick -o markdown`,
 		Args: cobra.MaximumNArgs(1),
@@ -82,7 +86,7 @@ then run "kubectl logbench report NAME".`,
 	}
 	flags := cmd.Flags()
 	flags.StringVarP(&opts.file, "file", "f", "",
-		"read the LoggingBenchmark from this YAML or JSON file instead of the cluster")
+		"read the LoggingBenchmark, with its runs' records, from this YAML or JSON file instead of the cluster")
 	flags.StringVarP(&opts.output, "output", "o", opts.output, "report format: table, markdown or html")
 	flags.StringVar(&opts.outputFile, "output-file", "", "write the report to this file instead of standard output")
 	flags.StringVar(&opts.against, "against", "",
@@ -102,10 +106,12 @@ func runReport(ctx context.Context, opts reportOptions, args []string, stdout io
 	}
 	var benchmark *v1alpha1.LoggingBenchmark
 	switch {
-	case opts.file != "" && len(args) > 0:
-		return errors.New("give either a LoggingBenchmark NAME to read from the cluster or -f FILE, not both")
 	case opts.file != "":
-		benchmark, err = report.ReadFile(opts.file)
+		name := ""
+		if len(args) > 0 {
+			name = args[0]
+		}
+		benchmark, err = report.ReadFile(opts.file, name)
 	case len(args) > 0:
 		benchmark, err = getBenchmark(ctx, opts, args[0])
 	default:
@@ -180,5 +186,12 @@ func getBenchmark(ctx context.Context, opts reportOptions, name string) (*v1alph
 		}
 		return nil, fmt.Errorf("reading LoggingBenchmark %s/%s: %w", namespace, name, err)
 	}
+	// A status written by an operator that recorded no runs holds their results itself.
+	var records v1alpha1.LoggingBenchmarkRunList
+	err = c.List(ctx, &records, client.InNamespace(namespace), client.MatchingLabels{builders.LabelBenchmark: name})
+	if err != nil && !meta.IsNoMatchError(err) {
+		return nil, fmt.Errorf("reading the runs of LoggingBenchmark %s/%s: %w", namespace, name, err)
+	}
+	benchmark.Status.Results = results.WithRepeats(&benchmark, records.Items)
 	return &benchmark, nil
 }

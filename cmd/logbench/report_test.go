@@ -37,10 +37,11 @@ func TestReport(t *testing.T) {
 		message string // of the error; empty for success
 		stdout  string
 	}{
-		"table":          {args: []string{"report", "-f", saved}, stdout: "20.0%"},
-		"markdown":       {args: []string{"report", "-f", saved, "-o", "markdown"}, stdout: "# LoggingBenchmark saved"},
-		"html to a file": {args: []string{"report", "-f", saved, "-o", "html", "--output-file", page}},
-		"name and file":  {args: []string{"report", "x", "-f", saved}, message: "not both"},
+		"table":                         {args: []string{"report", "-f", saved}, stdout: "20.0%"},
+		"markdown":                      {args: []string{"report", "-f", saved, "-o", "markdown"}, stdout: "# LoggingBenchmark saved"},
+		"html to a file":                {args: []string{"report", "-f", saved, "-o", "html", "--output-file", page}},
+		"file and its benchmark's name": {args: []string{"report", "saved", "-f", saved}, stdout: "20.0%"},
+		"file and another name":         {args: []string{"report", "x", "-f", saved}, message: "not x"},
 		// The baseline ran 100 TPS, csvlog 80: against csvlog the baseline gains 25%.
 		"against another destination": {args: []string{"report", "-f", saved, "--against", "csvlog"},
 			stdout: "Overhead against: csvlog"},

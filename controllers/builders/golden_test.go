@@ -15,6 +15,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/golden"
+	"github.com/logbench/logbench/internal/results"
 	"github.com/logbench/logbench/internal/shipping"
 )
 
@@ -52,6 +53,17 @@ var (
 	goldenSyslog = forwardingDestination(v1alpha1.SyslogUDP)
 )
 
+// goldenRunResult is a finished run's result as an agent hands it back.
+func goldenRunResult() v1alpha1.RepeatResult {
+	logBytes := int64(1234567)
+	return v1alpha1.RepeatResult{
+		TPS: 1520.5, LatencyAvgMs: 2.63, LatencyStdDevMs: 0.41, Transactions: 91230,
+		Records:      v1alpha1.Records{Expected: 182460, Delivered: 182460, ExpectedSource: v1alpha1.ExpectedCounted},
+		DrainSeconds: 0.2, DrainEnd: v1alpha1.DrainComplete, LogBytes: &logBytes,
+		ClientNode: "node-b", ServerNode: "node-a",
+	}
+}
+
 // TestGolden: each builder's object, as YAML, is the one in testdata; go test -update
 // rewrites the files after an intended change, for review in the diff.
 func TestGolden(t *testing.T) {
@@ -88,6 +100,8 @@ func TestGolden(t *testing.T) {
 			ShipperConfigMapName(ClusterName(benchmark.Name, goldenLoki.Name)), []byte("[SERVICE]\n    flush 1\n"))),
 		"serviceaccount-agent": object(AgentServiceAccount(benchmark.Namespace)),
 		"rolebinding-agent":    object(AgentRoleBinding(benchmark.Namespace)),
+		"loggingbenchmarkrun-csvlog": object(RunRecord(benchmark, results.RunKey{Destination: goldenCSV.Name, Clients: 4,
+			Repeat: 2}, goldenRunResult())),
 	} {
 		t.Run(name, func(t *testing.T) {
 			built, err := build()

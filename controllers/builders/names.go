@@ -30,13 +30,19 @@ const (
 	// put CloudNativePG's own Jobs among the benchmark's runs.
 	LabelCluster = "bench.logbench.io/cluster"
 
-	// AnnotationResult holds a finished Job's JSON v1alpha1.RepeatResult, copied from its
-	// pod's termination message so that it survives the garbage collection of the pod.
+	// AnnotationResult held a finished Job's JSON v1alpha1.RepeatResult where an operator
+	// that wrote no LoggingBenchmarkRuns saved it: read to record the runs of a benchmark
+	// such an operator began.
 	AnnotationResult = "bench.logbench.io/result"
 )
 
-// maxJobNameLength keeps the Job's name usable as the value of its pods' job-name label.
-const maxJobNameLength = 63
+const (
+	// maxJobNameLength keeps the Job's name usable as the value of its pods' job-name
+	// label.
+	maxJobNameLength = 63
+	// maxObjectNameLength is what Kubernetes allows the name of an object.
+	maxObjectNameLength = 253
+)
 
 // Run is one pgbench execution of a benchmark.
 type Run struct {
@@ -104,14 +110,27 @@ func ValidateClusterNames(benchmark string, spec *v1alpha1.LoggingBenchmarkSpec)
 // JobName is deterministic, so that a run never gets a second Job; names too long for a
 // label value keep a readable prefix and end with a hash of the full name.
 func JobName(benchmark string, run Run) string {
-	name := fmt.Sprintf("%s-%s-c%d-r%d", benchmark, run.Destination.Name, run.Clients, run.Repeat)
-	if len(name) <= maxJobNameLength {
+	return runObjectName(benchmark, run.Key(), maxJobNameLength)
+}
+
+// RunRecordName names the LoggingBenchmarkRun of a run, deterministically, so that an
+// operator that restarts finds the record and never writes a second one; it is the name
+// of the run's Job when that fits an object's name.
+func RunRecordName(benchmark string, run results.RunKey) string {
+	return runObjectName(benchmark, run, maxObjectNameLength)
+}
+
+// runObjectName is <benchmark>-<destination>-c<clients>-r<repeat>; a name longer than
+// limit keeps a readable prefix and ends with a hash of the full name.
+func runObjectName(benchmark string, run results.RunKey, limit int) string {
+	name := fmt.Sprintf("%s-%s-c%d-r%d", benchmark, run.Destination, run.Clients, run.Repeat)
+	if len(name) <= limit {
 		return name
 	}
 	hash := fnv.New32a()
 	_, _ = hash.Write([]byte(name))
 	suffix := fmt.Sprintf("-%08x", hash.Sum32())
-	return name[:maxJobNameLength-len(suffix)] + suffix
+	return name[:limit-len(suffix)] + suffix
 }
 
 // BenchmarkLabels are on every object of a benchmark.
@@ -128,13 +147,18 @@ func DestinationLabels(benchmark, destination string) map[string]string {
 
 // RunLabels are on the Job of a run and its pod; RunKeyFromLabels reads them back.
 func RunLabels(benchmark string, run Run) map[string]string {
-	labels := DestinationLabels(benchmark, run.Destination.Name)
+	return RunKeyLabels(benchmark, run.Key())
+}
+
+// RunKeyLabels are the labels of a run: on its Job, its pod and its LoggingBenchmarkRun.
+func RunKeyLabels(benchmark string, run results.RunKey) map[string]string {
+	labels := DestinationLabels(benchmark, run.Destination)
 	labels[LabelClients] = strconv.Itoa(int(run.Clients))
 	labels[LabelRepeat] = strconv.Itoa(int(run.Repeat))
 	return labels
 }
 
-// RunKeyFromLabels identifies the run of a Job from its labels.
+// RunKeyFromLabels identifies the run of a Job or a LoggingBenchmarkRun from its labels.
 func RunKeyFromLabels(labels map[string]string) (results.RunKey, error) {
 	clients, errClients := strconv.ParseInt(labels[LabelClients], 10, 32)
 	repeat, errRepeat := strconv.ParseInt(labels[LabelRepeat], 10, 32)

@@ -84,6 +84,15 @@ func Set(benchmark *v1alpha1.LoggingBenchmark, observed Observation) {
 	setConditions(benchmark, reason, message, destinationNotes(current.Phase, observed.Destinations))
 }
 
+// DropRepeats leaves the rows of a status with their aggregated figures only, as a
+// benchmark's status in a cluster keeps them: each run's result is a LoggingBenchmarkRun
+// of its own there, so that the status stays small however many runs it counts.
+func DropRepeats(status *v1alpha1.LoggingBenchmarkStatus) {
+	for i := range status.Results {
+		status.Results[i].Repeats = nil
+	}
+}
+
 // destinationNotes says, while runs remain, what each destination that is not ready
 // waits for and why each failed one did, so that the Ready condition, which kubectl get
 // shows, tells why the benchmark is not there yet.

@@ -14,7 +14,7 @@ import (
 // duration, both and statement-again, an A/A pair with statement, at 1, 2 and 4 clients.
 func settingsMatrix(t *testing.T) *v1alpha1.LoggingBenchmark {
 	t.Helper()
-	b, err := ReadFile(filepath.Join("testdata", "settings-matrix.yaml"))
+	b, err := ReadFile(filepath.Join("testdata", "settings-matrix.yaml"), "")
 	if err != nil {
 		t.Fatal(err)
 	}

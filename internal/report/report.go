@@ -5,6 +5,7 @@
 package report
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/logbench/logbench/api/v1alpha1"
@@ -255,22 +257,92 @@ func destinations(spec *v1alpha1.LoggingBenchmarkSpec) string {
 }
 
 // ReadFile loads a LoggingBenchmark with its status from a YAML or JSON file, such as
-// the output of `logbench run --local --save` or `kubectl get lbench NAME -o yaml`.
-func ReadFile(path string) (*v1alpha1.LoggingBenchmark, error) {
-	return manifest.ReadFileWith(path, Decode)
+// the output of `logbench run --local --save` or `kubectl get lbench NAME -o yaml`, or
+// from a list that holds it with its runs' records (`kubectl get lbench,lbrun -o yaml`);
+// name selects the benchmark in a list of several, "" takes the only one (Decode).
+func ReadFile(path, name string) (*v1alpha1.LoggingBenchmark, error) {
+	return manifest.ReadFileWith(path, func(data []byte) (*v1alpha1.LoggingBenchmark, error) {
+		return Decode(data, name)
+	})
 }
 
-// Decode parses one LoggingBenchmark. Unlike manifest.Decode it keeps the status and
-// does not validate the spec: the report shows what the cluster holds, and fields a
-// newer operator added are ignored rather than refused.
-func Decode(data []byte) (*v1alpha1.LoggingBenchmark, error) {
+// Decode parses a LoggingBenchmark, or a list of LoggingBenchmarks and
+// LoggingBenchmarkRuns (other kinds in it are ignored), from which it takes the
+// benchmark named name, or the only one when name is "", with the repeats of its rows
+// filled from the records of its runs (results.WithRepeats). Unlike manifest.Decode it
+// keeps the status and does not validate the spec: the report shows what the cluster
+// holds, and fields a newer operator added are ignored rather than refused.
+func Decode(data []byte, name string) (*v1alpha1.LoggingBenchmark, error) {
+	var document struct {
+		metav1.TypeMeta `json:",inline"`
+		Items           []json.RawMessage `json:"items"`
+	}
+	if err := yaml.Unmarshal(data, &document); err != nil {
+		return nil, fmt.Errorf("not a LoggingBenchmark in YAML or JSON: %w", err)
+	}
+	if !strings.HasSuffix(document.Kind, "List") {
+		benchmark, err := decodeBenchmark(data)
+		if err == nil && name != "" && benchmark.Name != name {
+			return nil, fmt.Errorf("the file holds LoggingBenchmark %s, not %s", benchmark.Name, name)
+		}
+		return benchmark, err
+	}
+	var (
+		benchmarks []*v1alpha1.LoggingBenchmark
+		records    []v1alpha1.LoggingBenchmarkRun
+	)
+	for i, item := range document.Items {
+		var object metav1.TypeMeta
+		if err := json.Unmarshal(item, &object); err != nil {
+			return nil, fmt.Errorf("item %d of the list: %w", i+1, err)
+		}
+		if object.APIVersion != v1alpha1.GroupVersion.String() {
+			continue
+		}
+		switch object.Kind {
+		case "LoggingBenchmark":
+			benchmark, err := decodeBenchmark(item)
+			if err != nil {
+				return nil, fmt.Errorf("item %d of the list: %w", i+1, err)
+			}
+			if name == "" || benchmark.Name == name {
+				benchmarks = append(benchmarks, benchmark)
+			}
+		case "LoggingBenchmarkRun":
+			var record v1alpha1.LoggingBenchmarkRun
+			if err := json.Unmarshal(item, &record); err != nil {
+				return nil, fmt.Errorf("item %d of the list, a LoggingBenchmarkRun: %w", i+1, err)
+			}
+			records = append(records, record)
+		}
+	}
+	switch {
+	case len(benchmarks) == 0 && name != "":
+		return nil, fmt.Errorf("the list holds no LoggingBenchmark %s", name)
+	case len(benchmarks) == 0:
+		return nil, errors.New("the list holds no LoggingBenchmark")
+	case len(benchmarks) > 1:
+		var names []string
+		for _, benchmark := range benchmarks {
+			names = append(names, benchmark.Namespace+"/"+benchmark.Name)
+		}
+		return nil, fmt.Errorf("the list holds %d LoggingBenchmarks (%s): give the NAME of one "+
+			"(of two of one name, save one namespace's)", len(benchmarks), strings.Join(names, ", "))
+	}
+	benchmark := benchmarks[0]
+	benchmark.Status.Results = results.WithRepeats(benchmark, records)
+	return benchmark, nil
+}
+
+// decodeBenchmark parses one LoggingBenchmark.
+func decodeBenchmark(data []byte) (*v1alpha1.LoggingBenchmark, error) {
 	var benchmark v1alpha1.LoggingBenchmark
 	if err := yaml.Unmarshal(data, &benchmark); err != nil {
 		return nil, fmt.Errorf("not a LoggingBenchmark in YAML or JSON: %w", err)
 	}
 	gvk := v1alpha1.GroupVersion.WithKind("LoggingBenchmark")
 	if benchmark.APIVersion != gvk.GroupVersion().String() || benchmark.Kind != gvk.Kind {
-		return nil, fmt.Errorf("expected apiVersion %s and kind %s, got %q and %q (a list from kubectl get needs a NAME)",
+		return nil, fmt.Errorf("expected apiVersion %s and kind %s, got %q and %q",
 			gvk.GroupVersion(), gvk.Kind, benchmark.APIVersion, benchmark.Kind)
 	}
 	if benchmark.Name == "" {

@@ -2,7 +2,9 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -229,7 +231,7 @@ func TestDecode(t *testing.T) {
 			`"metadata":{"name":"x"},"status":{"phase":"Running"}}`},
 		{name: "fields of a newer operator", data: "apiVersion: bench.logbench.io/v1alpha1\nkind: LoggingBenchmark\n" +
 			"metadata: {name: x}\nstatus: {newField: 1}\n"},
-		{name: "list", data: "apiVersion: v1\nkind: List\nitems: []\n", wantErr: "a list from kubectl get needs a NAME"},
+		{name: "empty list", data: "apiVersion: v1\nkind: List\nitems: []\n", wantErr: "the list holds no LoggingBenchmark"},
 		{
 			name:    "other kind",
 			data:    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
@@ -244,7 +246,7 @@ func TestDecode(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Decode([]byte(tt.data))
+			_, err := Decode([]byte(tt.data), "")
 			if tt.wantErr == "" && err != nil {
 				t.Fatalf("Decode: %v", err)
 			}
@@ -268,7 +270,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"apiVersion":"bench.logbench.io/v1alpha1","kind":"LoggingBenchmark","metadata":{"name":"x"},` +
 		`"status":{"results":[{"destination":"a","clients":0,"tps":1e300,"tpsStdDev":1e300}]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		b, err := Decode(data)
+		b, err := Decode(data, "")
 		if err != nil {
 			return
 		}
@@ -291,5 +293,69 @@ func TestLoggingSettingsNamePgaudit(t *testing.T) {
 	}
 	if got := loggingSettings(v1alpha1.LoggingSpec{Statement: v1alpha1.StatementAll}); strings.Contains(got, "pgaudit") {
 		t.Errorf("logging settings %q name pgaudit, which is off", got)
+	}
+}
+
+// TestDecodeList: a benchmark saved from a cluster with its runs' records (kubectl get
+// lbench,lbrun -o yaml), whose status holds no repeats, reports as the same benchmark
+// with its repeats inline does; records of another benchmark are left out.
+func TestDecodeList(t *testing.T) {
+	inline := fullBenchmark()
+	inline.Namespace = "team"
+	var want bytes.Buffer
+	if err := Render(&want, FormatMarkdown, inline); err != nil {
+		t.Fatal(err)
+	}
+	saved := inline.DeepCopy()
+	saved.APIVersion, saved.Kind = v1alpha1.GroupVersion.String(), "LoggingBenchmark"
+	items := []any{saved}
+	record := func(benchmark, destination string, clients int32, result v1alpha1.RepeatResult) any {
+		return &v1alpha1.LoggingBenchmarkRun{
+			TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "LoggingBenchmarkRun"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: "team",
+				Name: fmt.Sprintf("%s-%s-c%d-r%d", benchmark, destination, clients, result.Repeat)},
+			Spec: v1alpha1.LoggingBenchmarkRunSpec{Benchmark: benchmark, Destination: destination, Clients: clients,
+				Repeat: result.Repeat},
+			Status: result,
+		}
+	}
+	for i := range saved.Status.Results {
+		row := &saved.Status.Results[i]
+		// In the reverse order of their repeats, as a list need not hold them in order.
+		for _, result := range slices.Backward(row.Repeats) {
+			items = append(items, record(saved.Name, row.Destination, row.Clients, result))
+			items = append(items, record("other", row.Destination, row.Clients, v1alpha1.RepeatResult{Repeat: result.Repeat,
+				TPS: 1}))
+		}
+		row.Repeats = nil
+	}
+	list, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"", saved.Name} {
+		decoded, err := Decode(list, name)
+		if err != nil {
+			t.Fatalf("Decode(%q): %v", name, err)
+		}
+		var got bytes.Buffer
+		if err := Render(&got, FormatMarkdown, decoded); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("the report of the list differs from that of the status with its repeats:\n%s\nwant:\n%s", &got, &want)
+		}
+	}
+	if _, err := Decode(list, "missing"); err == nil || !strings.Contains(err.Error(), "no LoggingBenchmark missing") {
+		t.Errorf("Decode of a name the list does not hold: %v", err)
+	}
+	other := saved.DeepCopy()
+	other.Name = "other"
+	twice, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": []any{saved, other}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Decode(twice, ""); err == nil || !strings.Contains(err.Error(), "give the NAME of one") {
+		t.Errorf("Decode of a list of two benchmarks without a name: %v", err)
 	}
 }

@@ -27,6 +27,8 @@ var reviewedRules = map[string][]rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"create", "delete", "get", "list", "watch"}},
 		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"create", "delete", "get", "list", "watch"}},
 		{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"create", "get", "list", "patch", "watch"}},
+		// Each finished run's record, written once, never changed; deleted with its benchmark.
+		{APIGroups: []string{"bench.logbench.io"}, Resources: []string{"loggingbenchmarkruns"}, Verbs: []string{"create", "get", "list", "watch"}},
 		{APIGroups: []string{"bench.logbench.io"}, Resources: []string{"loggingbenchmarks"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{"bench.logbench.io"}, Resources: []string{"loggingbenchmarks/status"}, Verbs: []string{"get", "patch"}},
 		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"networkpolicies"}, Verbs: []string{"create", "get", "list", "patch", "watch"}},

@@ -81,9 +81,10 @@ func expectPlausibleCost(ctx context.Context, benchmark *benchv1alpha1.LoggingBe
 	for _, destination := range benchmark.Spec.Destinations {
 		ships[destination.Name] = destination.Ships()
 	}
+	rows := rowsWithRuns(ctx, benchmark)
 	Eventually(func(g Gomega) {
 		stats := kubeletContainers(ctx, g, benchmark.Namespace)
-		for _, row := range benchmark.Status.Results {
+		for _, row := range rows {
 			what := fmt.Sprintf("%s with %d clients", row.Destination, row.Clients)
 			pods, err := clientset.CoreV1().Pods(benchmark.Namespace).List(ctx, metav1.ListOptions{
 				LabelSelector: "cnpg.io/cluster=" + clusters[row.Destination],

@@ -66,7 +66,7 @@ var _ = Describe("counting at the source", Label("counter"), func() {
 			waitForPhase(ctx, sampled, benchv1alpha1.PhaseSucceeded)
 
 			Expect(sampled.Status.Results).To(HaveLen(len(sampled.Spec.Destinations)))
-			for _, row := range sampled.Status.Results {
+			for _, row := range rowsWithRuns(ctx, sampled) {
 				records := row.Records
 				transactions := row.Repeats[0].Transactions
 				_, _ = fmt.Fprintf(GinkgoWriter, "%s: %s, %d of %d records after %d transactions, %d dropped, "+

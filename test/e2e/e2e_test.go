@@ -148,7 +148,7 @@ var _ = Describe("logbench", Ordered, func() {
 			Expect(labels[builders.LabelClients]).To(Equal(fmt.Sprint(spec.Workload.Clients[i/destinations])),
 				"run %d is in the round of its client count", i)
 		}
-		for _, row := range benchmark.Status.Results {
+		for _, row := range rowsWithRuns(ctx, benchmark) {
 			what := fmt.Sprintf("%s with %d clients", row.Destination, row.Clients)
 			Expect(row.TPS).To(BeNumerically(">", 0), what)
 			for _, repeat := range row.Repeats {
@@ -478,8 +478,9 @@ var _ = Describe("logbench", Ordered, func() {
 			_, _ = fmt.Fprintf(GinkgoWriter, "Job %s: %d failed attempts, %d succeeded\n",
 				job.Name, job.Status.Failed, job.Status.Succeeded)
 		}
-		Expect(failover.Status.Results).To(HaveLen(1))
-		for _, repeat := range failover.Status.Results[0].Repeats {
+		rows := rowsWithRuns(ctx, failover)
+		Expect(rows).To(HaveLen(1))
+		for _, repeat := range rows[0].Repeats {
 			if repeat.Error != "" {
 				continue
 			}
@@ -491,7 +492,7 @@ var _ = Describe("logbench", Ordered, func() {
 			Expect(repeat.Records.Delivered).To(Equal(repeat.Records.Expected))
 		}
 		if failover.Status.Phase == benchv1alpha1.PhaseFailed {
-			Expect(failover.Status.Results[0].Repeats).To(ContainElement(HaveField("Error", Not(BeEmpty()))),
+			Expect(rows[0].Repeats).To(ContainElement(HaveField("Error", Not(BeEmpty()))),
 				"a failed benchmark says which run failed and why")
 		}
 	})
@@ -517,7 +518,7 @@ var _ = Describe("pgaudit", func() {
 		audited.Spec.Cleanup = benchv1alpha1.CleanupNever
 		succeedForThisSpec(ctx, audited)
 		Expect(audited.Status.Results).To(HaveLen(2))
-		for _, row := range audited.Status.Results {
+		for _, row := range rowsWithRuns(ctx, audited) {
 			transactions := row.Repeats[0].Transactions
 			_, _ = fmt.Fprintf(GinkgoWriter, "%s: %d of %d records after %d transactions\n",
 				row.Destination, row.Records.Delivered, row.Records.Expected, transactions)

@@ -78,7 +78,7 @@ var _ = Describe("placement", Label("placement"), func() {
 			var failure string
 			Eventually(func(g Gomega) {
 				g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(unschedulable), unschedulable)).To(Succeed())
-				failure = runError(unschedulable)
+				failure = runError(ctx, unschedulable)
 				g.Expect(failure).NotTo(BeEmpty())
 			}).WithContext(ctx).WithTimeout(deadline).WithPolling(2 * time.Second).Should(Succeed())
 			_, _ = fmt.Fprintf(GinkgoWriter, "the run failed %s after its pod's creation: %s\n",
@@ -160,7 +160,7 @@ func expectRunNodes(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchma
 			benchmark.Spec.Workload.Placement, pod.Name, pod.Spec.NodeName, primaries.Items[0].Name, serverNode)
 		Expect(pod.Spec.NodeName).To(relation, "run pod %s against the primary's node", pod.Name)
 	}
-	for _, row := range benchmark.Status.Results {
+	for _, row := range rowsWithRuns(ctx, benchmark) {
 		for _, repeat := range row.Repeats {
 			Expect(repeat.ServerNode).To(Equal(serverNode), "%s: the primary's node", row.Destination)
 			Expect(repeat.ClientNode).To(relation, "%s: the client's node", row.Destination)
@@ -169,8 +169,8 @@ func expectRunNodes(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchma
 }
 
 // runError is the error of the benchmark's first failed run, "" when none failed.
-func runError(benchmark *benchv1alpha1.LoggingBenchmark) string {
-	for _, row := range benchmark.Status.Results {
+func runError(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark) string {
+	for _, row := range rowsWithRuns(ctx, benchmark) {
 		for _, repeat := range row.Repeats {
 			if repeat.Error != "" {
 				return repeat.Error

@@ -51,7 +51,7 @@ var _ = Describe("replicas", Label(stackLabel, "replicas"), func() {
 			succeedWithNodeAgent(ctx, replicated)
 
 			Expect(replicated.Status.Results).To(HaveLen(2))
-			for _, row := range replicated.Status.Results {
+			for _, row := range rowsWithRuns(ctx, replicated) {
 				what := fmt.Sprintf("%s with %d clients", row.Destination, row.Clients)
 				primary, replica := instancesOf(ctx, clusterOf(replicated, row.Destination))
 				_, _ = fmt.Fprintf(GinkgoWriter, "%s: primary %s on %s, replica %s on %s\n", what,

@@ -56,7 +56,7 @@ var _ = Describe("the user's scripts", Label("counter"), func() {
 		succeedForThisSpec(ctx, scripts)
 
 		Expect(scripts.Status.Results).To(HaveLen(1))
-		row := scripts.Status.Results[0]
+		row := rowsWithRuns(ctx, scripts)[0]
 		records, transactions := row.Records, row.Repeats[0].Transactions
 		_, _ = fmt.Fprintf(GinkgoWriter, "%s: %s, %d of %d records after %d transactions\n", row.Destination,
 			records.ExpectedSource, records.Delivered, records.Expected, transactions)
@@ -83,7 +83,7 @@ var _ = Describe("the user's scripts", Label("counter"), func() {
 		waitForPhase(ctx, missing, benchv1alpha1.PhaseFailed)
 
 		Expect(missing.Status.Results).To(HaveLen(1))
-		Expect(missing.Status.Results[0].Repeats).To(ConsistOf(HaveField("Error",
+		Expect(rowsWithRuns(ctx, missing)[0].Repeats).To(ConsistOf(HaveField("Error",
 			ContainSubstring("the ConfigMap no-such-queries in the benchmark's namespace does not exist or has no key read.sql"))))
 	})
 })

@@ -45,7 +45,7 @@ var _ = Describe("settings matrix", Label(settingsLabel), func() {
 				"duration": "statement=none,duration=on", "both": "statement=all,duration=on",
 			}
 			perTransaction := map[string]float64{}
-			for _, row := range matrix.Status.Results {
+			for _, row := range rowsWithRuns(ctx, matrix) {
 				Expect(row.Logging).To(Equal(settings[row.Destination]), row.Destination)
 				Expect(row.Repeats).To(HaveLen(3), row.Destination)
 				records := row.Records

@@ -148,7 +148,7 @@ var _ = Describe("shipping", Ordered, Label(stackLabel), func() {
 		waitForPhase(ctx, benchmark, benchv1alpha1.PhaseSucceeded)
 
 		Expect(benchmark.Status.Results).To(HaveLen(int(benchmark.Status.Progress.RunsTotal)))
-		for _, row := range benchmark.Status.Results {
+		for _, row := range rowsWithRuns(ctx, benchmark) {
 			what := fmt.Sprintf("%s with %d clients", row.Destination, row.Clients)
 			records := row.Records
 			Expect(row.TPS).To(BeNumerically(">", 0), what)
@@ -276,7 +276,7 @@ var _ = Describe("shipping", Ordered, Label(stackLabel), func() {
 		succeedWithNodeAgent(ctx, platform)
 
 		Expect(platform.Status.Results).To(HaveLen(3))
-		for _, row := range platform.Status.Results {
+		for _, row := range rowsWithRuns(ctx, platform) {
 			what := fmt.Sprintf("%s with %d clients", row.Destination, row.Clients)
 			records := row.Records
 			_, _ = fmt.Fprintf(GinkgoWriter, "%s: %d of %d delivered, %d late, drain %.1f s; %s; %s\n", what,
@@ -352,7 +352,7 @@ var _ = Describe("shipping", Ordered, Label(stackLabel), func() {
 
 			waitForPhase(ctx, restart, benchv1alpha1.PhaseSucceeded)
 			Expect(restart.Status.Results).To(HaveLen(1))
-			repeats := restart.Status.Results[0].Repeats
+			repeats := rowsWithRuns(ctx, restart)[0].Repeats
 			Expect(repeats).To(HaveLen(2))
 			for _, repeat := range repeats {
 				records := repeat.Records

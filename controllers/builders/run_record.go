@@ -1,0 +1,28 @@
+package builders
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/results"
+)
+
+// RunRecord is the LoggingBenchmarkRun that records a finished run's result; the
+// reconciler sets its owner.
+func RunRecord(
+	benchmark *v1alpha1.LoggingBenchmark, run results.RunKey, result v1alpha1.RepeatResult,
+) *v1alpha1.LoggingBenchmarkRun {
+	result.Repeat = run.Repeat
+	return &v1alpha1.LoggingBenchmarkRun{
+		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "LoggingBenchmarkRun"},
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: benchmark.Namespace,
+			Name:      RunRecordName(benchmark.Name, run),
+			Labels:    RunKeyLabels(benchmark.Name, run),
+		},
+		Spec: v1alpha1.LoggingBenchmarkRunSpec{
+			Benchmark: benchmark.Name, Destination: run.Destination, Clients: run.Clients, Repeat: run.Repeat,
+		},
+		Status: result,
+	}
+}
