@@ -93,7 +93,7 @@ var _ = Describe("counting at the source", Label("counter"), func() {
 
 			By("saying so in kubectl logbench report")
 			var rendered bytes.Buffer
-			Expect(report.Render(&rendered, report.FormatTable, sampled)).To(Succeed())
+			Expect(report.Render(&rendered, report.FormatTable, withRuns(ctx, sampled))).To(Succeed())
 			Expect(rendered.String()).To(ContainSubstring("expected: counted at the source"))
 		})
 })

@@ -21,3 +21,11 @@ func rowsWithRuns(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark
 		client.MatchingLabels{builders.LabelBenchmark: benchmark.Name})).To(Succeed())
 	return results.WithRepeats(benchmark, records.Items)
 }
+
+// withRuns is benchmark as kubectl logbench report reads it: its rows' repeats filled
+// from its LoggingBenchmarkRuns.
+func withRuns(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark) *benchv1alpha1.LoggingBenchmark {
+	read := benchmark.DeepCopy()
+	read.Status.Results = rowsWithRuns(ctx, benchmark)
+	return read
+}

@@ -132,9 +132,13 @@ func expectNoLeak(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark
 	Expect(err).NotTo(HaveOccurred())
 	places["the metrics"] = []byte(metrics)
 
+	runs := &benchv1alpha1.LoggingBenchmarkRunList{}
+	Expect(k8sClient.List(ctx, runs, client.InNamespace(benchmark.Namespace))).To(Succeed())
+	places["the LoggingBenchmarkRuns"] = mustJSON(runs)
+
 	for _, format := range report.Formats {
 		var rendered bytes.Buffer
-		Expect(report.Render(&rendered, format, current)).To(Succeed())
+		Expect(report.Render(&rendered, format, withRuns(ctx, current))).To(Succeed())
 		places["logbench report -o "+format.String()] = rendered.Bytes()
 	}
 

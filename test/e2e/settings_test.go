@@ -74,7 +74,7 @@ var _ = Describe("settings matrix", Label(settingsLabel), func() {
 			Expect(perTransaction["both"]).To(BeNumerically("~", 3, 0.01))
 
 			By("measuring what log_duration adds on top of log_statement, paired by round")
-			against, err := results.Against(matrix.Status.Results, "statement")
+			against, err := results.Against(rowsWithRuns(ctx, matrix), "statement")
 			Expect(err).NotTo(HaveOccurred())
 			for _, row := range against {
 				if row.Destination == "statement" {
