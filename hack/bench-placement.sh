@@ -66,14 +66,17 @@ kubectl -n "$namespace" delete loggingbenchmark "$name" --ignore-not-found --wai
 log "applying ${name} (nodes: ${nodes[*]}; PIN_NODE_CPUS=${PIN_NODE_CPUS:-0})"
 kubectl -n "$namespace" apply -f "$work/benchmark.yaml" >/dev/null
 kubectl -n "$namespace" wait --for=condition=Complete "loggingbenchmark/$name" --timeout=60m >/dev/null
-kubectl -n "$namespace" get loggingbenchmark "$name" -o json >"$work/benchmark.json"
 
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(uname -sr); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "kubernetes: $(kubectl version -o json | jq -r .serverVersion.gitVersion); cloudnative-pg: $(kubectl -n cnpg-system get deployment -o jsonpath='{.items[0].spec.template.spec.containers[0].image}'); postgres image: ${postgres_image}"
 echo "server: $(kubectl -n "$namespace" get pods -l "bench.logbench.io/cluster=${name}-csvlog" -o name | head -1 |
   xargs -r -I{} kubectl -n "$namespace" exec {} -c postgres -- postgres --version)"
 echo "runs (destination/clients: client node -> server node, per repeat):"
-jq -r '.status.results[] | "  \(.destination)/\(.clients): \([.repeats[] | "\(.clientNode // "?")->\(.serverNode // "?")"] | join(" "))"' "$work/benchmark.json"
+kubectl -n "$namespace" get loggingbenchmarkruns -l "bench.logbench.io/benchmark=${name}" -o json | jq -r '
+  [.items[] | {destination: .spec.destination, clients: .spec.clients, repeat: .spec.repeat,
+    nodes: "\(.status.clientNode // "?")->\(.status.serverNode // "?")"}]
+  | group_by([.destination, .clients])[] | sort_by(.repeat)
+  | "  \(.[0].destination)/\(.[0].clients): \(map(.nodes) | join(" "))"'
 if [ -n "$pinner" ]; then
   echo "pins: $(grep -c pinned "$work/pins.log" || true) containers confined to their node's CPU"
 fi
