@@ -76,8 +76,14 @@ for ((i = 1; i <= repeats; i++)); do
   kubectl -n "$namespace" apply -f "$work/benchmark.yaml" >/dev/null
   kubectl -n "$namespace" wait --for=condition=Complete "loggingbenchmark/$name" --timeout=40m >/dev/null
   completed=$(date +%s.%N)
-  kubectl -n "$namespace" get loggingbenchmark "$name" -o json >"$work/benchmark.json"
   selector=bench.logbench.io/benchmark=$name
+  # The status aggregates; each run's result is in its LoggingBenchmarkRun: put them back
+  # into their rows, as kubectl logbench report does.
+  kubectl -n "$namespace" get loggingbenchmarkruns -l "$selector" -o json >"$work/runs.json"
+  kubectl -n "$namespace" get loggingbenchmark "$name" -o json | jq --slurpfile runs "$work/runs.json" '
+    .status.results |= map(.destination as $d | .clients as $c
+      | .repeats = ([$runs[0].items[] | select(.spec.destination == $d and .spec.clients == $c)
+          | .status + {repeat: .spec.repeat}] | sort_by(.repeat)))' >"$work/benchmark.json"
   kubectl -n "$namespace" get jobs -l "$selector" -o json >"$work/jobs.json"
   # Each run's agent container: when it started and finished, by destination/clients/repeat.
   pods=$(kubectl -n "$namespace" get pods -l "$selector" -o json | jq -c '
