@@ -103,6 +103,7 @@ var _ = Describe("LoggingBenchmark reconciler with a benchmark deleted and creat
 			second := getBenchmark(g, namespace, "again")
 			cluster := getCluster(namespace, "again-csv")
 			g.Expect(metav1.IsControlledBy(cluster, second)).To(BeTrue())
+			g.Expect(second.Status.Destinations).To(HaveLen(1))
 			g.Expect(second.Status.Destinations[0].State).To(Equal(v1alpha1.DestinationProvisioning))
 		}, timeout).Should(Succeed())
 	})

@@ -57,8 +57,9 @@ var _ = Describe("LoggingBenchmark reconciler and a missing Secret", func() {
 		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
 
 		Eventually(func(g Gomega) {
-			destination := getBenchmark(g, namespace, "nosecret").Status.Destinations[0]
-			g.Expect(destination.Message).To(SatisfyAll(ContainSubstring("nosecret-loki-1"),
+			destinations := getBenchmark(g, namespace, "nosecret").Status.Destinations
+			g.Expect(destinations).To(HaveLen(1))
+			g.Expect(destinations[0].Message).To(SatisfyAll(ContainSubstring("nosecret-loki-1"),
 				ContainSubstring(`CreateContainerConfigError: secret "loki-token" not found`)))
 		}, timeout).Should(Succeed())
 	})
