@@ -292,11 +292,15 @@ var _ = Describe("shipping", Ordered, Label(stackLabel), func() {
 			if row.Destination == nodeAgentTight {
 				tenant = lokiTenantTight
 			}
-			_, shipped := expectOnlyPrimaryShipped(ctx, tenant, platform, row)
-			Expect(shipped).To(BeNumerically(">=", records.Delivered), "%s: delivered are the primary's records", what)
-			if row.Destination != nodeAgentTight {
-				Expect(shipped).To(Equal(records.Delivered+records.ArrivedLate),
-					"%s: Loki holds no record of the runs the row did not count", what)
+			// The tight tenant may refuse every push of a short run: then no pod's records
+			// are in Loki to tell the nodes apart.
+			if row.Destination != nodeAgentTight || records.Delivered+records.ArrivedLate > 0 {
+				_, shipped := expectOnlyPrimaryShipped(ctx, tenant, platform, row)
+				Expect(shipped).To(BeNumerically(">=", records.Delivered), "%s: delivered are the primary's records", what)
+				if row.Destination != nodeAgentTight {
+					Expect(shipped).To(Equal(records.Delivered+records.ArrivedLate),
+						"%s: Loki holds no record of the runs the row did not count", what)
+				}
 			}
 			switch row.Destination {
 			case "agent-csvlog":
