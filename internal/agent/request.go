@@ -17,10 +17,15 @@ import (
 // PGDATABASE, the password from CloudNativePG's superuser Secret: never in the request.
 const RequestEnv = "LOGBENCH_RUN"
 
+// RunnerEnv is the environment variable holding a runner's JSON Request template: the
+// request of every run of its destination but Clients and Repeat, which each run the
+// benchmark assigns sets (Request.For). Connection settings come as for RequestEnv.
+const RunnerEnv = "LOGBENCH_RUNNER"
+
 // TerminationMessagePath is where the agent writes its JSON v1alpha1.RepeatResult.
 const TerminationMessagePath = "/dev/termination-log"
 
-// Request is what the operator asks of one agent Job: one pgbench execution.
+// Request is what the operator asks of the agent: one pgbench execution.
 type Request struct {
 	// Benchmark is the LoggingBenchmark's name.
 	Benchmark string `json:"benchmark"`
@@ -35,10 +40,10 @@ type Request struct {
 	Logging v1alpha1.LoggingSpec `json:"logging"`
 	// Workload of the benchmark; its Clients list is ignored in favour of Clients.
 	Workload v1alpha1.WorkloadSpec `json:"workload"`
-	// Clients of this execution.
-	Clients int32 `json:"clients"`
-	// Repeat of this execution, from 1.
-	Repeat int32 `json:"repeat"`
+	// Clients of this execution; none in a runner's template.
+	Clients int32 `json:"clients,omitempty"`
+	// Repeat of this execution, from 1; none in a runner's template.
+	Repeat int32 `json:"repeat,omitempty"`
 	// DrainTimeout bounds the wait for the last record.
 	DrainTimeout metav1.Duration `json:"drainTimeout"`
 	// Counter is spec.postgres.counter: the server preloads logbench_counter, and the
@@ -60,6 +65,25 @@ func DecodeRequest(s string) (Request, error) {
 	}
 	if r.Clients < 1 || r.Repeat < 1 || r.Destination.Name == "" {
 		return r, fmt.Errorf("%s: clients, repeat and destination are required", RequestEnv)
+	}
+	return r, nil
+}
+
+// For returns the request of the run of the template's destination at clients and
+// repeat.
+func (r Request) For(clients, repeat int32) Request {
+	r.Clients, r.Repeat = clients, repeat
+	return r
+}
+
+// DecodeTemplate parses the value of RunnerEnv.
+func DecodeTemplate(s string) (Request, error) {
+	var r Request
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		return r, fmt.Errorf("decoding %s: %w", RunnerEnv, err)
+	}
+	if r.Benchmark == "" || r.Namespace == "" || r.Destination.Name == "" {
+		return r, fmt.Errorf("%s: benchmark, namespace and destination are required", RunnerEnv)
 	}
 	return r, nil
 }
