@@ -1,6 +1,7 @@
 // Package agent runs one benchmark execution inside the cluster: it applies the
 // destination's logging settings, runs pgbench with the run's tag, counts the delivered
-// records and reports a v1alpha1.RepeatResult as the pod's termination message.
+// records and returns a v1alpha1.RepeatResult, which the runner (internal/runner)
+// records.
 package agent
 
 import (
