@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -55,6 +57,11 @@ func newAgentCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// A pod's hostname is its name, which the ReplicaSet keeps under 64 characters.
+			pod, err := os.Hostname()
+			if err != nil {
+				return err
+			}
 			env := agent.Environment{
 				Connect:      func(ctx context.Context) (*pgx.Conn, error) { return pgx.Connect(ctx, "") },
 				Kubernetes:   inClusterClient,
@@ -77,6 +84,7 @@ func newAgentCommand() *cobra.Command {
 				Run: func(ctx context.Context, req agent.Request) (v1alpha1.RepeatResult, error) {
 					return agent.Run(ctx, req, env)
 				},
+				Pod:        pod,
 				RetryDelay: runRetryDelay,
 				Log: zap.New().WithValues("benchmark", template.Benchmark, "namespace", template.Namespace,
 					"destination", template.Destination.Name),
@@ -86,15 +94,15 @@ func newAgentCommand() *cobra.Command {
 	return cmd
 }
 
-// runnerClient reads the benchmark and writes its runs' records with the pod's
-// ServiceAccount.
+// runnerClient reads the benchmark and the pods, and writes the benchmark's runs'
+// records, with the pod's ServiceAccount.
 func runnerClient() (client.WithWatch, error) {
 	config, err := rest.InClusterConfig()
 	if err != nil {
 		return nil, err
 	}
 	scheme := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
+	if err := errors.Join(v1alpha1.AddToScheme(scheme), corev1.AddToScheme(scheme)); err != nil {
 		return nil, err
 	}
 	return client.NewWithWatch(config, client.Options{Scheme: scheme})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers/builders"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/agent"
 	"github.com/logbench/logbench/internal/benchstatus"
 	"github.com/logbench/logbench/internal/results"
@@ -42,6 +44,8 @@ type Runner struct {
 	Template agent.Request
 	// Run performs one attempt of a run.
 	Run RunFunc
+	// Pod is the name of the runner's pod, whose node every run's result names.
+	Pod string
 	// RetryDelay separates the attempts of a run, and the retries of its record.
 	RetryDelay time.Duration
 	Log        logr.Logger
@@ -149,16 +153,10 @@ func (r *Runner) attempt(ctx context.Context, run results.RunKey) (v1alpha1.Repe
 func (r *Runner) record(
 	ctx context.Context, benchmark *v1alpha1.LoggingBenchmark, run results.RunKey, result v1alpha1.RepeatResult,
 ) error {
-	record := builders.RunRecord(benchmark, run, result)
-	// Without blockOwnerDeletion, which would need the right to update the benchmark's
-	// finalizers: the garbage collector deletes the record with its benchmark anyway.
-	owner := metav1.NewControllerRef(benchmark, v1alpha1.GroupVersion.WithKind("LoggingBenchmark"))
-	owner.BlockOwnerDeletion = nil
-	record.OwnerReferences = []metav1.OwnerReference{*owner}
 	for {
-		err := r.Client.Create(ctx, record)
-		if err == nil || apierrors.IsAlreadyExists(err) {
-			r.Log.Info("recorded", "run", run.String(), "failed", result.Error != "", "alreadyRecorded", err != nil)
+		alreadyRecorded, err := r.create(ctx, benchmark, run, result)
+		if err == nil {
+			r.Log.Info("recorded", "run", run.String(), "failed", result.Error != "", "alreadyRecorded", alreadyRecorded)
 			return nil
 		}
 		r.Log.Info("recording the run failed, retrying", "run", run.String(), "error", err.Error())
@@ -166,6 +164,46 @@ func (r *Runner) record(
 			return err
 		}
 	}
+}
+
+// create creates the run's LoggingBenchmarkRun holding result and where the run ran.
+func (r *Runner) create(
+	ctx context.Context, benchmark *v1alpha1.LoggingBenchmark, run results.RunKey, result v1alpha1.RepeatResult,
+) (alreadyRecorded bool, err error) {
+	if result.ClientNode, result.ServerNode, err = r.nodes(ctx); err != nil {
+		return false, err
+	}
+	record := builders.RunRecord(benchmark, run, result)
+	// Without blockOwnerDeletion, which would need the right to update the benchmark's
+	// finalizers: the garbage collector deletes the record with its benchmark anyway.
+	owner := metav1.NewControllerRef(benchmark, v1alpha1.GroupVersion.WithKind("LoggingBenchmark"))
+	owner.BlockOwnerDeletion = nil
+	record.OwnerReferences = []metav1.OwnerReference{*owner}
+	err = r.Client.Create(ctx, record)
+	if apierrors.IsAlreadyExists(err) {
+		return true, nil
+	}
+	return false, err
+}
+
+// nodes returns the node of the runner's pod, where pgbench ran, and that of the
+// cluster's primary as the run ended, "" when it has none: a failover moves it.
+func (r *Runner) nodes(ctx context.Context) (clientNode, serverNode string, err error) {
+	pod := &corev1.Pod{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.Template.Namespace, Name: r.Pod}, pod); err != nil {
+		return "", "", fmt.Errorf("reading the runner's pod %s: %w", r.Pod, err)
+	}
+	var primaries corev1.PodList
+	if err := r.Client.List(ctx, &primaries, client.InNamespace(r.Template.Namespace),
+		client.MatchingLabels(cloudnativepg.PrimaryPodLabels(r.Template.ClusterName))); err != nil {
+		return "", "", fmt.Errorf("listing the primary pod of cluster %s: %w", r.Template.ClusterName, err)
+	}
+	for _, primary := range primaries.Items {
+		if primary.DeletionTimestamp == nil {
+			return pod.Spec.NodeName, primary.Spec.NodeName, nil
+		}
+	}
+	return pod.Spec.NodeName, "", nil
 }
 
 // recorded says whether run's LoggingBenchmarkRun exists.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/testr"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers/builders"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/agent"
 	"github.com/logbench/logbench/internal/results"
 )
@@ -63,9 +65,14 @@ func start(t *testing.T, result func(context.Context, agent.Request) (v1alpha1.R
 ) *harness {
 	t.Helper()
 	scheme := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
+	if err := errors.Join(v1alpha1.AddToScheme(scheme), corev1.AddToScheme(scheme)); err != nil {
 		t.Fatal(err)
 	}
+	objects = append(objects,
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "b-csv-runner-1"},
+			Spec: corev1.PodSpec{NodeName: "node-a"}},
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "b-csv-1",
+			Labels: cloudnativepg.PrimaryPodLabels("b-csv")}, Spec: corev1.PodSpec{NodeName: "node-b"}})
 	h := &harness{
 		t:      t,
 		client: fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).Build(),
@@ -77,6 +84,7 @@ func start(t *testing.T, result func(context.Context, agent.Request) (v1alpha1.R
 		Template: agent.Request{Benchmark: "b", Namespace: namespace, ClusterName: "b-csv",
 			Destination: v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}},
 		Run: h.runs.run,
+		Pod: "b-csv-runner-1",
 		Log: testr.New(t),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -157,7 +165,8 @@ func TestAssignedRunRunsOnceAndIsRecorded(t *testing.T) {
 	h := start(t, succeeding, benchmark(v1alpha1.PhaseRunning, "csv/2/1"))
 	record := h.record(csvRun)
 
-	if record.Status.TPS != 200 || record.Status.Repeat != 1 || record.Status.Error != "" {
+	if record.Status.TPS != 200 || record.Status.Repeat != 1 || record.Status.Error != "" ||
+		record.Status.ClientNode != "node-a" || record.Status.ServerNode != "node-b" {
 		t.Errorf("recorded %+v", record.Status)
 	}
 	if record.Spec.Benchmark != "b" || record.Spec.Destination != "csv" || record.Spec.Clients != 2 {
@@ -225,7 +234,7 @@ func TestFailingRunIsTriedThreeTimesThenRecordedFailed(t *testing.T) {
 	}, benchmark(v1alpha1.PhaseRunning, "csv/2/1"))
 
 	record := h.record(csvRun)
-	if record.Status.Error != "pgbench: connection refused" {
+	if record.Status.Error != "pgbench: connection refused" || record.Status.ClientNode != "node-a" {
 		t.Errorf("recorded error %q", record.Status.Error)
 	}
 	if h.runs.count() != Attempts {
