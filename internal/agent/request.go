@@ -13,18 +13,12 @@ import (
 	"github.com/logbench/logbench/api/v1alpha1"
 )
 
-// RequestEnv is the environment variable holding the JSON Request of an agent Job.
-// Connection settings come separately, as libpq's PGHOST, PGPORT, PGUSER, PGPASSWORD and
-// PGDATABASE, the password from CloudNativePG's superuser Secret: never in the request.
-const RequestEnv = "LOGBENCH_RUN"
-
 // RunnerEnv is the environment variable holding a runner's JSON Request template: the
 // request of every run of its destination but Clients and Repeat, which each run the
-// benchmark assigns sets (Request.For). Connection settings come as for RequestEnv.
+// benchmark assigns sets (Request.For). Connection settings come separately, as libpq's
+// PGHOST, PGPORT, PGUSER, PGPASSWORD and PGDATABASE, the password from CloudNativePG's
+// superuser Secret: never in the request.
 const RunnerEnv = "LOGBENCH_RUNNER"
-
-// TerminationMessagePath is where the agent writes its JSON v1alpha1.RepeatResult.
-const TerminationMessagePath = "/dev/termination-log"
 
 // Request is what the operator asks of the agent: one pgbench execution.
 type Request struct {
@@ -52,22 +46,10 @@ type Request struct {
 	Counter *v1alpha1.CounterSpec `json:"counter,omitempty"`
 }
 
-// Encode returns the request as the value of RequestEnv.
+// Encode returns the request as the value of RunnerEnv.
 func (r Request) Encode() (string, error) {
 	b, err := json.Marshal(r)
 	return string(b), err
-}
-
-// DecodeRequest parses the value of RequestEnv.
-func DecodeRequest(s string) (Request, error) {
-	var r Request
-	if err := json.Unmarshal([]byte(s), &r); err != nil {
-		return r, fmt.Errorf("decoding %s: %w", RequestEnv, err)
-	}
-	if r.Clients < 1 || r.Repeat < 1 || r.Destination.Name == "" {
-		return r, fmt.Errorf("%s: clients, repeat and destination are required", RequestEnv)
-	}
-	return r, nil
 }
 
 // For returns the request of the run of the template's destination at clients and
