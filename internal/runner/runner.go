@@ -7,10 +7,7 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -93,7 +90,7 @@ func (r *Runner) assigned(benchmark *v1alpha1.LoggingBenchmark) (results.RunKey,
 	if benchmark == nil || benchmark.DeletionTimestamp != nil || benchmark.Status.Phase != v1alpha1.PhaseRunning {
 		return results.RunKey{}, false
 	}
-	run, err := parseRunKey(benchmark.Status.Progress.Current)
+	run, err := results.ParseRunKey(benchmark.Status.Progress.Current)
 	if err != nil || run.Destination != r.Template.Destination.Name {
 		return results.RunKey{}, false
 	}
@@ -285,20 +282,6 @@ func (r *Runner) benchmarkOf(event watch.Event, last *v1alpha1.LoggingBenchmark)
 		return nil, nil
 	}
 	return benchmark, nil
-}
-
-// parseRunKey reads status.progress.current, destination/clients/repeat.
-func parseRunKey(current string) (results.RunKey, error) {
-	parts := strings.Split(current, "/")
-	if len(parts) != 3 {
-		return results.RunKey{}, fmt.Errorf("run %q is not destination/clients/repeat", current)
-	}
-	clients, errClients := strconv.ParseInt(parts[1], 10, 32)
-	repeat, errRepeat := strconv.ParseInt(parts[2], 10, 32)
-	if err := errors.Join(errClients, errRepeat); err != nil {
-		return results.RunKey{}, fmt.Errorf("run %q: %w", current, err)
-	}
-	return results.RunKey{Destination: parts[0], Clients: int32(clients), Repeat: int32(repeat)}, nil
 }
 
 // sleep waits for d or the end of ctx, and says which.

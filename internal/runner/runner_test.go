@@ -310,19 +310,3 @@ func TestRunRecordedElsewhereIsStopped(t *testing.T) {
 		t.Errorf("%d attempts, want 2: a withdrawn run is not retried", h.runs.count())
 	}
 }
-
-func TestParseRunKey(t *testing.T) {
-	for current, want := range map[string]*results.RunKey{
-		"csv/2/1":   &csvRun,
-		"csv/2":     nil,
-		"csv/2/1/0": nil,
-		"csv/x/1":   nil,
-		"csv/2/y":   nil,
-		"":          nil,
-	} {
-		got, err := parseRunKey(current)
-		if (err == nil) != (want != nil) || (want != nil && got != *want) {
-			t.Errorf("parseRunKey(%q) = %v, %v; want %v", current, got, err, want)
-		}
-	}
-}
