@@ -20,9 +20,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/report"
 	shippingpkg "github.com/logbench/logbench/internal/shipping"
@@ -80,8 +82,8 @@ func (c canaries) addClusterPasswords(ctx context.Context, benchmark *benchv1alp
 }
 
 // expectNoLeak searches everything logbench writes about benchmark for the canaries:
-// the LoggingBenchmark, the namespace's events, the logs of the operator, of the run
-// Jobs' pods and of the shipper sidecars, the pods' status (Jobs' termination messages),
+// the LoggingBenchmark, the namespace's events, the logs of the operator, of the runners
+// still running and of the shipper sidecars, the pods' status, the run records,
 // the ConfigMaps (shipper configurations), the metrics endpoint, every format of
 // logbench report, and PostgreSQL's own output: its container log and the log files its
 // file destinations write, where a credential sent as a statement or a setting would
@@ -157,13 +159,14 @@ func expectNoLeak(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark
 }
 
 // writtenByLogbench tells the containers whose logs logbench writes or makes others
-// write: the operator's, the run Jobs' (agent and pgbench), the shipper sidecars and
+// write: the operator's, the runners' (agent and pgbench), the shipper sidecars and
 // PostgreSQL's, which logs the statements logbench sends.
 func writtenByLogbench(namespace string, pod corev1.Pod, container string) bool {
 	switch {
 	case namespace == operatorNamespace:
 		return true
-	case pod.Labels["batch.kubernetes.io/job-name"] != "":
+	case labels.SelectorFromSet(builders.BenchmarkRunnerLabels(pod.Labels[builders.LabelBenchmark])).
+		Matches(labels.Set(pod.Labels)):
 		return true
 	case pod.Labels[cloudnativepg.ClusterLabel] != "":
 		return container == "postgres" || container == shippingpkg.ContainerName
