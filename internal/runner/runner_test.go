@@ -111,13 +111,13 @@ func (h *harness) stop() {
 }
 
 // assign writes run as the benchmark's current run, as the operator does.
-func (h *harness) assign(phase v1alpha1.Phase, run string) {
+func (h *harness) assign(run string) {
 	h.t.Helper()
 	benchmark := &v1alpha1.LoggingBenchmark{}
 	if err := h.client.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: "b"}, benchmark); err != nil {
 		h.t.Fatal(err)
 	}
-	benchmark.Status.Phase, benchmark.Status.Progress.Current = phase, run
+	benchmark.Status.Phase, benchmark.Status.Progress.Current = v1alpha1.PhaseRunning, run
 	if err := h.client.Update(context.Background(), benchmark); err != nil {
 		h.t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestAssignedRunRunsOnceAndIsRecorded(t *testing.T) {
 		t.Errorf("ran %+v", req)
 	}
 
-	h.assign(v1alpha1.PhaseRunning, "csv/4/1")
+	h.assign("csv/4/1")
 	h.record(results.RunKey{Destination: "csv", Clients: 4, Repeat: 1})
 	if h.runs.count() != 2 {
 		t.Errorf("%d runs, want 2", h.runs.count())
@@ -193,7 +193,7 @@ func TestRecordedRunIsNotRunAgain(t *testing.T) {
 	h := start(t, succeeding, benchmark(v1alpha1.PhaseRunning, "csv/2/1"), recorded)
 
 	never(t, "a recorded run ran", func() bool { return h.runs.count() > 0 })
-	h.assign(v1alpha1.PhaseRunning, "csv/2/2")
+	h.assign("csv/2/2")
 	h.record(results.RunKey{Destination: "csv", Clients: 2, Repeat: 2})
 	if h.runs.count() != 1 {
 		t.Errorf("%d runs, want 1", h.runs.count())
@@ -213,7 +213,7 @@ func TestRunnerWaitsForARunOfItsDestination(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			h := start(t, succeeding, benchmark(status.phase, status.current))
 			never(t, "the runner ran "+status.current, func() bool { return h.runs.count() > 0 })
-			h.assign(v1alpha1.PhaseRunning, "csv/2/1")
+			h.assign("csv/2/1")
 			h.record(csvRun)
 		})
 	}
@@ -297,7 +297,7 @@ func TestRunRecordedElsewhereIsStopped(t *testing.T) {
 	if err := h.client.Create(context.Background(), failed); err != nil {
 		t.Fatal(err)
 	}
-	h.assign(v1alpha1.PhaseRunning, "csv/2/2")
+	h.assign("csv/2/2")
 	select {
 	case <-started:
 	case <-time.After(10 * time.Second):

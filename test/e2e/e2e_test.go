@@ -24,7 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -744,7 +743,7 @@ func printDiagnostics(benchmark *benchv1alpha1.LoggingBenchmark, extra ...[]stri
 		commands = append(commands,
 			[]string{"-n", benchmarkNamespace, "get", "loggingbenchmark", benchmark.Name, "-o", "yaml"},
 			[]string{"-n", benchmarkNamespace, "logs", "--prefix", "--tail=100", "--all-containers",
-				"-l", labels.SelectorFromSet(builders.BenchmarkRunnerLabels(benchmark.Name)).String()})
+				"-l", metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: builders.BenchmarkRunnerLabels(benchmark.Name)})})
 	}
 	for _, args := range append(commands, extra...) {
 		output, err := exec.Command("kubectl", append(append([]string{}, kubectlArgs...), args...)...).CombinedOutput()
