@@ -64,18 +64,16 @@ func start(t *testing.T, result func(context.Context, agent.Request) (v1alpha1.R
 	objects ...client.Object,
 ) *harness {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	if err := errors.Join(v1alpha1.AddToScheme(scheme), corev1.AddToScheme(scheme)); err != nil {
-		t.Fatal(err)
-	}
-	objects = append(objects,
-		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "b-csv-runner-1"},
-			Spec: corev1.PodSpec{NodeName: "node-a"}},
-		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "b-csv-1",
-			Labels: cloudnativepg.PrimaryPodLabels("b-csv")}, Spec: corev1.PodSpec{NodeName: "node-b"}})
+	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(append(objects, runnerPods()...)...).Build()
+	return startOn(t, c, result)
+}
+
+// startOn starts a runner of the csv destination of benchmark b with c.
+func startOn(t *testing.T, c client.WithWatch, result func(context.Context, agent.Request) (v1alpha1.RepeatResult, error),
+) *harness {
 	h := &harness{
 		t:      t,
-		client: fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).Build(),
+		client: c,
 		runs:   &fakeRuns{result: result},
 		done:   make(chan error, 1),
 	}
@@ -92,6 +90,26 @@ func start(t *testing.T, result func(context.Context, agent.Request) (v1alpha1.R
 	go func() { h.done <- runner.Start(ctx) }()
 	t.Cleanup(h.stop)
 	return h
+}
+
+func newScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := errors.Join(v1alpha1.AddToScheme(scheme), corev1.AddToScheme(scheme)); err != nil {
+		t.Fatal(err)
+	}
+	return scheme
+}
+
+// runnerPods are the runner's pod, on node-a, and the primary of its cluster, on node-b.
+func runnerPods() []client.Object {
+	containers := []corev1.Container{{Name: "main", Image: "image"}}
+	return []client.Object{
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "b-csv-runner-1"},
+			Spec: corev1.PodSpec{NodeName: "node-a", Containers: containers}},
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "b-csv-1",
+			Labels: cloudnativepg.PrimaryPodLabels("b-csv")}, Spec: corev1.PodSpec{NodeName: "node-b", Containers: containers}},
+	}
 }
 
 // stop cancels the runner and waits for Start to return nil.
