@@ -6,9 +6,6 @@ package controllers
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"strconv"
-	"strings"
 	"time"
 
 	. "github.com/onsi/gomega"
@@ -146,7 +143,9 @@ func assignedRun(namespace, benchmark string, played []string) results.RunKey {
 		status := getBenchmark(g, namespace, benchmark).Status
 		g.Expect(status.Phase).To(Equal(v1alpha1.PhaseRunning))
 		g.Expect(status.Progress.CurrentSince).NotTo(BeNil())
-		assigned = parseRunKey(g, status.Progress.Current)
+		var err error
+		assigned, err = results.ParseRunKey(status.Progress.Current)
+		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(played).NotTo(ContainElement(builders.RunRecordName(benchmark, assigned)))
 	}, timeout).Should(Succeed())
 	return assigned
@@ -158,9 +157,11 @@ func assignedRun(namespace, benchmark string, played []string) results.RunKey {
 func finishRun(namespace, benchmark string, run results.RunKey, message string, succeeded bool) {
 	ctx := context.Background()
 	owner := getBenchmark(Default, namespace, benchmark)
-	result := v1alpha1.RepeatResult{Error: message}
+	var result v1alpha1.RepeatResult
 	if succeeded {
 		Expect(json.Unmarshal([]byte(message), &result)).To(Succeed())
+	} else {
+		result.Error = message
 	}
 	result.ClientNode, result.ServerNode = clientNode, serverNode
 	record := builders.RunRecord(owner, run, result)
@@ -169,16 +170,6 @@ func finishRun(namespace, benchmark string, run results.RunKey, message string, 
 		Controller: new(true),
 	}}
 	Expect(k8sClient.Create(ctx, record)).To(Succeed())
-}
-
-// parseRunKey reads a run from its destination/clients/repeat form.
-func parseRunKey(g Gomega, text string) results.RunKey {
-	parts := strings.Split(text, "/")
-	g.Expect(parts).To(HaveLen(3), "run %q", text)
-	clients, errClients := strconv.ParseInt(parts[1], 10, 32)
-	repeat, errRepeat := strconv.ParseInt(parts[2], 10, 32)
-	g.Expect(errors.Join(errClients, errRepeat)).NotTo(HaveOccurred())
-	return results.RunKey{Destination: parts[0], Clients: int32(clients), Repeat: int32(repeat)}
 }
 
 // getBenchmark reads a benchmark into a fresh object.

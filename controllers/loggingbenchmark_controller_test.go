@@ -666,12 +666,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 			benchmark.Status.Progress.CurrentSince = &long
 			g.Expect(k8sClient.Status().Update(ctx, benchmark)).To(Succeed())
 		}, timeout).Should(Succeed())
-		Eventually(func(g Gomega) {
-			record := &v1alpha1.LoggingBenchmarkRun{}
-			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: builders.RunRecordName("stuck", stuck)},
-				record)).To(Succeed())
-			g.Expect(record.Status.Error).To(ContainSubstring("did not record the run within"))
-		}, timeout).Should(Succeed())
+		expectRunFailed(namespace, "stuck", stuck, "did not record the run within")
 
 		By("assigning the next run anew, with a time of its own")
 		next := assignedRun(namespace, "stuck", []string{builders.RunRecordName("stuck", stuck)})
@@ -683,6 +678,40 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(benchmark.Status.Progress.RunsDone).To(Equal(int32(4)))
 		Expect(next).NotTo(Equal(stuck))
 		Expect(testutil.ToFloat64(runsTotal.WithLabelValues(namespace, "stuck", outcomeFailed))).To(Equal(1.0))
+	})
+
+	It("fails the assigned run, with the kubelet's words, when its runner's pod cannot start", func() {
+		DeferCleanup(startOperator(time.Minute))
+		benchmark := newBenchmark(namespace, "unpulled", v1alpha1.CleanupNever)
+		benchmark.Spec.Workload.Seed = seedRunningFirst(&benchmark.Spec, "csv")
+		Expect(k8sClient.Create(ctx, benchmark)).To(Succeed())
+		markClusterReady(namespace, "unpulled-baseline")
+		markClusterReady(namespace, "unpulled-csv")
+		stuck := assignedRun(namespace, "unpulled", nil)
+		Expect(stuck.Destination).To(Equal("csv"))
+
+		By("playing the kubelet: the runner's image does not exist")
+		runner := getRunner(namespace, builders.RunnerName("unpulled", "csv"))
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: runner.Name + "-x", Labels: runner.Spec.Template.Labels},
+			Spec:       runner.Spec.Template.Spec,
+		}
+		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+		pod.Status.Phase = corev1.PodPending
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: builders.AgentContainer, State: corev1.ContainerState{
+			Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "manifest unknown"},
+		}}}
+		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+		// The operator watches no pod: a change of the benchmark brings the pass at once.
+		Eventually(func(g Gomega) {
+			touched := getBenchmark(g, namespace, "unpulled")
+			touched.Annotations = map[string]string{"touched": "yes"}
+			g.Expect(k8sClient.Update(ctx, touched)).To(Succeed())
+		}, timeout).Should(Succeed())
+
+		expectRunFailed(namespace, "unpulled", stuck, "could not start: container agent: ErrImagePull: manifest unknown")
+		By("going on with the next run")
+		Expect(assignedRun(namespace, "unpulled", []string{builders.RunRecordName("unpulled", stuck)})).NotTo(Equal(stuck))
 	})
 
 	It("reports a run whose records cannot all be right as Degraded", func() {
@@ -754,6 +783,16 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(benchmark.Status.ObservedGeneration).To(Equal(benchmark.Generation))
 	})
 })
+
+// expectRunFailed waits for the record of a run that failed with an error holding reason.
+func expectRunFailed(namespace, benchmark string, run results.RunKey, reason string) {
+	Eventually(func(g Gomega) {
+		record := &v1alpha1.LoggingBenchmarkRun{}
+		g.Expect(k8sClient.Get(context.Background(),
+			client.ObjectKey{Namespace: namespace, Name: builders.RunRecordName(benchmark, run)}, record)).To(Succeed())
+		g.Expect(record.Status.Error).To(ContainSubstring(reason))
+	}, timeout).Should(Succeed())
+}
 
 // runnerRequest decodes the request template of a runner's agent from its environment.
 func runnerRequest(env map[string]corev1.EnvVar) agent.Request {
