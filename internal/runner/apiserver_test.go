@@ -23,16 +23,7 @@ func TestRunnerOnAnAPIServer(t *testing.T) {
 	if err != nil {
 		testenv.Missing(t, "the runner's test on an API server: %v", err)
 	}
-	config, err := environment.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := environment.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	c, err := client.NewWithWatch(config, client.Options{Scheme: newScheme(t)})
+	c, err := client.NewWithWatch(controlplane.Start(t, environment), client.Options{Scheme: newScheme(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
