@@ -304,7 +304,9 @@ func (r *LoggingBenchmarkReconciler) superviseRun(
 func (r *LoggingBenchmarkReconciler) failAssignedRun(
 	ctx context.Context, pass *benchmarkPass, run builders.Run, reason string,
 ) error {
-	failed := finishedRun{Run: run.Key(), Result: v1alpha1.RepeatResult{Repeat: run.Repeat, Error: benchstatus.Truncate(reason)}}
+	failed := finishedRun{
+		Run: run.Key(), Result: v1alpha1.RepeatResult{Repeat: run.Repeat, Error: benchstatus.Truncate(reason)},
+	}
 	pass.runs.Finished[failed.Run] = failed.Result
 	err := r.recordRuns(ctx, pass, []finishedRun{failed}, func(finished finishedRun, _ bool) {
 		r.announceRunFinished(pass.benchmark, finished)
@@ -348,7 +350,8 @@ func (r *LoggingBenchmarkReconciler) deleteRunners(ctx context.Context, benchmar
 		if !metav1.IsControlledBy(runner, benchmark) || runner.DeletionTimestamp != nil {
 			continue
 		}
-		if err := r.Delete(ctx, runner, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+		err := r.Delete(ctx, runner, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting runner %s: %w", runner.Name, err)
 		}
 	}

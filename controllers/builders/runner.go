@@ -55,7 +55,9 @@ func RunDeadline(spec *v1alpha1.LoggingBenchmarkSpec) time.Duration {
 // in its LoggingBenchmarkRun. One per cluster: its pgbench is the cluster image's, only
 // that cluster's credentials reach it, and its placement is relative to that cluster's
 // primary.
-func Runner(benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination, in RunnerInput) (*appsv1.Deployment, error) {
+func Runner(
+	benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination, in RunnerInput,
+) (*appsv1.Deployment, error) {
 	spec := &benchmark.Spec
 	clusterName := ClusterName(benchmark.Name, dest.Name)
 	// The runner fills in each run's client count and repeat.

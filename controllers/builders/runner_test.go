@@ -24,9 +24,9 @@ import (
 // single-node cluster still runs; SameNode requires the primary's; Anywhere says nothing.
 func TestPlacementAffinity(t *testing.T) {
 	primaryOf := func(term corev1.PodAffinityTerm) bool {
-		labels := term.LabelSelector.MatchLabels
-		return term.TopologyKey == corev1.LabelHostname && labels[cloudnativepg.ClusterLabel] == "b-csv" &&
-			labels[cloudnativepg.InstanceRoleLabel] == cloudnativepg.PrimaryRole
+		selected := term.LabelSelector.MatchLabels
+		return term.TopologyKey == corev1.LabelHostname && selected[cloudnativepg.ClusterLabel] == "b-csv" &&
+			selected[cloudnativepg.InstanceRoleLabel] == cloudnativepg.PrimaryRole
 	}
 	apart := placementAffinity(v1alpha1.PlacementApart, "b-csv")
 	if preferred := apart.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution; len(preferred) != 1 ||
