@@ -83,7 +83,7 @@ func SyslogReceiverName(benchmark, destination string) string {
 }
 
 // SyslogReceiverLabels select the pods of a forwarding Syslog destination's receiver,
-// apart from its run Jobs' pods.
+// apart from its runner's pod.
 func SyslogReceiverLabels(benchmark, destination string) map[string]string {
 	labels := DestinationLabels(benchmark, destination)
 	labels[LabelComponent] = componentSyslogReceiver
