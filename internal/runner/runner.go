@@ -156,6 +156,9 @@ func (r *Runner) record(
 			r.Log.Info("recorded", "run", run.String(), "failed", result.Error != "", "alreadyRecorded", alreadyRecorded)
 			return nil
 		}
+		if denied(err) {
+			return fmt.Errorf("recording run %s: %w", run, err)
+		}
 		r.Log.Info("recording the run failed, retrying", "run", run.String(), "error", err.Error())
 		if err := sleep(ctx, r.RetryDelay); err != nil {
 			return err
@@ -215,7 +218,7 @@ func (r *Runner) recorded(ctx context.Context, run results.RunKey) (bool, error)
 
 // waitFor returns the benchmark once done says so of it; done is given nil while the
 // benchmark does not exist. The watch opens before the read, so that no change between
-// them is missed; it is opened again whenever it ends or fails.
+// them is missed; it is opened again whenever it ends or fails, unless it is denied.
 func (r *Runner) waitFor(
 	ctx context.Context, done func(*v1alpha1.LoggingBenchmark) (bool, error),
 ) (*v1alpha1.LoggingBenchmark, error) {
@@ -223,6 +226,9 @@ func (r *Runner) waitFor(
 		benchmark, ok, err := r.watchUntil(ctx, done)
 		if ok || ctx.Err() != nil {
 			return benchmark, ctx.Err()
+		}
+		if denied(err) {
+			return nil, err
 		}
 		if err != nil {
 			r.Log.Info("watching the benchmark failed, retrying", "error", err.Error())
@@ -282,6 +288,13 @@ func (r *Runner) benchmarkOf(event watch.Event, last *v1alpha1.LoggingBenchmark)
 		return nil, nil
 	}
 	return benchmark, nil
+}
+
+// denied tells an error that retrying does not mend: the runner's ServiceAccount lacks
+// a right. The runner then stops with it, and its pod's restarts show it to the
+// operator's diagnosis.
+func denied(err error) bool {
+	return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err)
 }
 
 // sleep waits for d or the end of ctx, and says which.

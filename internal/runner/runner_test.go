@@ -12,8 +12,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers/builders"
@@ -326,5 +328,31 @@ func TestRunRecordedElsewhereIsStopped(t *testing.T) {
 	}
 	if h.runs.count() != 2 {
 		t.Errorf("%d attempts, want 2: a withdrawn run is not retried", h.runs.count())
+	}
+}
+
+func TestRunnerWithoutItsRightsStops(t *testing.T) {
+	forbidden := apierrors.NewForbidden(v1alpha1.GroupVersion.WithResource("loggingbenchmarks").GroupResource(),
+		"b", errors.New("no rights"))
+	for name, funcs := range map[string]interceptor.Funcs{
+		"to watch its benchmark": {Watch: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption,
+		) (watch.Interface, error) {
+			return nil, forbidden
+		}},
+		"to record its runs": {Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error {
+			return forbidden
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := interceptor.NewClient(fake.NewClientBuilder().WithScheme(newScheme(t)).
+				WithObjects(append(runnerPods(), benchmark(v1alpha1.PhaseRunning, "csv/2/1"))...).Build(), funcs)
+			runner := &Runner{Client: c, Template: agent.Request{Benchmark: "b", Namespace: namespace, ClusterName: "b-csv",
+				Destination: v1alpha1.Destination{Name: "csv"}}, Run: succeeding, Pod: "b-csv-runner-1", Log: testr.New(t)}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := runner.Start(ctx); !apierrors.IsForbidden(err) {
+				t.Errorf("Start = %v, want the API server's refusal", err)
+			}
+		})
 	}
 }
