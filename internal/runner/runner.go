@@ -230,7 +230,13 @@ func (r *Runner) waitFor(
 		if denied(err) {
 			return nil, err
 		}
-		if err != nil {
+		switch {
+		case apierrors.IsTimeout(err):
+			// "Too large resource version": the API server's watch cache lags behind its
+			// storage, and the server waited for it already. Reading and watching again at
+			// once sees the changes soonest.
+			r.Log.V(1).Info("watching the benchmark timed out, watching again", "error", err.Error())
+		case err != nil:
 			r.Log.Info("watching the benchmark failed, retrying", "error", err.Error())
 			if err := sleep(ctx, r.RetryDelay); err != nil {
 				return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -70,8 +71,10 @@ func start(t *testing.T, result func(context.Context, agent.Request) (v1alpha1.R
 	return startOn(t, c, result)
 }
 
-// startOn starts a runner of the csv destination of benchmark b with c.
+// startOn starts a runner of the csv destination of benchmark b with c, changed by
+// configure.
 func startOn(t *testing.T, c client.WithWatch, result func(context.Context, agent.Request) (v1alpha1.RepeatResult, error),
+	configure ...func(*Runner),
 ) *harness {
 	h := &harness{
 		t:      t,
@@ -86,6 +89,9 @@ func startOn(t *testing.T, c client.WithWatch, result func(context.Context, agen
 		Run: h.runs.run,
 		Pod: "b-csv-runner-1",
 		Log: testr.New(t),
+	}
+	for _, change := range configure {
+		change(runner)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
@@ -355,4 +361,24 @@ func TestRunnerWithoutItsRightsStops(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestTimedOutWatchIsOpenedAgainAtOnce(t *testing.T) {
+	var watches atomic.Int32
+	c := interceptor.NewClient(fake.NewClientBuilder().WithScheme(newScheme(t)).
+		WithObjects(append(runnerPods(), benchmark(v1alpha1.PhaseProvisioning, ""))...).Build(),
+		interceptor.Funcs{Watch: func(ctx context.Context, c client.WithWatch, list client.ObjectList,
+			options ...client.ListOption,
+		) (watch.Interface, error) {
+			// The API server's answer when its watch cache lags behind.
+			if watches.Add(1) <= 3 {
+				return nil, apierrors.NewTimeoutError("Too large resource version: 2, current: 1", 1)
+			}
+			return c.Watch(ctx, list, options...)
+		}})
+	// Not after the delay between a run's attempts.
+	h := startOn(t, c, succeeding, func(r *Runner) { r.RetryDelay = time.Hour })
+	eventually(t, "the watch opened again", func() bool { return watches.Load() > 3 })
+	h.assign("csv/2/1")
+	h.record(csvRun)
 }
