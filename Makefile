@@ -64,7 +64,7 @@ helm-sync: manifests ## Copy the generated CRDs and the ClusterRoles into the He
 	rm -f $(CHART)/crds/*.yaml
 	cp config/crd/bases/*.yaml $(CHART)/crds/
 	cp config/rbac/role.yaml $(CHART)/files/manager-role.yaml
-	cp config/rbac/loggingbenchmark_{admin,editor,viewer}_role.yaml config/rbac/agent_role.yaml \
+	cp config/rbac/loggingbenchmark_{admin,editor,viewer}_role.yaml config/rbac/{agent,runner}_role.yaml \
 		config/rbac/metrics_{auth_role,reader_role}.yaml $(CHART)/files/
 	cp config/admission/requester_rights_policy.yaml $(CHART)/files/
 

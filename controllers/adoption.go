@@ -6,7 +6,6 @@ import (
 	"reflect"
 
 	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -70,10 +69,10 @@ type plannedObject struct {
 	shared bool
 }
 
-// plannedObjects lists the objects the benchmark creates, its Jobs apart: per
-// destination its Cluster and NetworkPolicy, a shipping destination's ConfigMap, a
-// forwarding Syslog destination's receiver; and the agent's ServiceAccount and
-// RoleBinding.
+// plannedObjects lists the objects the benchmark creates, its run records apart: per
+// destination its Cluster, NetworkPolicy and runner, a shipping destination's
+// ConfigMap, a forwarding Syslog destination's receiver; and the agent's ServiceAccount
+// and RoleBindings.
 func plannedObjects(benchmark *v1alpha1.LoggingBenchmark) []plannedObject {
 	var (
 		configMap      = corev1.SchemeGroupVersion.WithKind("ConfigMap")
@@ -87,7 +86,8 @@ func plannedObjects(benchmark *v1alpha1.LoggingBenchmark) []plannedObject {
 	for _, dest := range benchmark.Spec.EffectiveDestinations() {
 		cluster := builders.ClusterName(benchmark.Name, dest.Name)
 		objects = append(objects, plannedObject{kind: cloudnativepg.ClusterGVK, name: cluster},
-			plannedObject{kind: networkPolicy, name: builders.ClusterNetworkPolicyName(cluster)})
+			plannedObject{kind: networkPolicy, name: builders.ClusterNetworkPolicyName(cluster)},
+			plannedObject{kind: deployment, name: builders.RunnerName(benchmark.Name, dest.Name)})
 		if dest.Ships() {
 			objects = append(objects, plannedObject{kind: configMap, name: builders.ShipperConfigMapName(cluster)})
 		}
@@ -99,46 +99,31 @@ func plannedObjects(benchmark *v1alpha1.LoggingBenchmark) []plannedObject {
 		}
 	}
 	return append(objects, plannedObject{kind: serviceAccount, name: builders.AgentServiceAccountName, shared: true},
-		plannedObject{kind: roleBinding, name: builders.AgentRoleBindingName, shared: true})
+		plannedObject{kind: roleBinding, name: builders.AgentRoleBindingName, shared: true},
+		plannedObject{kind: roleBinding, name: builders.RunnerRoleBindingName, shared: true})
 }
 
-// plannedRunNames are the names of the objects of every run the benchmark may plan, as
-// name names them: with a ramp, of every client count it may reach.
-func plannedRunNames(benchmark *v1alpha1.LoggingBenchmark, name func(results.RunKey) string) map[string]bool {
+// plannedRecordNames are the names of the LoggingBenchmarkRuns of every run the
+// benchmark may plan: with a ramp, of every client count it may reach.
+func plannedRecordNames(benchmark *v1alpha1.LoggingBenchmark) map[string]bool {
 	names := map[string]bool{}
 	for _, dest := range benchmark.Spec.EffectiveDestinations() {
 		for _, clients := range benchmark.Spec.Workload.ClientCounts() {
 			for repeat := int32(1); repeat <= benchmark.Spec.Workload.Repeats; repeat++ {
-				names[name(results.RunKey{Destination: dest.Name, Clients: clients, Repeat: repeat})] = true
+				run := results.RunKey{Destination: dest.Name, Clients: clients, Repeat: repeat}
+				names[builders.RunRecordName(benchmark.Name, run)] = true
 			}
 		}
 	}
 	return names
 }
 
-// plannedJobNames are the names of the Jobs of every run the benchmark may plan.
-func plannedJobNames(benchmark *v1alpha1.LoggingBenchmark) map[string]bool {
-	return plannedRunNames(benchmark, func(run results.RunKey) string {
-		return builders.JobName(benchmark.Name,
-			builders.Run{Destination: v1alpha1.Destination{Name: run.Destination}, Clients: run.Clients, Repeat: run.Repeat})
-	})
-}
-
-// plannedRecordNames are the names of the LoggingBenchmarkRuns of every run the
-// benchmark may plan.
-func plannedRecordNames(benchmark *v1alpha1.LoggingBenchmark) map[string]bool {
-	return plannedRunNames(benchmark, func(run results.RunKey) string {
-		return builders.RunRecordName(benchmark.Name, run)
-	})
-}
-
 // heldNames is what holds, before the benchmark creates anything, the names it will
 // create: each planned object with the object of its name (nil when there is none), and
-// the namespace's Jobs and run records. Read once a pass, from the API server (the cache holds no object
-// of another owner), and read by both waitForPredecessor and refuseTakenNames.
+// the namespace's run records. Read once a pass, from the API server (the cache holds
+// no object of another owner), and read by both waitForPredecessor and refuseTakenNames.
 type heldNames struct {
 	objects []heldName
-	jobs    []metav1.PartialObjectMetadata
 	records []metav1.PartialObjectMetadata
 }
 
@@ -166,9 +151,6 @@ func (r *LoggingBenchmarkReconciler) readHeldNames(
 		held.objects = append(held.objects, heldName{plannedObject: planned, existing: existing})
 	}
 	var err error
-	if held.jobs, err = r.listMetadata(ctx, benchmark.Namespace, batchv1.SchemeGroupVersion.WithKind("Job")); err != nil {
-		return heldNames{}, err
-	}
 	if held.records, err = r.listMetadata(ctx, benchmark.Namespace,
 		v1alpha1.GroupVersion.WithKind("LoggingBenchmarkRun")); err != nil {
 		return heldNames{}, err
@@ -195,7 +177,7 @@ func (r *LoggingBenchmarkReconciler) listMetadata(
 // create whose name an object that is not the benchmark's holds (refuseAdoption). It
 // runs before the benchmark creates anything, so that a benchmark refused for a name
 // leaves nothing behind: no NetworkPolicy selecting the pods of a cluster it does not
-// own, no configuration, no Job.
+// own, no configuration, no runner.
 func refuseTakenNames(benchmark *v1alpha1.LoggingBenchmark, held heldNames) error {
 	for _, name := range held.objects {
 		if name.existing == nil {
@@ -205,18 +187,14 @@ func refuseTakenNames(benchmark *v1alpha1.LoggingBenchmark, held heldNames) erro
 			return err
 		}
 	}
-	for _, taken := range []struct {
-		planned map[string]bool
-		held    []metav1.PartialObjectMetadata
-	}{{plannedJobNames(benchmark), held.jobs}, {plannedRecordNames(benchmark), held.records}} {
-		for i := range taken.held {
-			object := &taken.held[i]
-			if !taken.planned[object.Name] {
-				continue
-			}
-			if err := refuseAdoption(object, benchmark, true); err != nil {
-				return err
-			}
+	planned := plannedRecordNames(benchmark)
+	for i := range held.records {
+		record := &held.records[i]
+		if !planned[record.Name] {
+			continue
+		}
+		if err := refuseAdoption(record, benchmark, true); err != nil {
+			return err
 		}
 	}
 	return nil

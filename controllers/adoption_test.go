@@ -9,13 +9,14 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers/builders"
+	"github.com/logbench/logbench/internal/results"
 	"github.com/logbench/logbench/internal/shipping"
 )
 
 // TestPlannedObjectsNameWhatTheBuildersCreate: the names checked before a benchmark
 // creates anything are those of every object the builders make for it, whatever its
-// destinations, and of every Job its ramp may reach, so that no object is created
-// before its name is checked.
+// destinations, and of the record of every run its ramp may reach, so that no object is
+// created before its name is checked.
 func TestPlannedObjectsNameWhatTheBuildersCreate(t *testing.T) {
 	benchmark := &v1alpha1.LoggingBenchmark{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "b"},
@@ -46,7 +47,11 @@ func TestPlannedObjectsNameWhatTheBuildersCreate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		built = append(built, cluster, builders.NetworkPolicy(benchmark, dest, builders.NetworkPeers{}))
+		runner, err := builders.Runner(benchmark, dest, builders.RunnerInput{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		built = append(built, cluster, builders.NetworkPolicy(benchmark, dest, builders.NetworkPeers{}), runner)
 		if shipping.ForwardsSyslog(dest) {
 			built = append(built, builders.SyslogReceiverDeployment(benchmark, dest, nil),
 				builders.SyslogReceiverService(benchmark, dest), builders.SyslogReceiverNetworkPolicy(benchmark, dest))
@@ -57,24 +62,24 @@ func TestPlannedObjectsNameWhatTheBuildersCreate(t *testing.T) {
 		names = append(names, kindOf(object)+" "+object.GetName())
 	}
 	names = append(names, "ConfigMap b-fb-shipper", "ConfigMap b-sys-syslog",
-		"ServiceAccount "+builders.AgentServiceAccountName, "RoleBinding "+builders.AgentRoleBindingName)
+		"ServiceAccount "+builders.AgentServiceAccountName, "RoleBinding "+builders.AgentRoleBindingName,
+		"RoleBinding "+builders.RunnerRoleBindingName)
 	for _, name := range names {
 		if !planned[name] {
 			t.Errorf("%s is created but not checked; checked: %v", name, planned)
 		}
 	}
 
-	jobs := plannedJobNames(benchmark)
+	records := plannedRecordNames(benchmark)
 	// 4 destinations × the ramp's 1, 2, 4 and 6 clients × 2 repeats.
-	if len(jobs) != 4*4*2 {
-		t.Errorf("%d Job names, want 32", len(jobs))
+	if len(records) != 4*4*2 {
+		t.Errorf("%d record names, want 32", len(records))
 	}
-	for _, run := range []builders.Run{
-		{Destination: v1alpha1.Destination{Name: "baseline"}, Clients: 1, Repeat: 1},
-		{Destination: v1alpha1.Destination{Name: "sys"}, Clients: 6, Repeat: 2},
+	for _, run := range []results.RunKey{
+		{Destination: "baseline", Clients: 1, Repeat: 1}, {Destination: "sys", Clients: 6, Repeat: 2},
 	} {
-		if name := builders.JobName("b", run); !jobs[name] {
-			t.Errorf("the Job %s of run %s is not checked", name, run.Key())
+		if name := builders.RunRecordName("b", run); !records[name] {
+			t.Errorf("the record %s of run %s is not checked", name, run)
 		}
 	}
 }

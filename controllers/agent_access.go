@@ -9,8 +9,8 @@ import (
 	"github.com/logbench/logbench/controllers/builders"
 )
 
-// reconcileAgentAccess ensures the ServiceAccount the agent pods run as, bound in the
-// benchmark's namespace to builders.AgentClusterRole.
+// reconcileAgentAccess ensures the ServiceAccount the runner pods run as, bound in the
+// benchmark's namespace to builders.AgentClusterRole and builders.RunnerClusterRole.
 //
 // The two objects are shared by the benchmarks of a namespace, each of which adds
 // itself as a non-controller owner: the garbage collector deletes them with the last
@@ -24,9 +24,15 @@ func (r *LoggingBenchmarkReconciler) reconcileAgentAccess(
 	if err != nil {
 		return err
 	}
-	_, err = ensureOwned(ctx, r, benchmark, builders.AgentRoleBinding(benchmark.Namespace), sharedBy,
-		func(existing, want *rbacv1.RoleBinding) {
+	for _, binding := range []*rbacv1.RoleBinding{
+		builders.AgentRoleBinding(benchmark.Namespace), builders.RunnerRoleBinding(benchmark.Namespace),
+	} {
+		_, err = ensureOwned(ctx, r, benchmark, binding, sharedBy, func(existing, want *rbacv1.RoleBinding) {
 			existing.RoleRef, existing.Subjects = want.RoleRef, want.Subjects
 		})
-	return err
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -70,6 +70,6 @@ var _ = Describe("LoggingBenchmark reconciler's allowlists", func() {
 			Expect(clusterExists(namespace, name+"-baseline")()).To(BeFalse(), name)
 			Expect(clusterExists(namespace, name+"-csv")()).To(BeFalse(), name)
 		}
-		Expect(listJobs(namespace)).To(BeEmpty())
+		Expect(listRunners(namespace)).To(BeEmpty())
 	})
 })

@@ -79,7 +79,7 @@ var _ = Describe("LoggingBenchmark reconciler's configuration input", func() {
 		for _, destination := range []string{"baseline", "csv", "fb"} {
 			Expect(clusterExists(namespace, "escaped-"+destination)()).To(BeFalse(), destination)
 		}
-		Expect(listJobs(namespace)).To(BeEmpty())
+		Expect(listRunners(namespace)).To(BeEmpty())
 		var configMaps corev1.ConfigMapList
 		Expect(k8sClient.List(ctx, &configMaps, client.InNamespace(namespace),
 			client.MatchingLabels(builders.BenchmarkLabels("escaped")))).To(Succeed())

@@ -1,7 +1,7 @@
 package controllers
 
-// The envtest control plane runs neither kubelet, nor the Job controller, nor
-// CloudNativePG: these helpers play their parts.
+// The envtest control plane runs neither kubelet, nor the Deployment controller, nor
+// CloudNativePG, nor the runners: these helpers play their parts.
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	batchv1 "k8s.io/api/batch/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,12 +20,13 @@ import (
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
+	"github.com/logbench/logbench/internal/results"
 )
 
 const (
 	testClusterImage = "ghcr.io/cloudnative-pg/postgresql:17.6"
 	timeout          = 30 * time.Second
-	// serverNode runs every primary pod the tests play; clientNode every agent pod.
+	// serverNode runs every primary pod the tests play; clientNode every runner pod.
 	serverNode = "node-server"
 	clientNode = "node-client"
 )
@@ -91,22 +92,37 @@ func clusterExists(namespace, name string) func() bool {
 	}
 }
 
-// getJob waits for the Job to exist and returns it.
-func getJob(namespace, name string) *batchv1.Job {
-	job := &batchv1.Job{}
+// getRunner waits for the runner Deployment to exist and returns it.
+func getRunner(namespace, name string) *appsv1.Deployment {
+	runner := &appsv1.Deployment{}
 	Eventually(func() error {
-		return k8sClient.Get(context.Background(), types.NamespacedName{Namespace: namespace, Name: name}, job)
+		return k8sClient.Get(context.Background(), types.NamespacedName{Namespace: namespace, Name: name}, runner)
 	}, timeout).Should(Succeed())
-	return job
+	return runner
 }
 
-func listJobs(namespace string) []batchv1.Job {
-	var jobs batchv1.JobList
-	Expect(k8sClient.List(context.Background(), &jobs, client.InNamespace(namespace))).To(Succeed())
-	return jobs.Items
+// listRunners lists the runner Deployments of the namespace.
+func listRunners(namespace string) []appsv1.Deployment {
+	var runners appsv1.DeploymentList
+	Expect(k8sClient.List(context.Background(), &runners, client.InNamespace(namespace),
+		client.HasLabels{builders.LabelComponent})).To(Succeed())
+	var only []appsv1.Deployment
+	for _, deployment := range runners.Items {
+		if deployment.Labels[builders.LabelComponent] == "runner" {
+			only = append(only, deployment)
+		}
+	}
+	return only
 }
 
-// resultMessage is the termination message of an agent that measured the given TPS.
+// listRecords lists the run records of the namespace.
+func listRecords(namespace string) []v1alpha1.LoggingBenchmarkRun {
+	var records v1alpha1.LoggingBenchmarkRunList
+	Expect(k8sClient.List(context.Background(), &records, client.InNamespace(namespace))).To(Succeed())
+	return records.Items
+}
+
+// resultMessage is the result of an agent that measured the given TPS, as JSON.
 func resultMessage(tps float64) string {
 	encoded, err := json.Marshal(v1alpha1.RepeatResult{
 		TPS:          tps,
@@ -119,68 +135,41 @@ func resultMessage(tps float64) string {
 	return string(encoded)
 }
 
-// finishJob plays kubelet and the Job controller: the Job's pod terminates with the
-// message, and the Job completes, or fails when succeeded is false.
-func finishJob(namespace, name, message string, succeeded bool) {
-	ctx := context.Background()
-	job := getJob(namespace, name)
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: namespace,
-			Name:      name + "-pod",
-			Labels:    map[string]string{batchv1.JobNameLabel: name},
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID, Controller: new(true),
-			}},
-		},
-		Spec: job.Spec.Template.Spec,
-	}
-	pod.Spec.NodeName = clientNode
-	Expect(k8sClient.Create(ctx, pod)).To(Succeed())
-	exitCode := int32(0)
-	if !succeeded {
-		exitCode = 1
-	}
-	now := metav1.Now()
-	pod.Status.Phase = corev1.PodSucceeded
-	if !succeeded {
-		pod.Status.Phase = corev1.PodFailed
-	}
-	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{
-		Name:  builders.AgentContainer,
-		Image: testClusterImage,
-		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-			ExitCode: exitCode, Message: message, StartedAt: now, FinishedAt: now,
-		}},
-	}}
-	Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
-
+// assignedRun waits for the status of a benchmark to assign a run whose record is not
+// among played, the records of the runs already played, and returns it.
+func assignedRun(namespace, benchmark string, played []string) results.RunKey {
+	var assigned results.RunKey
 	Eventually(func(g Gomega) {
-		job := getJob(namespace, name)
-		job.Status.StartTime = &now
-		if succeeded {
-			job.Status.Succeeded = 1
-			job.Status.CompletionTime = &now
-			job.Status.Conditions = []batchv1.JobCondition{
-				jobCondition(batchv1.JobSuccessCriteriaMet, "CompletionsReached", ""),
-				jobCondition(batchv1.JobComplete, "CompletionsReached", ""),
-			}
-		} else {
-			job.Status.Failed = 1
-			job.Status.Conditions = []batchv1.JobCondition{
-				jobCondition(batchv1.JobFailureTarget, batchv1.JobReasonBackoffLimitExceeded, backoffLimitReached),
-				jobCondition(batchv1.JobFailed, batchv1.JobReasonBackoffLimitExceeded, backoffLimitReached),
-			}
-		}
-		g.Expect(k8sClient.Status().Update(ctx, job)).To(Succeed())
+		status := getBenchmark(g, namespace, benchmark).Status
+		g.Expect(status.Phase).To(Equal(v1alpha1.PhaseRunning))
+		g.Expect(status.Progress.CurrentSince).NotTo(BeNil())
+		var err error
+		assigned, err = results.ParseRunKey(status.Progress.Current)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(played).NotTo(ContainElement(builders.RunRecordName(benchmark, assigned)))
 	}, timeout).Should(Succeed())
+	return assigned
 }
 
-func jobCondition(conditionType batchv1.JobConditionType, reason, message string) batchv1.JobCondition {
-	return batchv1.JobCondition{
-		Type: conditionType, Status: corev1.ConditionTrue, Reason: reason, Message: message,
-		LastProbeTime: metav1.Now(), LastTransitionTime: metav1.Now(),
+// finishRun plays the runner of the run's destination: it records the run with the
+// result message holds, or, unless succeeded, failed with message as the error, on
+// clientNode against the primary on serverNode.
+func finishRun(namespace, benchmark string, run results.RunKey, message string, succeeded bool) {
+	ctx := context.Background()
+	owner := getBenchmark(Default, namespace, benchmark)
+	var result v1alpha1.RepeatResult
+	if succeeded {
+		Expect(json.Unmarshal([]byte(message), &result)).To(Succeed())
+	} else {
+		result.Error = message
 	}
+	result.ClientNode, result.ServerNode = clientNode, serverNode
+	record := builders.RunRecord(owner, run, result)
+	record.OwnerReferences = []metav1.OwnerReference{{
+		APIVersion: v1alpha1.GroupVersion.String(), Kind: "LoggingBenchmark", Name: owner.Name, UID: owner.UID,
+		Controller: new(true),
+	}}
+	Expect(k8sClient.Create(ctx, record)).To(Succeed())
 }
 
 // getBenchmark reads a benchmark into a fresh object.
@@ -190,6 +179,3 @@ func getBenchmark(g Gomega, namespace, name string) *v1alpha1.LoggingBenchmark {
 		To(Succeed())
 	return benchmark
 }
-
-// backoffLimitReached is the message of the Job controller's Failed condition.
-const backoffLimitReached = "Job has reached the specified backoff limit"

@@ -12,10 +12,14 @@ import (
 	"github.com/logbench/logbench/controllers/builders"
 )
 
-// reconcileCleanup deletes the clusters of a finished benchmark, their shipper
-// configurations and syslog receivers, as its cleanup policy says, and marks its
-// destinations deleted; the Jobs stay, holding the results.
+// reconcileCleanup deletes the runners of a finished benchmark, whatever its cleanup
+// policy, then its clusters, their shipper configurations and syslog receivers, as the
+// policy says, and marks its destinations deleted; the run records stay, holding the
+// results.
 func (r *LoggingBenchmarkReconciler) reconcileCleanup(ctx context.Context, benchmark *v1alpha1.LoggingBenchmark) error {
+	if err := r.deleteRunners(ctx, benchmark); err != nil {
+		return err
+	}
 	policy := benchmark.Spec.Cleanup
 	if policy != v1alpha1.CleanupAlways &&
 		(policy != v1alpha1.CleanupOnSuccess || benchmark.Status.Phase != v1alpha1.PhaseSucceeded) {

@@ -204,7 +204,7 @@ func (r *LoggingBenchmarkReconciler) reconcileShipperConfig(
 
 // reconcileNetworkPolicy creates or updates a NetworkPolicy as want says: the one that
 // closes the meter and shipper ports of a destination's instance pods to all but the
-// destination's run Jobs (builders.NetworkPolicy), or a syslog receiver's
+// destination's runner (builders.NetworkPolicy), or a syslog receiver's
 // (builders.SyslogReceiverNetworkPolicy), before the pods it selects, so that none runs
 // without it.
 func (r *LoggingBenchmarkReconciler) reconcileNetworkPolicy(

@@ -1,14 +1,17 @@
 // Package controllers holds the LoggingBenchmark reconciler: it provisions one
-// CloudNativePG cluster per destination, runs the benchmark's pgbench executions one at a
-// time as agent Jobs, records each finished run's result in a LoggingBenchmarkRun, and
-// rebuilds the status from those records (and the Jobs of runs not recorded yet) on
-// every pass.
+// CloudNativePG cluster per destination, and one runner per cluster (a Deployment of one
+// agent pod); it assigns the benchmark's pgbench executions one at a time, in the
+// status, to the runner of their destination, which runs each and records its result
+// in a LoggingBenchmarkRun; the reconciler rebuilds the status from those records (and
+// the Jobs an older operator started, not recorded yet) on every pass.
 //
-// A pass reads the world (loggingbenchmark_observe.go), saves the results of Jobs that
-// just finished and starts the next run (loggingbenchmark_runs.go), provisioning its
-// cluster first (loggingbenchmark_clusters.go), computes and writes the status
+// A pass reads the world (loggingbenchmark_observe.go), saves the results of such Jobs
+// that just finished and assigns the next run, or watches over the one assigned
+// (loggingbenchmark_runs.go), provisioning the clusters first
+// (loggingbenchmark_clusters.go), computes and writes the status
 // (loggingbenchmark_status.go), announces what changed (loggingbenchmark_events.go),
-// and deletes the clusters of a finished benchmark (loggingbenchmark_cleanup.go). The
+// and deletes the runners and clusters of a finished benchmark
+// (loggingbenchmark_cleanup.go). The
 // objects it creates come from the pure builders of package builders; what it knows of
 // CloudNativePG is package cloudnativepg's.
 package controllers
@@ -43,6 +46,7 @@ import (
 	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/allowlist"
 	"github.com/logbench/logbench/internal/benchstatus"
+	"github.com/logbench/logbench/internal/results"
 )
 
 // LoggingBenchmarkReconciler reconciles LoggingBenchmark objects.
@@ -54,13 +58,13 @@ type LoggingBenchmarkReconciler struct {
 	APIReader client.Reader
 	Scheme    *runtime.Scheme
 	Recorder  record.EventRecorder
-	// AgentImage holds the logbench binary the agent Jobs copy into the PostgreSQL image.
+	// AgentImage holds the logbench binary the runners copy into the PostgreSQL image.
 	AgentImage string
 	// RsyslogImage is what an Rsyslog receiver that names no image runs; empty is
 	// shipping.RsyslogImage.
 	RsyslogImage string
 	// ImagePullSecrets name the Secrets every pod logbench creates pulls its images with:
-	// the run Jobs and the clusters' instance pods with their sidecars. Pull secrets are
+	// the runners and the clusters' instance pods with their sidecars. Pull secrets are
 	// namespaced, so each must exist in the benchmarks' namespaces.
 	ImagePullSecrets []corev1.LocalObjectReference
 	// ClusterReadyTimeout bounds the wait for a destination's cluster.
@@ -82,9 +86,9 @@ type LoggingBenchmarkReconciler struct {
 	// API server's, when unset.
 	podLogs podLogReader
 
-	// finishedRuns holds, per benchmark, the Jobs whose end this process already counted
+	// finishedRuns holds, per benchmark, the runs whose end this process already counted
 	// and announced.
-	finishedRuns   map[types.NamespacedName]map[types.UID]bool
+	finishedRuns   map[types.NamespacedName]map[results.RunKey]bool
 	finishedRunsMu sync.Mutex
 }
 
@@ -92,15 +96,16 @@ type LoggingBenchmarkReconciler struct {
 // +kubebuilder:rbac:groups=bench.logbench.io,resources=loggingbenchmarks/status,verbs=get;patch
 // +kubebuilder:rbac:groups=bench.logbench.io,resources=loggingbenchmarkruns,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=postgresql.cnpg.io,resources=clusters,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create;patch
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;create;patch
-// The agent's rights come from the fixed ClusterRole logbench-agent
-// (builders.AgentClusterRole), which the operator may bind but does not hold:
-// Kubernetes' escalation check lets a binding be created by whoever may bind its role.
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=logbench-agent
+// The agent's rights come from the fixed ClusterRoles logbench-agent and logbench-runner
+// (builders.AgentClusterRole, builders.RunnerClusterRole), which the operator may bind
+// but does not hold: Kubernetes' escalation check lets a binding be created by whoever
+// may bind its role.
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=logbench-agent;logbench-runner
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;create;patch
 
@@ -153,7 +158,7 @@ func (r *LoggingBenchmarkReconciler) reconcileBenchmark(
 		return ctrl.Result{}, nil
 	}
 	if benchmark.Status.Phase.IsFinished() {
-		// The status of a finished benchmark is final: it survives the deletion of its Jobs.
+		// The status of a finished benchmark is final: its run records hold the results.
 		return ctrl.Result{}, r.reconcileCleanup(ctx, benchmark)
 	}
 	// The CRD refuses the same, but a benchmark admitted under an older CRD, or written
@@ -255,8 +260,9 @@ func CacheOptions(watchNamespaces []string, watchClusters bool) cache.Options {
 	return options
 }
 
-// SetupWithManager registers the reconciler, watching the Jobs and Clusters it owns and
-// the metadata of the other objects it keeps, and the readiness check that fails while
+// SetupWithManager registers the reconciler, watching the run records (a runner's record
+// ends the run it was assigned), the Jobs of an older operator and the Clusters it owns,
+// and the metadata of the other objects it keeps, and the readiness check that fails while
 // CloudNativePG is unavailable.
 func (r *LoggingBenchmarkReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
@@ -277,6 +283,7 @@ func (r *LoggingBenchmarkReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	controller := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.LoggingBenchmark{}).
+		Owns(&v1alpha1.LoggingBenchmarkRun{}).
 		Owns(&batchv1.Job{})
 	for _, kept := range keptKinds() {
 		// Their deletion brings the pass that creates them again (keepCreatedObjects), and

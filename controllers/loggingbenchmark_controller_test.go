@@ -62,36 +62,19 @@ func newBenchmark(namespace, name string, cleanup v1alpha1.CleanupPolicy) *v1alp
 // runTPS is the TPS each destination's agent reports at each client count.
 type runTPS map[string]map[int32]float64
 
-// nextJob waits for a Job of the namespace that is not among started, the Jobs already
-// seen, and returns it: the operator starts one at a time, in its schedule's order.
-func nextJob(namespace string, started []string) batchv1.Job {
-	var next batchv1.Job
-	Eventually(func(g Gomega) {
-		var fresh []batchv1.Job
-		for _, job := range listJobs(namespace) {
-			if !slices.Contains(started, job.Name) {
-				fresh = append(fresh, job)
-			}
-		}
-		g.Expect(fresh).To(HaveLen(1))
-		next = fresh[0]
-	}, timeout).Should(Succeed())
-	return next
-}
-
-// agentEnd is how the agent of a Job ends: its termination message and whether the Job
-// succeeded.
+// agentEnd is how the agent of a run ends: with the result its message holds, or, unless
+// succeeded, failed with the message as the error.
 type agentEnd struct {
 	message   string
 	succeeded bool
 }
 
-// playRuns plays CloudNativePG and the agents: it reports the clusters of destinations
-// ready, then finishes each Job the operator starts, after those of started, as ends
-// says for its name or else with the TPS of its destination and client count, until
-// every run of tps has run. It returns every Job started, in order.
+// playRuns plays CloudNativePG and the runners: it reports the clusters of destinations
+// ready, then records each run the operator assigns, after those of played, as ends
+// says for its record's name or else with the TPS of its destination and client count,
+// until every run of tps has run. It returns the records of every run played, in order.
 func playRuns(namespace, benchmark string, destinations []string, tps runTPS, ends map[string]agentEnd,
-	started ...string) []string {
+	played ...string) []string {
 	for _, destination := range destinations {
 		markClusterReady(namespace, builders.ClusterName(benchmark, destination))
 	}
@@ -99,18 +82,17 @@ func playRuns(namespace, benchmark string, destinations []string, tps runTPS, en
 	for _, byClients := range tps {
 		runs += len(byClients)
 	}
-	for len(started) < runs {
-		job := nextJob(namespace, started)
-		if end, special := ends[job.Name]; special {
-			finishJob(namespace, job.Name, end.message, end.succeeded)
+	for len(played) < runs {
+		run := assignedRun(namespace, benchmark, played)
+		name := builders.RunRecordName(benchmark, run)
+		if end, special := ends[name]; special {
+			finishRun(namespace, benchmark, run, end.message, end.succeeded)
 		} else {
-			clients, err := strconv.ParseInt(job.Labels[builders.LabelClients], 10, 32)
-			Expect(err).NotTo(HaveOccurred())
-			finishJob(namespace, job.Name, resultMessage(tps[job.Labels[builders.LabelDestination]][int32(clients)]), true)
+			finishRun(namespace, benchmark, run, resultMessage(tps[run.Destination][run.Clients]), true)
 		}
-		started = append(started, job.Name)
+		played = append(played, name)
 	}
-	return started
+	return played
 }
 
 // seriesOfNamespace counts the logbench series about benchmarks of a namespace.
@@ -199,7 +181,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		alterSystem, _, _ := unstructured.NestedBool(csv.Object, "spec", "postgresql", "enableAlterSystem")
 		Expect(alterSystem).To(BeTrue())
 		markClusterReady(namespace, "happy-baseline")
-		Consistently(func() []batchv1.Job { return listJobs(namespace) }, time.Second).Should(BeEmpty())
+		Consistently(func() []appsv1.Deployment { return listRunners(namespace) }, time.Second).Should(BeEmpty())
 
 		By("running the destinations in rounds, one round per client count")
 		order := playRuns(namespace, "happy", []string{"csv"},
@@ -238,9 +220,10 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(meta.IsStatusConditionTrue(status.Conditions, v1alpha1.ConditionComplete)).To(BeTrue(),
 			"kubectl wait --for=condition=Complete returns")
 		Expect(meta.IsStatusConditionFalse(status.Conditions, v1alpha1.ConditionFailed)).To(BeTrue())
-		Expect(listJobs(namespace)).To(HaveLen(4))
+		Expect(listRecords(namespace)).To(HaveLen(4))
 
-		By("deleting the clusters of a successful benchmark under OnSuccess")
+		By("deleting the runners of a finished benchmark, and its clusters under OnSuccess")
+		Eventually(func() []appsv1.Deployment { return listRunners(namespace) }, timeout).Should(BeEmpty())
 		Eventually(clusterExists(namespace, "happy-baseline"), timeout).Should(BeFalse())
 		Eventually(clusterExists(namespace, "happy-csv"), timeout).Should(BeFalse())
 		Eventually(func(g Gomega) {
@@ -290,7 +273,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(order[:2]).To(ConsistOf("ramp-baseline-c1-r1", "ramp-csv-c1-r1"))
 		Expect(order[2:]).To(ConsistOf("ramp-baseline-c2-r1", "ramp-csv-c2-r1"))
 		benchmark := expectPhase(namespace, "ramp", v1alpha1.PhaseSucceeded)
-		Expect(listJobs(namespace)).To(HaveLen(4), "no run at 4 clients")
+		Expect(listRecords(namespace)).To(HaveLen(4), "no run at 4 clients")
 		Expect(benchmark.Status.Progress.RunsTotal).To(Equal(int32(4)))
 		Expect(benchmark.Status.Knees).To(Equal([]v1alpha1.Knee{{Destination: "csv", Clients: 1, StoppedAt: 2,
 			Reason: "overhead 50.0% above 30% at 2 clients"}}))
@@ -300,25 +283,25 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(testutil.ToFloat64(kneeClients.WithLabelValues(namespace, "ramp", "csv"))).To(Equal(1.0))
 	})
 
-	It("creates agent Jobs that reference the superuser secret and never hold the password", func() {
+	It("creates a runner per cluster that references the superuser secret and never holds the password", func() {
 		DeferCleanup(startOperator(time.Minute))
 		jobs := newBenchmark(namespace, "jobs", v1alpha1.CleanupNever)
 		jobs.Spec.Workload.Seed = seedRunningFirst(&jobs.Spec, "baseline")
 		Expect(k8sClient.Create(ctx, jobs)).To(Succeed())
 		markClusterReady(namespace, "jobs-baseline")
 		markClusterReady(namespace, "jobs-csv")
-		job := getJob(namespace, "jobs-baseline-c1-r1")
+		runner := getRunner(namespace, builders.RunnerName("jobs", "baseline"))
+		getRunner(namespace, builders.RunnerName("jobs", "csv"))
 
-		Expect(job.Labels).To(Equal(map[string]string{
-			builders.LabelBenchmark: "jobs", builders.LabelDestination: "baseline", builders.LabelClients: "1", builders.LabelRepeat: "1",
+		Expect(runner.Labels).To(Equal(map[string]string{
+			builders.LabelBenchmark: "jobs", builders.LabelDestination: "baseline", builders.LabelComponent: "runner",
 		}))
-		Expect(job.OwnerReferences).To(ConsistOf(HaveField("Name", "jobs")))
-		Expect(*job.OwnerReferences[0].Controller).To(BeTrue())
-		Expect(*job.Spec.BackoffLimit).To(Equal(int32(2)))
-		Expect(*job.Spec.ActiveDeadlineSeconds).To(BeNumerically(">", 10+60))
+		Expect(runner.OwnerReferences).To(ConsistOf(HaveField("Name", "jobs")))
+		Expect(*runner.OwnerReferences[0].Controller).To(BeTrue())
+		Expect(*runner.Spec.Replicas).To(Equal(int32(1)))
+		Expect(runner.Spec.Strategy.Type).To(Equal(appsv1.RecreateDeploymentStrategyType))
 
-		pod := job.Spec.Template.Spec
-		Expect(pod.RestartPolicy).To(Equal(corev1.RestartPolicyNever))
+		pod := runner.Spec.Template.Spec
 		By("placing the agent apart from the primary where another node can take it")
 		Expect(pod.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution).To(ConsistOf(
 			HaveField("PodAffinityTerm.LabelSelector.MatchLabels", HaveKeyWithValue("cnpg.io/cluster", "jobs-baseline"))))
@@ -328,8 +311,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(pod.Containers).To(HaveLen(1))
 		container := pod.Containers[0]
 		Expect(container.Image).To(Equal(testClusterImage))
-		Expect(container.Command).To(Equal([]string{"/logbench-bin/logbench", "agent"}))
-		Expect(container.TerminationMessagePath).To(Equal(agent.TerminationMessagePath))
+		Expect(container.Command).To(Equal([]string{"/logbench-bin/logbench", "agent", "runner"}))
 
 		env := map[string]corev1.EnvVar{}
 		for _, variable := range container.Env {
@@ -340,15 +322,15 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(env["PGPASSWORD"].ValueFrom.SecretKeyRef.Name).To(Equal("jobs-baseline-superuser"))
 		Expect(env["PGPASSWORD"].ValueFrom.SecretKeyRef.Key).To(Equal("password"))
 		Expect(env["PGUSER"].ValueFrom.SecretKeyRef.Key).To(Equal("username"))
-		request, err := agent.DecodeRequest(env[agent.RequestEnv].Value)
-		Expect(err).NotTo(HaveOccurred())
+		request := runnerRequest(env)
 		Expect(request.ClusterName).To(Equal("jobs-baseline"))
 		Expect(request.Destination.Type).To(Equal(v1alpha1.DestinationNone))
-		Expect(request.Clients).To(Equal(int32(1)))
-		Expect(request.Repeat).To(Equal(int32(1)))
+
+		By("assigning the first run in the status")
+		Expect(assignedRun(namespace, "jobs", nil)).To(Equal(results.RunKey{Destination: "baseline", Clients: 1, Repeat: 1}))
 
 		By("meeting the restricted Pod Security Standard of the namespace")
-		runPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: job.Name}, Spec: pod}
+		runPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: runner.Name}, Spec: pod}
 		Expect(k8sClient.Create(ctx, runPod, client.DryRunAll)).To(Succeed())
 
 		By("granting the agent read access to the pods of the namespace")
@@ -360,9 +342,15 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(binding.RoleRef).To(Equal(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: builders.AgentClusterRole}))
 		Expect(binding.Subjects).To(ConsistOf(HaveField("Name", builders.AgentServiceAccountName)))
 		Expect(binding.OwnerReferences).To(ConsistOf(HaveField("Name", "jobs")))
+		By("granting the runners the watch of the benchmarks and the creation of run records")
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: builders.RunnerRoleBindingName}, binding)).To(Succeed())
+		Expect(binding.RoleRef).To(Equal(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: builders.RunnerClusterRole}))
+		Expect(binding.Subjects).To(ConsistOf(HaveField("Name", builders.AgentServiceAccountName)))
 
-		By("starting one run at a time")
-		Consistently(func() []batchv1.Job { return listJobs(namespace) }, time.Second).Should(HaveLen(1))
+		By("assigning one run at a time")
+		Consistently(func(g Gomega) string {
+			return getBenchmark(g, namespace, "jobs").Status.Progress.Current
+		}, time.Second).Should(Equal("baseline/1/1"))
 	})
 
 	It("mounts the user's scripts read-only and runs them as the application owner", func() {
@@ -378,8 +366,8 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		}
 		Expect(k8sClient.Create(ctx, scripts)).To(Succeed())
 		markClusterReady(namespace, "scripts-csv")
-		job := getJob(namespace, "scripts-csv-c1-r1")
-		pod := job.Spec.Template.Spec
+		runner := getRunner(namespace, builders.RunnerName("scripts", "csv"))
+		pod := runner.Spec.Template.Spec
 		container := pod.Containers[0]
 
 		Expect(pod.Volumes).To(ContainElement(And(HaveField("Name", "scripts"),
@@ -397,12 +385,10 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 			Expect(env[name].ValueFrom.SecretKeyRef.Name).To(Equal("scripts-csv-app"))
 			Expect(env[name].ValueFrom.SecretKeyRef.Key).To(Equal(key))
 		}
-		request, err := agent.DecodeRequest(env[agent.RequestEnv].Value)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(request.Workload.Scripts).To(Equal(scripts.Spec.Workload.Scripts))
+		Expect(runnerRequest(env).Workload.Scripts).To(Equal(scripts.Spec.Workload.Scripts))
 
 		By("meeting the restricted Pod Security Standard of the namespace")
-		runPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: job.Name}, Spec: pod}
+		runPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: runner.Name}, Spec: pod}
 		Expect(k8sClient.Create(ctx, runPod, client.DryRunAll)).To(Succeed())
 	})
 
@@ -422,7 +408,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		expectNothingCreatedBy(benchmark)
 	})
 
-	It("fails, without taking it over, when a Cluster or Job of the name it would create exists", func() {
+	It("fails, without taking it over, when a Cluster or run record of the name it would create exists", func() {
 		DeferCleanup(startOperator(time.Minute))
 		foreignCluster := cloudnativepg.NewCluster()
 		foreignCluster.SetNamespace(namespace)
@@ -445,24 +431,24 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		By("leaving nothing behind: no NetworkPolicy selects the foreign cluster's pods, no other object is left")
 		expectNothingCreatedBy(benchmark)
 
-		By("a Job in the way of a run")
-		for _, destination := range []string{"baseline", "csv"} {
-			for _, clients := range []int32{1, 2} {
-				name := builders.JobName("jobs-taken", builders.Run{Destination: v1alpha1.Destination{Name: destination}, Clients: clients, Repeat: 1})
-				Expect(k8sClient.Create(ctx, &batchv1.Job{
-					ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-					Spec: batchv1.JobSpec{Suspend: new(true), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-						RestartPolicy: corev1.RestartPolicyNever,
-						Containers:    []corev1.Container{{Name: "other", Image: testClusterImage}},
-					}}},
-				})).To(Succeed())
-			}
-		}
-		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "jobs-taken", v1alpha1.CleanupNever))).To(Succeed())
-		benchmark = expectPhase(namespace, "jobs-taken", v1alpha1.PhaseFailed)
+		By("a Deployment in the way of a runner")
+		foreignLabels := map[string]string{"app": "other"}
+		Expect(k8sClient.Create(ctx, &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: builders.RunnerName("runner-taken", "csv")},
+			Spec: appsv1.DeploymentSpec{
+				Selector: &metav1.LabelSelector{MatchLabels: foreignLabels},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: foreignLabels},
+					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "other", Image: testClusterImage}}},
+				},
+			},
+		})).To(Succeed())
+		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "runner-taken", v1alpha1.CleanupNever))).To(Succeed())
+		benchmark = expectPhase(namespace, "runner-taken", v1alpha1.PhaseFailed)
 		degraded = meta.FindStatusCondition(benchmark.Status.Conditions, v1alpha1.ConditionDegraded)
 		Expect(degraded.Reason).To(Equal(v1alpha1.ReasonForeignObject))
-		Expect(degraded.Message).To(MatchRegexp(`Job %s/jobs-taken-\w+-c\d-r1 exists and no LoggingBenchmark owns it`, namespace))
+		Expect(degraded.Message).To(ContainSubstring(
+			"Deployment %s/runner-taken-csv-runner exists and no LoggingBenchmark owns it", namespace))
 		expectNothingCreatedBy(benchmark)
 	})
 
@@ -489,8 +475,6 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(meta.IsStatusConditionTrue(benchmark.Status.Conditions, v1alpha1.ConditionFailed)).To(BeTrue(),
 			"kubectl wait --for=condition=Failed returns")
 		Expect(meta.IsStatusConditionFalse(benchmark.Status.Conditions, v1alpha1.ConditionComplete)).To(BeTrue())
-		Expect(getJob(namespace, "broken-baseline-c2-r1").Annotations).NotTo(HaveKey(builders.AnnotationResult),
-			"the run's record holds its result")
 		Expect(testutil.ToFloat64(runsTotal.WithLabelValues(namespace, "broken", outcomeFailed))).To(Equal(1.0))
 
 		By("keeping the clusters of a failed benchmark under OnSuccess")
@@ -607,10 +591,10 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		}
 		Expect(k8sClient.Create(ctx, benchmark)).To(Succeed())
 		markClusterReady(namespace, "creds-loki")
-		job := getJob(namespace, "creds-loki-c1-r1")
+		runner := getRunner(namespace, builders.RunnerName("creds", "loki"))
 
 		env := map[string]corev1.EnvVar{}
-		for _, variable := range job.Spec.Template.Spec.Containers[0].Env {
+		for _, variable := range runner.Spec.Template.Spec.Containers[0].Env {
 			env[variable.Name] = variable
 		}
 		for name, key := range map[string]string{"LOKI_USERNAME": "username", "LOKI_PASSWORD": "password"} {
@@ -618,13 +602,12 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 			Expect(env[name].ValueFrom.SecretKeyRef.LocalObjectReference.Name).To(Equal("loki-auth"))
 			Expect(env[name].ValueFrom.SecretKeyRef.Key).To(Equal(key))
 		}
-		encodedJob, err := json.Marshal(job)
+		encodedRunner, err := json.Marshal(runner)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(string(encodedJob)).NotTo(ContainSubstring(password))
+		Expect(string(encodedRunner)).NotTo(ContainSubstring(password))
 
 		By("telling the agent where to count the run's records in Loki")
-		request, err := agent.DecodeRequest(env[agent.RequestEnv].Value)
-		Expect(err).NotTo(HaveOccurred())
+		request := runnerRequest(env)
 		Expect(request.Destination.Loki.URL).To(Equal("http://loki.monitoring:3100"))
 		Expect(request.Destination.Loki.TenantID).To(Equal("team"))
 		Expect(
@@ -637,35 +620,98 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 			To(Equal(fmt.Sprintf(`{job="logbench", namespace=%q, benchmark="creds", destination="loki"}`, namespace)))
 	})
 
-	It("neither reruns nor rewrites anything after an operator restart", func() {
+	It("neither reruns nor rewrites anything after an operator restart mid-run", func() {
 		stop := startOperator(time.Minute)
 		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "restart", v1alpha1.CleanupNever))).To(Succeed())
 		markClusterReady(namespace, "restart-baseline")
 		markClusterReady(namespace, "restart-csv")
-		first := nextJob(namespace, nil)
-		finishJob(namespace, first.Name, resultMessage(1000), true)
-		second := nextJob(namespace, []string{first.Name})
-		var before *v1alpha1.LoggingBenchmark
-		Eventually(func(g Gomega) {
-			before = getBenchmark(g, namespace, "restart")
-			g.Expect(before.Status.Progress.Current).To(Equal(
-				second.Labels[builders.LabelDestination] + "/" + second.Labels[builders.LabelClients] + "/1"))
-		}, timeout).Should(Succeed())
-		jobsBefore := listJobs(namespace)
+		first := assignedRun(namespace, "restart", nil)
+		finishRun(namespace, "restart", first, resultMessage(1000), true)
+		firstName := builders.RunRecordName("restart", first)
+		second := assignedRun(namespace, "restart", []string{firstName})
+		before := getBenchmark(Default, namespace, "restart")
+		Expect(before.Status.Progress.Current).To(Equal(second.String()))
+		recordsBefore, runnersBefore := listRecords(namespace), listRunners(namespace)
 		stop()
 
+		By("keeping the assignment, its time, the records and the runners as they were")
 		DeferCleanup(startOperator(time.Minute))
 		Consistently(func(g Gomega) {
-			g.Expect(listJobs(namespace)).To(Equal(jobsBefore))
+			g.Expect(listRecords(namespace)).To(Equal(recordsBefore))
+			g.Expect(listRunners(namespace)).To(Equal(runnersBefore))
 			g.Expect(getBenchmark(g, namespace, "restart").ResourceVersion).To(Equal(before.ResourceVersion))
 		}, 3*time.Second).Should(Succeed())
 
-		finishJob(namespace, second.Name, resultMessage(2000), true)
+		finishRun(namespace, "restart", second, resultMessage(2000), true)
 		playRuns(namespace, "restart", nil, runTPS{"baseline": {1: 1000, 2: 2000}, "csv": {1: 800, 2: 1500}}, nil,
-			first.Name, second.Name)
+			firstName, builders.RunRecordName("restart", second))
 		benchmark := expectPhase(namespace, "restart", v1alpha1.PhaseSucceeded)
 		Expect(benchmark.Status.Results).To(HaveLen(4))
-		Expect(listJobs(namespace)).To(HaveLen(4))
+		Expect(listRecords(namespace)).To(HaveLen(4))
+		Expect(testutil.ToFloat64(runsTotal.WithLabelValues(namespace, "restart", outcomeSucceeded))).To(Equal(4.0),
+			"each run counted once")
+	})
+
+	It("records a run failed when its runner does not record it within its deadline, and goes on", func() {
+		DeferCleanup(startOperator(time.Minute))
+		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "stuck", v1alpha1.CleanupNever))).To(Succeed())
+		markClusterReady(namespace, "stuck-baseline")
+		markClusterReady(namespace, "stuck-csv")
+		stuck := assignedRun(namespace, "stuck", nil)
+
+		By("letting the run's deadline pass: its assignment dates back further")
+		Eventually(func(g Gomega) {
+			benchmark := getBenchmark(g, namespace, "stuck")
+			long := metav1.NewTime(time.Now().Add(-builders.RunDeadline(&benchmark.Spec) - time.Minute))
+			benchmark.Status.Progress.CurrentSince = &long
+			g.Expect(k8sClient.Status().Update(ctx, benchmark)).To(Succeed())
+		}, timeout).Should(Succeed())
+		expectRunFailed(namespace, "stuck", stuck, "did not record the run within")
+
+		By("assigning the next run anew, with a time of its own")
+		next := assignedRun(namespace, "stuck", []string{builders.RunRecordName("stuck", stuck)})
+		Expect(time.Since(getBenchmark(Default, namespace, "stuck").Status.Progress.CurrentSince.Time)).
+			To(BeNumerically("<", time.Minute))
+		playRuns(namespace, "stuck", nil, runTPS{"baseline": {1: 1000, 2: 2000}, "csv": {1: 800, 2: 1500}}, nil,
+			builders.RunRecordName("stuck", stuck))
+		benchmark := expectPhase(namespace, "stuck", v1alpha1.PhaseFailed)
+		Expect(benchmark.Status.Progress.RunsDone).To(Equal(int32(4)))
+		Expect(next).NotTo(Equal(stuck))
+		Expect(testutil.ToFloat64(runsTotal.WithLabelValues(namespace, "stuck", outcomeFailed))).To(Equal(1.0))
+	})
+
+	It("fails the assigned run, with the kubelet's words, when its runner's pod cannot start", func() {
+		DeferCleanup(startOperator(time.Minute))
+		benchmark := newBenchmark(namespace, "unpulled", v1alpha1.CleanupNever)
+		benchmark.Spec.Workload.Seed = seedRunningFirst(&benchmark.Spec, "csv")
+		Expect(k8sClient.Create(ctx, benchmark)).To(Succeed())
+		markClusterReady(namespace, "unpulled-baseline")
+		markClusterReady(namespace, "unpulled-csv")
+		stuck := assignedRun(namespace, "unpulled", nil)
+		Expect(stuck.Destination).To(Equal("csv"))
+
+		By("playing the kubelet: the runner's image does not exist")
+		runner := getRunner(namespace, builders.RunnerName("unpulled", "csv"))
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: runner.Name + "-x", Labels: runner.Spec.Template.Labels},
+			Spec:       runner.Spec.Template.Spec,
+		}
+		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+		pod.Status.Phase = corev1.PodPending
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: builders.AgentContainer, State: corev1.ContainerState{
+			Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "manifest unknown"},
+		}}}
+		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+		// The operator watches no pod: a change of the benchmark brings the pass at once.
+		Eventually(func(g Gomega) {
+			touched := getBenchmark(g, namespace, "unpulled")
+			touched.Annotations = map[string]string{"touched": "yes"}
+			g.Expect(k8sClient.Update(ctx, touched)).To(Succeed())
+		}, timeout).Should(Succeed())
+
+		expectRunFailed(namespace, "unpulled", stuck, "could not start: container agent: ErrImagePull: manifest unknown")
+		By("going on with the next run")
+		Expect(assignedRun(namespace, "unpulled", []string{builders.RunRecordName("unpulled", stuck)})).NotTo(Equal(stuck))
 	})
 
 	It("reports a run whose records cannot all be right as Degraded", func() {
@@ -737,6 +783,23 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(benchmark.Status.ObservedGeneration).To(Equal(benchmark.Generation))
 	})
 })
+
+// expectRunFailed waits for the record of a run that failed with an error holding reason.
+func expectRunFailed(namespace, benchmark string, run results.RunKey, reason string) {
+	Eventually(func(g Gomega) {
+		record := &v1alpha1.LoggingBenchmarkRun{}
+		g.Expect(k8sClient.Get(context.Background(),
+			client.ObjectKey{Namespace: namespace, Name: builders.RunRecordName(benchmark, run)}, record)).To(Succeed())
+		g.Expect(record.Status.Error).To(ContainSubstring(reason))
+	}, timeout).Should(Succeed())
+}
+
+// runnerRequest decodes the request template of a runner's agent from its environment.
+func runnerRequest(env map[string]corev1.EnvVar) agent.Request {
+	var request agent.Request
+	Expect(json.Unmarshal([]byte(env[agent.RunnerEnv].Value), &request)).To(Succeed())
+	return request
+}
 
 // seedRunningFirst returns a seed whose schedule starts with destination.
 func seedRunningFirst(spec *v1alpha1.LoggingBenchmarkSpec, destination string) *int64 {

@@ -6,6 +6,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/results"
 )
 
 // Event reasons.
@@ -61,28 +62,28 @@ func (r *LoggingBenchmarkReconciler) announceTransitions(old, benchmark *v1alpha
 // announceRunFinished counts and announces the end of a run once per process.
 func (r *LoggingBenchmarkReconciler) announceRunFinished(benchmark *v1alpha1.LoggingBenchmark, finished finishedRun) {
 	owner := client.ObjectKeyFromObject(benchmark)
-	job, result := finished.Job, finished.Result
+	result := finished.Result
 	r.finishedRunsMu.Lock()
 	if r.finishedRuns == nil {
-		r.finishedRuns = map[types.NamespacedName]map[types.UID]bool{}
+		r.finishedRuns = map[types.NamespacedName]map[results.RunKey]bool{}
 	}
 	if r.finishedRuns[owner] == nil {
-		r.finishedRuns[owner] = map[types.UID]bool{}
+		r.finishedRuns[owner] = map[results.RunKey]bool{}
 	}
-	seen := r.finishedRuns[owner][job.UID]
-	r.finishedRuns[owner][job.UID] = true
+	seen := r.finishedRuns[owner][finished.Run]
+	r.finishedRuns[owner][finished.Run] = true
 	r.finishedRunsMu.Unlock()
 	if seen {
 		return
 	}
 	if result.Error != "" {
 		countRun(benchmark, outcomeFailed)
-		r.Recorder.Eventf(benchmark, corev1.EventTypeWarning, EventRunFailed, "Job %s failed: %s", job.Name, result.Error)
+		r.Recorder.Eventf(benchmark, corev1.EventTypeWarning, EventRunFailed, "Run %s failed: %s", finished.Run, result.Error)
 		return
 	}
 	countRun(benchmark, outcomeSucceeded)
 	r.Recorder.Eventf(benchmark, corev1.EventTypeNormal, EventRunSucceeded,
-		"Job %s succeeded: %.1f TPS", job.Name, result.TPS)
+		"Run %s succeeded: %.1f TPS", finished.Run, result.TPS)
 }
 
 // previousMessage is the destination's message in the status the pass started from: a

@@ -14,10 +14,11 @@ import (
 // What logbench creates for a benchmark, it keeps until the benchmark's runs are done: a
 // shipper ConfigMap, a NetworkPolicy or a syslog receiver deleted mid-benchmark is
 // created again by the next pass, which the deletion itself brings (the manager watches
-// these kinds, metadata only), and the agent's ServiceAccount and RoleBinding on every
+// these kinds, metadata only), and the agent's ServiceAccount and RoleBindings on every
 // pass once runs have started. A deleted Cluster is created again too, as any missing
 // one is (reconcileCluster), once its predecessor's volumes are gone
-// (waitForPredecessor).
+// (waitForPredecessor). The runner of the assigned run's destination is restored by the
+// pass that watches over the run (superviseRun).
 // +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=list;watch
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=list;watch
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=list;watch
@@ -37,7 +38,7 @@ func (r *LoggingBenchmarkReconciler) keepCreatedObjects(ctx context.Context, pas
 			pass.failDestination(pass.destination(dest.Name), failure)
 		}
 	}
-	if len(pass.runs.Started) > 0 && pass.nextRun() != nil {
+	if next := pass.nextRun(); next != nil && (len(pass.runs.Started) > 0 || pass.assigned(*next)) {
 		return r.reconcileAgentAccess(ctx, pass.benchmark)
 	}
 	return nil

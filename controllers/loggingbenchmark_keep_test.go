@@ -87,7 +87,7 @@ var _ = Describe("LoggingBenchmark reconciler with objects deleted mid-benchmark
 		markClusterReady(namespace, "keep-fluent")
 		markClusterReady(namespace, "keep-sys")
 		markSyslogReceiverReady(namespace, builders.SyslogReceiverName("keep", "sys"))
-		running := nextJob(namespace, nil)
+		running := assignedRun(namespace, "keep", nil)
 
 		var before map[string]metav1.PartialObjectMetadata
 		Eventually(func(g Gomega) {
@@ -98,7 +98,7 @@ var _ = Describe("LoggingBenchmark reconciler with objects deleted mid-benchmark
 		kept := []string{"ConfigMap/keep-fluent-shipper", "Deployment/" + receiver, "Service/" + receiver,
 			"ConfigMap/" + receiver, "ServiceAccount/" + builders.AgentServiceAccountName, "RoleBinding/" + builders.AgentRoleBindingName}
 		Expect(before).To(HaveKey("Cluster/keep-fluent"))
-		Expect(before).To(HaveKey("Job/" + running.Name))
+		Expect(before).To(HaveKey("Deployment/" + builders.RunnerName("keep", running.Destination)))
 		for _, key := range kept {
 			Expect(before).To(HaveKey(key))
 		}
@@ -111,7 +111,8 @@ var _ = Describe("LoggingBenchmark reconciler with objects deleted mid-benchmark
 		}
 		Expect(policies).To(Equal(3), "one per cluster and the receiver's")
 
-		By("deleting them while the run's Job runs")
+		By("deleting them, the runner of the run among them, while the run runs")
+		kept = append(kept, "Deployment/"+builders.RunnerName("keep", running.Destination))
 		for _, key := range kept {
 			object := before[key]
 			Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, &object))).To(Succeed(), key)
@@ -123,7 +124,7 @@ var _ = Describe("LoggingBenchmark reconciler with objects deleted mid-benchmark
 				g.Expect(after[key].UID).NotTo(Equal(before[key].UID), "%s created again", key)
 			}
 		}, timeout).Should(Succeed())
-		Expect(getJob(namespace, running.Name).Status.Conditions).To(BeEmpty(), "the run still runs")
+		Expect(assignedRun(namespace, "keep", nil)).To(Equal(running), "the run still runs")
 
 		By("owning everything it created, so that the garbage collector deletes it with the benchmark")
 		Eventually(func(g Gomega) {

@@ -39,7 +39,8 @@ type benchmarkPass struct {
 }
 
 // runsObservation is the state of a benchmark's runs, read from their records
-// (LoggingBenchmarkRuns) and, for the runs not recorded yet, from their Jobs.
+// (LoggingBenchmarkRuns) and, for the runs not recorded yet, from the Jobs of an older
+// operator.
 type runsObservation struct {
 	// Finished holds the result of every run that finished.
 	Finished map[results.RunKey]v1alpha1.RepeatResult
@@ -49,6 +50,9 @@ type runsObservation struct {
 	Started map[results.RunKey]bool
 	// Unrecorded holds the runs whose Job finished and whose result is not recorded yet.
 	Unrecorded []finishedRun
+	// Arrived holds the run the status assigned, once its runner recorded it: its end is
+	// announced.
+	Arrived []finishedRun
 	// Unstopped holds the Jobs of recorded runs that still hold a pod: a run that failed
 	// because its pod could not start.
 	Unstopped []*batchv1.Job
@@ -61,14 +65,15 @@ type runsObservation struct {
 type finishedRun struct {
 	Run    results.RunKey
 	Result v1alpha1.RepeatResult
-	// Job ran the run; nil for a run that failed with its destination's cluster.
+	// Job ran the run for an older operator; nil for a run of a runner, or one that failed
+	// with its destination's cluster.
 	Job *batchv1.Job
 	// Announced says that its end was announced already: by an operator that saved the
 	// result in the Job's annotation, before runs had records.
 	Announced bool
 }
 
-// observe reads the benchmark's Jobs and Clusters; it writes nothing.
+// observe reads the benchmark's run records, Jobs and Clusters; it writes nothing.
 func (r *LoggingBenchmarkReconciler) observe(
 	ctx context.Context,
 	benchmark *v1alpha1.LoggingBenchmark,
@@ -151,6 +156,13 @@ func destinationStates(
 	return states
 }
 
+// assigned reports whether the status the pass started from assigns run to its runner.
+func (p *benchmarkPass) assigned(run builders.Run) bool {
+	progress := p.benchmark.Status.Progress
+	return p.benchmark.Status.Phase == v1alpha1.PhaseRunning && progress.CurrentSince != nil &&
+		progress.Current == run.Key().String()
+}
+
 // nextRun is the first planned run that has not finished, nil when none is left.
 func (p *benchmarkPass) nextRun() *builders.Run {
 	for i, run := range p.planned {
@@ -211,7 +223,7 @@ func (p *benchmarkPass) failDestinationRuns(destination, reason string) {
 }
 
 // observeRuns reads the runs of a benchmark from their records and, for the runs not
-// recorded yet, from their Jobs: the result of a finished Job from its last pod, or from
+// recorded yet, from the Jobs of an older operator: the result of a finished Job from its last pod, or from
 // the annotation where an operator that wrote no records saved it.
 func (r *LoggingBenchmarkReconciler) observeRuns(
 	ctx context.Context,
@@ -234,6 +246,9 @@ func (r *LoggingBenchmarkReconciler) observeRuns(
 		}
 		key, result := results.Recorded(record)
 		observed.Finished[key], observed.Recorded[key], observed.Started[key] = result, true, true
+		if progress := benchmark.Status.Progress; progress.CurrentSince != nil && progress.Current == key.String() {
+			observed.Arrived = append(observed.Arrived, finishedRun{Run: key, Result: result})
+		}
 	}
 	var jobs batchv1.JobList
 	if err := r.List(ctx, &jobs, client.InNamespace(benchmark.Namespace),
@@ -357,7 +372,7 @@ func terminationMessage(latest *corev1.Pod) (message, node string) {
 // pendingRecheck is how often a pending run pod is looked at.
 const pendingRecheck = 30 * time.Second
 
-// unstartablePod tells why a running Job's pod cannot start: at once when its image does
+// unstartablePod tells why a run's pod (its runner's, or a running Job's) cannot start: at once when its image does
 // not exist, else once one of its containers has waited for an unstartable reason, or
 // the scheduler has found no node for it, past podStartGrace since the pod's creation;
 // recheck is when to look again at a pod still pending, or at a Job whose pod is not

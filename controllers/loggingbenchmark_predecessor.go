@@ -74,15 +74,13 @@ func (r *LoggingBenchmarkReconciler) predecessorInTheWay(
 		}
 	}
 	ofBenchmark := labels.SelectorFromSet(builders.BenchmarkLabels(benchmark.Name))
-	for _, objects := range [][]metav1.PartialObjectMetadata{held.jobs, held.records} {
-		for i := range objects {
-			object := &objects[i]
-			if !ofBenchmark.Matches(labels.Set(object.Labels)) {
-				continue
-			}
-			if waiting := predecessorsObject(object, object.Kind, benchmark); waiting != "" {
-				return waiting, nil
-			}
+	for i := range held.records {
+		record := &held.records[i]
+		if !ofBenchmark.Matches(labels.Set(record.Labels)) {
+			continue
+		}
+		if waiting := predecessorsObject(record, record.Kind, benchmark); waiting != "" {
+			return waiting, nil
 		}
 	}
 	return "", nil

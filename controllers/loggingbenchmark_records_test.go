@@ -8,6 +8,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -18,7 +21,7 @@ import (
 )
 
 // A benchmark of 1,000 runs: admitted, its runs recorded each in a LoggingBenchmarkRun
-// (fabricated here rather than run by Jobs), and its status aggregated from them by the
+// (fabricated here rather than run by runners), and its status aggregated from them by the
 // operator, under 1 MiB.
 var _ = Describe("a benchmark of 1,000 runs", func() {
 	It("is admitted, and the operator aggregates its status from the runs' records", func() {
@@ -57,7 +60,7 @@ var _ = Describe("a benchmark of 1,000 runs", func() {
 			Expect(row.TPS).To(Equal(tps(key)), "row %s/%d", row.Destination, row.Clients)
 			Expect(row.Records.Delivered).To(Equal(int64(1000)), "the 10 repeats of %s/%d", row.Destination, row.Clients)
 		}
-		Expect(listJobs(namespace)).To(BeEmpty(), "no run of a recorded benchmark starts")
+		Expect(listRunners(namespace)).To(BeEmpty(), "no run of a recorded benchmark starts")
 
 		By("keeping the status under 1 MiB, every run's result in its record")
 		stored := &unstructured.Unstructured{}
@@ -87,11 +90,14 @@ var _ = Describe("a benchmark an operator without run records began", func() {
 			Records: v1alpha1.Records{Expected: 8000, Delivered: 8000}}
 
 		By("holding the run's result in the Job's annotation and the status, as that operator did")
-		job, err := builders.Job(benchmark, run, builders.JobInput{
-			ClusterName: builders.ClusterName(benchmark.Name, run.Destination.Name), ClusterImage: "postgres:18",
-			InstallerImage: testAgentImage,
-		})
-		Expect(err).NotTo(HaveOccurred())
+		job := &batchv1.Job{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: builders.RunRecordName(benchmark.Name, run.Key()),
+				Labels: builders.RunKeyLabels(benchmark.Name, run.Key())},
+			Spec: batchv1.JobSpec{Suspend: new(true), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: builders.AgentContainer, Image: "postgres:18"}},
+			}}},
+		}
 		encoded, err := json.Marshal(result)
 		Expect(err).NotTo(HaveOccurred())
 		job.Annotations = map[string]string{builders.AnnotationResult: string(encoded)}

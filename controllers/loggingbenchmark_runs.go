@@ -6,12 +6,16 @@ import (
 	"hash/fnv"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers/builders"
+	"github.com/logbench/logbench/controllers/cloudnativepg"
+	"github.com/logbench/logbench/internal/benchstatus"
 	"github.com/logbench/logbench/internal/results"
 	"github.com/logbench/logbench/internal/schedule"
 )
@@ -46,11 +50,11 @@ func scheduleSeed(benchmark *v1alpha1.LoggingBenchmark) int64 {
 	return int64(hash.Sum64())
 }
 
-// reconcileRuns records the results of the Jobs that just finished, then advances the next
-// run: waits for its Job, or for every cluster with runs left to be ready, or starts its
-// Job. Runs execute one at a time so that they never compete for the nodes' cores, and
-// only once every cluster is up, so that none measures beside a cluster being
-// provisioned.
+// reconcileRuns records the results of the Jobs of an older operator that just finished,
+// then advances the next run: waits for its runner (or for such a Job), or for every
+// cluster with runs left to be ready, or assigns it to its destination's runner. Runs
+// execute one at a time so that they never compete for the nodes' cores, and only once
+// every cluster is up, so that none measures beside a cluster being provisioned.
 func (r *LoggingBenchmarkReconciler) reconcileRuns(ctx context.Context, pass *benchmarkPass) (ctrl.Result, error) {
 	if err := r.recordJobResults(ctx, pass); err != nil {
 		return ctrl.Result{}, err
@@ -63,6 +67,10 @@ func (r *LoggingBenchmarkReconciler) reconcileRuns(ctx context.Context, pass *be
 		// The Job's watch brings the next pass, or the recheck of a pod not started.
 		pass.current, pass.phase = next, v1alpha1.PhaseRunning
 		return ctrl.Result{RequeueAfter: pass.runs.Recheck}, nil
+	}
+	if next != nil && pass.assigned(*next) {
+		pass.current, pass.phase = next, v1alpha1.PhaseRunning
+		return r.superviseRun(ctx, pass, *next)
 	}
 	images, wait, err := r.reconcileClusters(ctx, pass)
 	if err != nil {
@@ -79,7 +87,7 @@ func (r *LoggingBenchmarkReconciler) reconcileRuns(ctx context.Context, pass *be
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	pass.phase = v1alpha1.PhaseRunning
-	return ctrl.Result{}, r.startRun(ctx, pass, *next, images[next.Destination.Name])
+	return ctrl.Result{}, r.assignRun(ctx, pass, *next, images)
 }
 
 // reconcileClusters reconciles the cluster of every destination with runs left. It
@@ -123,12 +131,16 @@ func (r *LoggingBenchmarkReconciler) reconcileClusters(
 	return images, wait, nil
 }
 
-// recordJobResults records the result of each Job that just finished in its
-// LoggingBenchmarkRun, which outlives the Job and its pod, announces the run's end, and
-// stops the Jobs of recorded runs that still hold a pod. A result that could not be
-// recorded is left out of this pass's status: the next pass reads it again.
+// recordJobResults records the result of each Job of an older operator that just
+// finished in its LoggingBenchmarkRun, announces the end of those runs and of the runs
+// whose runner recorded them, and stops the Jobs of recorded runs that still hold a pod.
+// A result that could not be recorded is left out of this pass's status: the next pass
+// reads it again.
 func (r *LoggingBenchmarkReconciler) recordJobResults(ctx context.Context, pass *benchmarkPass) error {
-	err := r.recordRuns(ctx, pass, pass.runs.Unrecorded, func(finished finishedRun) {
+	for _, arrived := range pass.runs.Arrived {
+		r.announceRunFinished(pass.benchmark, arrived)
+	}
+	err := r.recordRuns(ctx, pass, pass.runs.Unrecorded, func(finished finishedRun, _ bool) {
 		if !finished.Announced {
 			r.announceRunFinished(pass.benchmark, finished)
 		}
@@ -153,7 +165,7 @@ func (r *LoggingBenchmarkReconciler) recordJobResults(ctx context.Context, pass 
 }
 
 // recordFailedRuns records the runs the pass counts as finished without a record: those
-// of a destination whose cluster failed, which end without a Job. Each is counted as
+// of a destination whose cluster failed, which never reach a runner. Each is counted as
 // failed once, when its record is created.
 func (r *LoggingBenchmarkReconciler) recordFailedRuns(ctx context.Context, pass *benchmarkPass) error {
 	var unrecorded []finishedRun
@@ -163,76 +175,185 @@ func (r *LoggingBenchmarkReconciler) recordFailedRuns(ctx context.Context, pass 
 			unrecorded = append(unrecorded, finishedRun{Run: key, Result: result})
 		}
 	}
-	return r.recordRuns(ctx, pass, unrecorded, func(finishedRun) {})
+	return r.recordRuns(ctx, pass, unrecorded, func(_ finishedRun, created bool) {
+		if created {
+			countRun(pass.benchmark, outcomeFailed)
+		}
+	})
 }
 
 // recordRuns writes the LoggingBenchmarkRun of each finished run, in order, and calls
-// recorded after each. The runs from the first that could not be recorded on are left
-// out of the pass's finished runs, so that the status never counts a run without its
-// record.
+// recorded after each with the result recorded and whether this pass created the record.
+// The runs from the first that could not be recorded on are left out of the pass's
+// finished runs, so that the status never counts a run without its record.
 func (r *LoggingBenchmarkReconciler) recordRuns(
-	ctx context.Context, pass *benchmarkPass, runs []finishedRun, recorded func(finishedRun),
+	ctx context.Context, pass *benchmarkPass, runs []finishedRun, recorded func(finished finishedRun, created bool),
 ) error {
 	for i, finished := range runs {
-		if err := r.recordRun(ctx, pass, finished); err != nil {
+		created, err := r.recordRun(ctx, pass, finished)
+		if err != nil {
 			for _, unrecorded := range runs[i:] {
 				delete(pass.runs.Finished, unrecorded.Run)
 			}
 			return err
 		}
-		recorded(finished)
+		finished.Result = pass.runs.Finished[finished.Run]
+		recorded(finished, created)
 	}
 	return nil
 }
 
 // recordRun creates the LoggingBenchmarkRun of a finished run. A record that exists
-// already was written by an earlier pass that the cache had not caught up with: the
-// result it holds is the one the status counted, and stays.
-func (r *LoggingBenchmarkReconciler) recordRun(ctx context.Context, pass *benchmarkPass, finished finishedRun) error {
+// already was written by the run's runner, or by an earlier pass that the cache had not
+// caught up with: the result it holds is the one that counts, and stays.
+func (r *LoggingBenchmarkReconciler) recordRun(
+	ctx context.Context, pass *benchmarkPass, finished finishedRun,
+) (created bool, err error) {
 	record := builders.RunRecord(pass.benchmark, finished.Run, finished.Result)
-	created, err := ensureOwned(ctx, r, pass.benchmark, record, controlledBy, nil)
+	created, err = ensureOwned(ctx, r, pass.benchmark, record, controlledBy, nil)
 	if err != nil {
-		return fmt.Errorf("recording run %s: %w", finished.Run, err)
+		return false, fmt.Errorf("recording run %s: %w", finished.Run, err)
 	}
 	if !created {
 		if err := r.apiReader().Get(ctx, client.ObjectKeyFromObject(record), record); err != nil {
-			return fmt.Errorf("reading the record of run %s: %w", finished.Run, err)
+			return false, fmt.Errorf("reading the record of run %s: %w", finished.Run, err)
 		}
 		_, pass.runs.Finished[finished.Run] = results.Recorded(record)
 	}
 	pass.runs.Recorded[finished.Run] = true
-	if created && finished.Job == nil {
-		countRun(pass.benchmark, outcomeFailed)
+	return created, nil
+}
+
+// assignRun assigns a run to its destination's runner: it makes sure that the runner of
+// every destination with runs left exists, so that the next ones start while this one
+// runs, and names the run in the status (pass.current, written by setStatus with the
+// time of the assignment), which the runner watches.
+func (r *LoggingBenchmarkReconciler) assignRun(
+	ctx context.Context, pass *benchmarkPass, run builders.Run, images map[string]string,
+) error {
+	if err := r.reconcileAgentAccess(ctx, pass.benchmark); err != nil {
+		return err
 	}
+	for _, dest := range pass.benchmark.Spec.EffectiveDestinations() {
+		if image, ready := images[dest.Name]; ready && pass.hasRunsLeft(dest.Name) {
+			if err := r.ensureRunner(ctx, pass.benchmark, dest, image); err != nil {
+				return err
+			}
+		}
+	}
+	r.Recorder.Eventf(pass.benchmark, corev1.EventTypeNormal, EventRunStarted,
+		"Run %s assigned to runner %s", run.Key(), builders.RunnerName(pass.benchmark.Name, run.Destination.Name))
 	return nil
 }
 
-// startRun creates the Job of a run; its deterministic name makes a second creation fail
-// rather than run twice.
-func (r *LoggingBenchmarkReconciler) startRun(
-	ctx context.Context,
-	pass *benchmarkPass,
-	run builders.Run,
-	clusterImage string,
+// ensureRunner creates the runner of a destination, when missing, to run the cluster's
+// image. An existing runner is left as it is: its pod may be running a run.
+func (r *LoggingBenchmarkReconciler) ensureRunner(
+	ctx context.Context, benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination, clusterImage string,
 ) error {
-	benchmark := pass.benchmark
-	if err := r.reconcileAgentAccess(ctx, benchmark); err != nil {
-		return err
-	}
-	job, err := builders.Job(benchmark, run, builders.JobInput{
-		ClusterName:    builders.ClusterName(benchmark.Name, run.Destination.Name),
-		ClusterImage:   clusterImage,
-		InstallerImage: r.AgentImage,
-		PullSecrets:    r.ImagePullSecrets,
+	runner, err := builders.Runner(benchmark, dest, builders.RunnerInput{
+		ClusterImage: clusterImage, InstallerImage: r.AgentImage, PullSecrets: r.ImagePullSecrets,
 	})
 	if err != nil {
 		return err
 	}
-	pass.runs.Started[run.Key()] = true
-	if created, err := ensureOwned(ctx, r, benchmark, job, controlledBy, nil); err != nil || !created {
-		return err
+	_, err = ensureOwned(ctx, r, benchmark, runner, controlledBy, nil)
+	return err
+}
+
+// superviseRun watches over the assigned run until its runner records it: it restores
+// the runner if it was deleted, and records the run failed when the runner's pod cannot
+// start, or when the run's deadline passed unrecorded. The record's watch brings the
+// pass that assigns the next run; requeued for the recheck of a pod not started, or the
+// deadline.
+func (r *LoggingBenchmarkReconciler) superviseRun(
+	ctx context.Context, pass *benchmarkPass, run builders.Run,
+) (ctrl.Result, error) {
+	benchmark := pass.benchmark
+	cluster := pass.clusters[builders.ClusterName(benchmark.Name, run.Destination.Name)]
+	if cluster != nil {
+		if image := cloudnativepg.ObserveReadiness(cluster).Image; image != "" {
+			if err := r.ensureRunner(ctx, benchmark, run.Destination, image); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
 	}
-	r.Recorder.Eventf(benchmark, corev1.EventTypeNormal, EventRunStarted,
-		"Run %s started as Job %s", run.Key(), job.Name)
+	pod, err := r.latestRunnerPod(ctx, benchmark, run.Destination.Name)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	now := time.Now()
+	stuck, recheck := unstartablePod(pod, now)
+	left := builders.RunDeadline(&benchmark.Spec) - now.Sub(benchmark.Status.Progress.CurrentSince.Time)
+	switch {
+	case stuck != "":
+		return ctrl.Result{}, r.failAssignedRun(ctx, pass, run, stuck)
+	case left <= 0:
+		return ctrl.Result{}, r.failAssignedRun(ctx, pass, run, fmt.Sprintf(
+			"the runner did not record the run within %s of its assignment", builders.RunDeadline(&benchmark.Spec)))
+	}
+	if recheck > 0 {
+		left = min(left, recheck)
+	}
+	return ctrl.Result{RequeueAfter: left}, nil
+}
+
+// failAssignedRun records the assigned run failed for reason, which ends it: a runner
+// that still runs it finds it recorded. The record's watch brings the pass that assigns
+// the next run.
+func (r *LoggingBenchmarkReconciler) failAssignedRun(
+	ctx context.Context, pass *benchmarkPass, run builders.Run, reason string,
+) error {
+	failed := finishedRun{
+		Run: run.Key(), Result: v1alpha1.RepeatResult{Repeat: run.Repeat, Error: benchstatus.Truncate(reason)},
+	}
+	pass.runs.Finished[failed.Run] = failed.Result
+	err := r.recordRuns(ctx, pass, []finishedRun{failed}, func(finished finishedRun, _ bool) {
+		r.announceRunFinished(pass.benchmark, finished)
+	})
+	// The run's end may complete a ramp's round.
+	pass.planned = plannedRuns(&pass.benchmark.Spec, pass.seed, pass.runs.Finished)
+	pass.current = nil
+	return err
+}
+
+// latestRunnerPod returns the latest pod of a destination's runner that is not being
+// deleted, nil when there is none.
+func (r *LoggingBenchmarkReconciler) latestRunnerPod(
+	ctx context.Context, benchmark *v1alpha1.LoggingBenchmark, destination string,
+) (*corev1.Pod, error) {
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(benchmark.Namespace),
+		client.MatchingLabels(builders.RunnerLabels(benchmark.Name, destination))); err != nil {
+		return nil, fmt.Errorf("listing the pods of runner %s: %w", builders.RunnerName(benchmark.Name, destination), err)
+	}
+	var latest *corev1.Pod
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if pod.DeletionTimestamp == nil && (latest == nil || latest.CreationTimestamp.Before(&pod.CreationTimestamp)) {
+			latest = pod
+		}
+	}
+	return latest, nil
+}
+
+// deleteRunners deletes the runners of a benchmark that has no runs left; the garbage
+// collector deletes their pods.
+func (r *LoggingBenchmarkReconciler) deleteRunners(ctx context.Context, benchmark *v1alpha1.LoggingBenchmark) error {
+	var runners appsv1.DeploymentList
+	if err := r.List(ctx, &runners, client.InNamespace(benchmark.Namespace),
+		client.MatchingLabels(builders.BenchmarkRunnerLabels(benchmark.Name))); err != nil {
+		return fmt.Errorf("listing the benchmark's runners: %w", err)
+	}
+	for i := range runners.Items {
+		runner := &runners.Items[i]
+		if !metav1.IsControlledBy(runner, benchmark) || runner.DeletionTimestamp != nil {
+			continue
+		}
+		err := r.Delete(ctx, runner, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting runner %s: %w", runner.Name, err)
+		}
+	}
 	return nil
 }

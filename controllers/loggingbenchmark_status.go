@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/retry"
@@ -34,8 +35,24 @@ func setStatus(pass *benchmarkPass) {
 		current := pass.current.Key()
 		observed.Current = &current
 	}
+	previous := pass.benchmark.Status.Progress
 	benchstatus.Set(pass.benchmark, observed)
 	benchstatus.DropRepeats(&pass.benchmark.Status)
+	pass.benchmark.Status.Progress.CurrentSince = assignedSince(previous, pass.benchmark.Status)
+}
+
+// assignedSince is when the current run of status was assigned to its runner: when the
+// previous status assigned it already, then, else now; nil while no run is assigned.
+func assignedSince(previous v1alpha1.Progress, status v1alpha1.LoggingBenchmarkStatus) *metav1.Time {
+	current := status.Progress.Current
+	switch {
+	case status.Phase != v1alpha1.PhaseRunning || current == "":
+		return nil
+	case previous.CurrentSince != nil && previous.Current == current:
+		return previous.CurrentSince
+	}
+	now := metav1.Now()
+	return &now
 }
 
 // markDestinationsDeleted records that the clusters of the destinations that did not

@@ -8,7 +8,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -87,7 +86,7 @@ var _ = Describe("LoggingBenchmark reconciler with a forwarding Syslog destinati
 		By("waiting for the receiver after the cluster is ready")
 		markClusterReady(namespace, "fwd-sys")
 		Consistently(func(g Gomega) {
-			g.Expect(listJobs(namespace)).To(BeEmpty())
+			g.Expect(listRunners(namespace)).To(BeEmpty())
 			fresh := getBenchmark(g, namespace, "fwd")
 			g.Expect(fresh.Status.Phase).To(Equal(v1alpha1.PhaseProvisioning))
 			g.Expect(fresh.Status.Destinations).To(ContainElement(SatisfyAll(
@@ -123,7 +122,7 @@ var _ = Describe("LoggingBenchmark reconciler with a forwarding Syslog destinati
 			g.Expect(getBenchmark(g, namespace, "woken").ResourceVersion).To(Equal(written))
 		}, timeout).Should(Succeed())
 		markSyslogReceiverReady(namespace, "woken-sys-syslog")
-		Eventually(func() []batchv1.Job { return listJobs(namespace) }, notReadyRecheck/3).ShouldNot(BeEmpty())
+		Eventually(func() []appsv1.Deployment { return listRunners(namespace) }, notReadyRecheck/3).ShouldNot(BeEmpty())
 	})
 
 	It("fails the destination whose receiver is not ready in time, saying so", func() {
@@ -135,7 +134,7 @@ var _ = Describe("LoggingBenchmark reconciler with a forwarding Syslog destinati
 		Expect(benchmark.Status.Destinations).To(ContainElement(SatisfyAll(
 			HaveField("State", v1alpha1.DestinationFailed),
 			HaveField("Message", ContainSubstring("syslog receiver late-sys-syslog not ready within 4s")))))
-		Expect(listJobs(namespace)).To(BeEmpty())
+		Expect(listRunners(namespace)).To(BeEmpty())
 	})
 
 	It("fails, without taking it over, when a Service in the receiver's name exists", func() {

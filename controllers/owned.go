@@ -29,7 +29,7 @@ const (
 // logbench's is refused (foreignObjectError), not adopted. Into one that is, it merges
 // desired's labels and the fields keep copies from desired, and benchmark's owner
 // reference; keep nil leaves a controlled object as it is, as the operator never
-// changes the Clusters, Jobs and receivers it creates.
+// changes the Clusters, runners and receivers it creates.
 //
 // The change is a JSON merge patch of what differs, under optimistic locking: a patch
 // rather than an update, so that what other writers set (defaults, annotations, labels

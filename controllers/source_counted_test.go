@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -13,7 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/logbench/logbench/api/v1alpha1"
-	"github.com/logbench/logbench/internal/agent"
+	"github.com/logbench/logbench/controllers/builders"
 )
 
 // The CRD admits the logging settings only a count at the source accounts for, since
@@ -46,7 +47,7 @@ var _ = Describe("LoggingBenchmark reconciler's settings counted at the source",
 			ContainSubstring("spec.postgres.counter"),
 		))
 		Expect(clusterExists(namespace, "sampled-baseline")()).To(BeFalse())
-		Expect(listJobs(namespace)).To(BeEmpty())
+		Expect(listRunners(namespace)).To(BeEmpty())
 	})
 
 	It("runs a sampled benchmark with the counter: every cluster preloads it and the agent counts", func() {
@@ -66,16 +67,12 @@ var _ = Describe("LoggingBenchmark reconciler's settings counted at the source",
 			Expect(libraries).To(Equal([]string{v1alpha1.CounterExtension}), name)
 			markClusterReady(namespace, name)
 		}
-		job := getJob(namespace, "counted-baseline-c1-r1")
-		var encoded string
-		for _, env := range job.Spec.Template.Spec.Containers[0].Env {
-			if env.Name == agent.RequestEnv {
-				encoded = env.Value
-			}
+		runner := getRunner(namespace, builders.RunnerName("counted", "baseline"))
+		env := map[string]corev1.EnvVar{}
+		for _, variable := range runner.Spec.Template.Spec.Containers[0].Env {
+			env[variable.Name] = variable
 		}
-		request, err := agent.DecodeRequest(encoded)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(request.Counter).To(Equal(counted.Spec.Postgres.Counter))
+		Expect(runnerRequest(env).Counter).To(Equal(counted.Spec.Postgres.Counter))
 		Expect(getBenchmark(Default, namespace, "counted").Status.Phase).NotTo(Equal(v1alpha1.PhaseFailed))
 	})
 })

@@ -1184,9 +1184,15 @@ type Progress struct {
 	RunsTotal int32 `json:"runsTotal"`
 	// Text is "done/total", for kubectl get.
 	Text string `json:"text,omitempty"`
-	// Current is the run in progress, as destination/clients/repeat.
+	// Current is the run in progress, as destination/clients/repeat. While the phase is
+	// Running, it is the run assigned to its destination's runner, which executes it and
+	// records its LoggingBenchmarkRun.
 	// +optional
 	Current string `json:"current,omitempty"`
+	// CurrentSince is when the current run was assigned: a run not recorded within its
+	// deadline from then is recorded failed.
+	// +optional
+	CurrentSince *metav1.Time `json:"currentSince,omitempty"`
 }
 
 // DestinationState is the state of a destination's cluster.

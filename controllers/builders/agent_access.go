@@ -17,6 +17,12 @@ const (
 	// AgentRoleBindingName binds AgentClusterRole to AgentServiceAccountName; it differs
 	// from the name of the Role binding of earlier versions, whose roleRef cannot change.
 	AgentRoleBindingName = "logbench-agent-pods"
+	// RunnerClusterRole is the fixed ClusterRole the chart and config/rbac ship for the
+	// runners: watching the benchmarks of a namespace and creating their run records.
+	// The operator binds it as it binds AgentClusterRole.
+	RunnerClusterRole = "logbench-runner"
+	// RunnerRoleBindingName binds RunnerClusterRole to AgentServiceAccountName.
+	RunnerRoleBindingName = "logbench-runner"
 )
 
 // AgentServiceAccount returns the ServiceAccount the agent pods of a namespace run as,
@@ -29,9 +35,21 @@ func AgentServiceAccount(namespace string) *corev1.ServiceAccount {
 // ServiceAccount in a namespace, without owner reference: the benchmarks of the
 // namespace share it.
 func AgentRoleBinding(namespace string) *rbacv1.RoleBinding {
+	return agentBinding(namespace, AgentRoleBindingName, AgentClusterRole)
+}
+
+// RunnerRoleBinding returns the RoleBinding of RunnerClusterRole to the agent's
+// ServiceAccount in a namespace, without owner reference: the benchmarks of the
+// namespace share it.
+func RunnerRoleBinding(namespace string) *rbacv1.RoleBinding {
+	return agentBinding(namespace, RunnerRoleBindingName, RunnerClusterRole)
+}
+
+// agentBinding binds a ClusterRole to the agent's ServiceAccount in a namespace.
+func agentBinding(namespace, name, clusterRole string) *rbacv1.RoleBinding {
 	return &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: AgentRoleBindingName},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: AgentClusterRole},
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole},
 		Subjects: []rbacv1.Subject{
 			{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: AgentServiceAccountName},
 		},

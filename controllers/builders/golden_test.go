@@ -72,11 +72,11 @@ func TestGolden(t *testing.T) {
 		CloudNativePG:  DefaultCloudNativePGOperator(),
 		MetricsScraper: PodPeer{Namespace: "monitoring", Labels: map[string]string{"app": "prometheus"}},
 	}
-	job := func(dest v1alpha1.Destination) func() (runtime.Object, error) {
+	runner := func(dest v1alpha1.Destination) func() (runtime.Object, error) {
 		return func() (runtime.Object, error) {
-			return Job(benchmark, Run{Destination: dest, Clients: 4, Repeat: 1}, JobInput{
-				ClusterName: ClusterName(benchmark.Name, dest.Name), ClusterImage: benchmark.Spec.Postgres.ImageName,
-				InstallerImage: "ghcr.io/logbench/logbench:1.0.0", PullSecrets: testPullSecrets,
+			return Runner(benchmark, dest, RunnerInput{
+				ClusterImage: benchmark.Spec.Postgres.ImageName, InstallerImage: "ghcr.io/logbench/logbench:1.0.0",
+				PullSecrets: testPullSecrets,
 			})
 		}
 	}
@@ -89,8 +89,8 @@ func TestGolden(t *testing.T) {
 			return Cluster(benchmark, goldenLoki, "ghcr.io/logbench/logbench:1.0.0", testPullSecrets, "")
 		},
 		"cluster-syslog-forwarding":     func() (runtime.Object, error) { return Cluster(benchmark, goldenSyslog, "", nil, "") },
-		"job-csvlog":                    job(goldenCSV),
-		"job-loki":                      job(goldenLoki),
+		"deployment-runner-csvlog":      runner(goldenCSV),
+		"deployment-runner-loki":        runner(goldenLoki),
 		"networkpolicy-csvlog":          object(NetworkPolicy(benchmark, goldenCSV, peers)),
 		"networkpolicy-loki":            object(NetworkPolicy(benchmark, goldenLoki, peers)),
 		"networkpolicy-syslog-receiver": object(SyslogReceiverNetworkPolicy(benchmark, goldenSyslog)),
@@ -100,6 +100,7 @@ func TestGolden(t *testing.T) {
 			ShipperConfigMapName(ClusterName(benchmark.Name, goldenLoki.Name)), []byte("[SERVICE]\n    flush 1\n"))),
 		"serviceaccount-agent": object(AgentServiceAccount(benchmark.Namespace)),
 		"rolebinding-agent":    object(AgentRoleBinding(benchmark.Namespace)),
+		"rolebinding-runner":   object(RunnerRoleBinding(benchmark.Namespace)),
 		"loggingbenchmarkrun-csvlog": object(RunRecord(benchmark, results.RunKey{Destination: goldenCSV.Name, Clients: 4,
 			Repeat: 2}, goldenRunResult())),
 	} {

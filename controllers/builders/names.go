@@ -23,6 +23,7 @@ const (
 	// LabelComponent names what a pod that is neither an instance nor a run does.
 	LabelComponent          = "bench.logbench.io/component"
 	componentSyslogReceiver = "syslog-receiver"
+	componentRunner         = "runner"
 	// LabelCluster names the CloudNativePG cluster of a benchmark on every object
 	// CloudNativePG creates for it, the instance pods among them (the Cluster's
 	// spec.inheritedMetadata): logbench's NetworkPolicies select the pods that carry it,
@@ -36,13 +37,8 @@ const (
 	AnnotationResult = "bench.logbench.io/result"
 )
 
-const (
-	// maxJobNameLength keeps the Job's name usable as the value of its pods' job-name
-	// label.
-	maxJobNameLength = 63
-	// maxObjectNameLength is what Kubernetes allows the name of an object.
-	maxObjectNameLength = 253
-)
+// maxObjectNameLength is what Kubernetes allows the name of an object.
+const maxObjectNameLength = 253
 
 // Run is one pgbench execution of a benchmark.
 type Run struct {
@@ -87,10 +83,30 @@ func SyslogReceiverName(benchmark, destination string) string {
 }
 
 // SyslogReceiverLabels select the pods of a forwarding Syslog destination's receiver,
-// apart from its run Jobs' pods.
+// apart from its runner's pod.
 func SyslogReceiverLabels(benchmark, destination string) map[string]string {
 	labels := DestinationLabels(benchmark, destination)
 	labels[LabelComponent] = componentSyslogReceiver
+	return labels
+}
+
+// RunnerName names the Deployment of the runner of a benchmark's destination.
+func RunnerName(benchmark, destination string) string {
+	return ClusterName(benchmark, destination) + "-runner"
+}
+
+// RunnerLabels select the pod of a destination's runner, apart from its syslog
+// receiver's.
+func RunnerLabels(benchmark, destination string) map[string]string {
+	labels := BenchmarkRunnerLabels(benchmark)
+	labels[LabelDestination] = destination
+	return labels
+}
+
+// BenchmarkRunnerLabels select the runners of every destination of a benchmark.
+func BenchmarkRunnerLabels(benchmark string) map[string]string {
+	labels := BenchmarkLabels(benchmark)
+	labels[LabelComponent] = componentRunner
 	return labels
 }
 
@@ -107,15 +123,10 @@ func ValidateClusterNames(benchmark string, spec *v1alpha1.LoggingBenchmarkSpec)
 	return nil
 }
 
-// JobName is deterministic, so that a run never gets a second Job; names too long for a
-// label value keep a readable prefix and end with a hash of the full name.
-func JobName(benchmark string, run Run) string {
-	return runObjectName(benchmark, run.Key(), maxJobNameLength)
-}
-
-// RunRecordName names the LoggingBenchmarkRun of a run, deterministically, so that an
-// operator that restarts finds the record and never writes a second one; it is the name
-// of the run's Job when that fits an object's name.
+// RunRecordName names the LoggingBenchmarkRun of a run, deterministically, so that no
+// run is ever recorded twice, whoever records it (its runner, or the operator for a run
+// that could not run) and however often they restart; it is the name an older operator
+// gave the run's Job when that fits an object's name.
 func RunRecordName(benchmark string, run results.RunKey) string {
 	return runObjectName(benchmark, run, maxObjectNameLength)
 }
@@ -145,12 +156,8 @@ func DestinationLabels(benchmark, destination string) map[string]string {
 	return labels
 }
 
-// RunLabels are on the Job of a run and its pod; RunKeyFromLabels reads them back.
-func RunLabels(benchmark string, run Run) map[string]string {
-	return RunKeyLabels(benchmark, run.Key())
-}
-
-// RunKeyLabels are the labels of a run: on its Job, its pod and its LoggingBenchmarkRun.
+// RunKeyLabels are the labels of a run: on its LoggingBenchmarkRun, and on the Job and
+// pod an older operator ran it in; RunKeyFromLabels reads them back.
 func RunKeyLabels(benchmark string, run results.RunKey) map[string]string {
 	labels := DestinationLabels(benchmark, run.Destination)
 	labels[LabelClients] = strconv.Itoa(int(run.Clients))
@@ -158,7 +165,7 @@ func RunKeyLabels(benchmark string, run results.RunKey) map[string]string {
 	return labels
 }
 
-// RunKeyFromLabels identifies the run of a Job or a LoggingBenchmarkRun from its labels.
+// RunKeyFromLabels identifies the run of a LoggingBenchmarkRun or a Job from its labels.
 func RunKeyFromLabels(labels map[string]string) (results.RunKey, error) {
 	clients, errClients := strconv.ParseInt(labels[LabelClients], 10, 32)
 	repeat, errRepeat := strconv.ParseInt(labels[LabelRepeat], 10, 32)

@@ -8,31 +8,6 @@ import (
 	"github.com/logbench/logbench/internal/results"
 )
 
-func TestJobName(t *testing.T) {
-	run := func(destination string, clients, repeat int32) Run {
-		return Run{Destination: v1alpha1.Destination{Name: destination}, Clients: clients, Repeat: repeat}
-	}
-	long := strings.Repeat("b", 29)
-	tests := []struct {
-		name      string
-		benchmark string
-		run       Run
-		want      string
-	}{
-		{"short", "bench", run("csv", 4, 2), "bench-csv-c4-r2"},
-		{"at the limit", long, run("destination-of-20-ch", 1, 1), long + "-destination-of-20-ch-c1-r1"},
-		{"hashed", long + "-tail", run("destination-of-20-ch", 1000, 100), long + "-tail-destination-of-20-c-308c9195"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := JobName(tt.benchmark, tt.run)
-			if got != tt.want || len(got) > maxJobNameLength {
-				t.Errorf("jobName = %q (%d characters), want %q", got, len(got), tt.want)
-			}
-		})
-	}
-}
-
 func TestRunRecordName(t *testing.T) {
 	long := strings.Repeat("b", 240)
 	tests := []struct {
@@ -41,7 +16,7 @@ func TestRunRecordName(t *testing.T) {
 		run       results.RunKey
 		want      string
 	}{
-		{"the Job's name", "bench", results.RunKey{Destination: "csv", Clients: 4, Repeat: 2}, "bench-csv-c4-r2"},
+		{"readable", "bench", results.RunKey{Destination: "csv", Clients: 4, Repeat: 2}, "bench-csv-c4-r2"},
 		{"longer than a Job's", strings.Repeat("b", 60), results.RunKey{Destination: "csv", Clients: 4, Repeat: 2},
 			strings.Repeat("b", 60) + "-csv-c4-r2"},
 		{"hashed", long, results.RunKey{Destination: "destination", Clients: 1000, Repeat: 100},
@@ -59,10 +34,6 @@ func TestRunRecordName(t *testing.T) {
 
 func TestRunKeyFromLabelsRoundTrip(t *testing.T) {
 	run := Run{Destination: v1alpha1.Destination{Name: "csv"}, Clients: 8, Repeat: 3}
-	got, err := RunKeyFromLabels(RunLabels("bench", run))
-	if err != nil || got != run.Key() {
-		t.Fatalf("runKeyFromLabels = %+v, %v; want %+v", got, err, run.Key())
-	}
 	if got, err := RunKeyFromLabels(RunKeyLabels("bench", run.Key())); err != nil || got != run.Key() {
 		t.Fatalf("runKeyFromLabels = %+v, %v; want %+v", got, err, run.Key())
 	}

@@ -96,8 +96,8 @@ func instancePodSelector(cluster string) *metav1.LabelSelector {
 // NetworkPolicy returns the NetworkPolicy of a destination's cluster, without owner
 // reference. It selects the cluster's instance pods and admits, each to the ports it
 // needs only:
-//   - the pods of the benchmark's Jobs for the destination: PostgreSQL, the meter and
-//     the shipper's metrics;
+//   - the destination's runner pod (and an older operator's run Job pods): PostgreSQL,
+//     the meter and the shipper's metrics;
 //   - the cluster's other instances and CloudNativePG's operator: PostgreSQL and the
 //     instance manager;
 //   - the metrics scraper of peers, if any: the metrics exporter.
@@ -113,7 +113,7 @@ func NetworkPolicy(
 		runPorts = append(runPorts, ShippingTarget(benchmark, dest).MetricsPort())
 	}
 	ingress := []networkingv1.NetworkPolicyIngressRule{
-		ingressRule(runPorts, networkingv1.NetworkPolicyPeer{PodSelector: runPodSelector(benchmark, dest)}),
+		ingressRule(runPorts, runPodPeers(benchmark, dest)...),
 		ingressRule([]int32{cloudnativepg.PostgresPort, cloudnativepg.InstanceManagerPort},
 			networkingv1.NetworkPolicyPeer{PodSelector: instancePodSelector(cluster)},
 			peers.CloudNativePG.networkPolicyPeer()),
@@ -145,34 +145,38 @@ func ingressRule(ports []int32, from ...networkingv1.NetworkPolicyPeer) networki
 	return rule
 }
 
-// runPodSelector selects the pods of the benchmark's Jobs for the destination, which the
-// Job controller labels with their Job's name.
-func runPodSelector(benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination) *metav1.LabelSelector {
-	return &metav1.LabelSelector{
-		MatchLabels: DestinationLabels(benchmark.Name, dest.Name),
-		MatchExpressions: []metav1.LabelSelectorRequirement{
-			{Key: batchv1.JobNameLabel, Operator: metav1.LabelSelectorOpExists},
-		},
+// runPodPeers are the pods that run the destination's runs: its runner's, and those of
+// the Jobs of an older operator, which the Job controller labels with their Job's name,
+// still running at the upgrade.
+func runPodPeers(benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination) []networkingv1.NetworkPolicyPeer {
+	return []networkingv1.NetworkPolicyPeer{
+		{PodSelector: &metav1.LabelSelector{MatchLabels: RunnerLabels(benchmark.Name, dest.Name)}},
+		{PodSelector: &metav1.LabelSelector{
+			MatchLabels: DestinationLabels(benchmark.Name, dest.Name),
+			MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: batchv1.JobNameLabel, Operator: metav1.LabelSelectorOpExists},
+			},
+		}},
 	}
 }
 
 // SyslogReceiverNetworkPolicy returns the NetworkPolicy of a forwarding Syslog
 // destination's receiver, without owner reference: its syslog port admits only the
 // instance pods of the destination's cluster, whose sidecar forwards, and its metrics
-// port only the pods of the benchmark's Jobs for the destination, whose agent counts.
+// port only the destination's run pods (runPodPeers), whose agent counts.
 func SyslogReceiverNetworkPolicy(
 	benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination,
 ) *networkingv1.NetworkPolicy {
 	name := SyslogReceiverName(benchmark.Name, dest.Name)
 	ingress := make([]networkingv1.NetworkPolicyIngressRule, 0, 2)
 	for _, port := range shipping.SyslogReceiverPorts(dest) {
-		from := networkingv1.NetworkPolicyPeer{PodSelector: runPodSelector(benchmark, dest)}
+		from := runPodPeers(benchmark, dest)
 		if port.Name == shipping.SyslogPortName {
-			from = networkingv1.NetworkPolicyPeer{PodSelector: instancePodSelector(ClusterName(benchmark.Name, dest.Name))}
+			from = []networkingv1.NetworkPolicyPeer{{PodSelector: instancePodSelector(ClusterName(benchmark.Name, dest.Name))}}
 		}
 		ingress = append(ingress, networkingv1.NetworkPolicyIngressRule{
 			Ports: []networkingv1.NetworkPolicyPort{{Protocol: &port.Protocol, Port: new(intstr.FromInt32(port.ContainerPort))}},
-			From:  []networkingv1.NetworkPolicyPeer{from},
+			From:  from,
 		})
 	}
 	return &networkingv1.NetworkPolicy{

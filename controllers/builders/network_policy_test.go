@@ -14,6 +14,7 @@ import (
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/meter"
+	"github.com/logbench/logbench/internal/results"
 )
 
 // policyPeer is a pod as a NetworkPolicy sees it: its namespace and its labels.
@@ -99,13 +100,14 @@ func TestNetworkPolicyAdmitsOnlyItsPeers(t *testing.T) {
 		}
 	}
 
-	run := Run{Destination: dest, Clients: 4, Repeat: 2}
-	job, err := Job(benchmark, run, JobInput{ClusterName: "b-fb", ClusterImage: "pg", InstallerImage: "logbench"})
+	runner, err := Runner(benchmark, dest, RunnerInput{ClusterImage: "pg", InstallerImage: "logbench"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	runPod := labels.Merge(job.Spec.Template.Labels, labels.Set{batchv1.JobNameLabel: job.Name})
-	otherDestination := labels.Merge(RunLabels("b", Run{Destination: v1alpha1.Destination{Name: "csv"}}),
+	runnerPod := labels.Set(runner.Spec.Template.Labels)
+	runLabels := RunKeyLabels("b", results.RunKey{Destination: dest.Name, Clients: 4, Repeat: 2})
+	olderJobPod := labels.Merge(runLabels, labels.Set{batchv1.JobNameLabel: "b-fb-c4-r2"})
+	otherDestination := labels.Merge(RunKeyLabels("b", results.RunKey{Destination: "csv"}),
 		labels.Set{batchv1.JobNameLabel: "b-csv-c1-r1"})
 	const shipperMetrics = 2020
 	ports := []int32{cloudnativepg.PostgresPort, cloudnativepg.InstanceManagerPort, cloudnativepg.MetricsPort, meter.Port, shipperMetrics}
@@ -113,18 +115,19 @@ func TestNetworkPolicyAdmitsOnlyItsPeers(t *testing.T) {
 		peer  policyPeer
 		admit []int32
 	}{
-		"the destination's run":                           {policyPeer{"team", runPod}, []int32{cloudnativepg.PostgresPort, meter.Port, shipperMetrics}},
-		"another destination's run":                       {policyPeer{"team", otherDestination}, nil},
-		"a pod copying the Job's labels but the job-name": {policyPeer{"team", job.Spec.Template.Labels}, nil},
-		"another instance of the cluster":                 {policyPeer{"team", instance}, []int32{cloudnativepg.PostgresPort, cloudnativepg.InstanceManagerPort}},
-		"an instance of the foreign cluster b-fb":         {policyPeer{"team", foreignInstance}, nil},
-		"CloudNativePG's operator":                        {policyPeer{"cnpg-system", operator.Labels}, []int32{cloudnativepg.PostgresPort, cloudnativepg.InstanceManagerPort}},
-		"a pod labelled as the operator elsewhere":        {policyPeer{"team", operator.Labels}, nil},
-		"another pod of CloudNativePG's namespace":        {policyPeer{"cnpg-system", labels.Set{"app": "other"}}, nil},
-		"the metrics scraper":                             {policyPeer{"monitoring", scraper.Labels}, []int32{cloudnativepg.MetricsPort}},
-		"another pod of the scraper's namespace":          {policyPeer{"monitoring", labels.Set{"app": "other"}}, nil},
-		"any pod of the namespace":                        {policyPeer{"team", labels.Set{"app": "client"}}, nil},
-		"any pod of another namespace":                    {policyPeer{"elsewhere", nil}, nil},
+		"the destination's runner":                      {policyPeer{"team", runnerPod}, []int32{cloudnativepg.PostgresPort, meter.Port, shipperMetrics}},
+		"an older operator's run Job":                   {policyPeer{"team", olderJobPod}, []int32{cloudnativepg.PostgresPort, meter.Port, shipperMetrics}},
+		"another destination's run":                     {policyPeer{"team", otherDestination}, nil},
+		"a pod copying a Job's labels but the job-name": {policyPeer{"team", runLabels}, nil},
+		"another instance of the cluster":               {policyPeer{"team", instance}, []int32{cloudnativepg.PostgresPort, cloudnativepg.InstanceManagerPort}},
+		"an instance of the foreign cluster b-fb":       {policyPeer{"team", foreignInstance}, nil},
+		"CloudNativePG's operator":                      {policyPeer{"cnpg-system", operator.Labels}, []int32{cloudnativepg.PostgresPort, cloudnativepg.InstanceManagerPort}},
+		"a pod labelled as the operator elsewhere":      {policyPeer{"team", operator.Labels}, nil},
+		"another pod of CloudNativePG's namespace":      {policyPeer{"cnpg-system", labels.Set{"app": "other"}}, nil},
+		"the metrics scraper":                           {policyPeer{"monitoring", scraper.Labels}, []int32{cloudnativepg.MetricsPort}},
+		"another pod of the scraper's namespace":        {policyPeer{"monitoring", labels.Set{"app": "other"}}, nil},
+		"any pod of the namespace":                      {policyPeer{"team", labels.Set{"app": "client"}}, nil},
+		"any pod of another namespace":                  {policyPeer{"elsewhere", nil}, nil},
 	} {
 		for _, port := range ports {
 			if got, want := admits(t, policy, tc.peer, port), slices.Contains(tc.admit, port); got != want {
@@ -135,7 +138,7 @@ func TestNetworkPolicyAdmitsOnlyItsPeers(t *testing.T) {
 
 	csv := NetworkPolicy(benchmark, v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog},
 		NetworkPeers{CloudNativePG: operator})
-	csvRun := policyPeer{"team", labels.Merge(RunLabels("b", Run{Destination: v1alpha1.Destination{Name: "csv"}}),
+	csvRun := policyPeer{"team", labels.Merge(RunKeyLabels("b", results.RunKey{Destination: "csv"}),
 		labels.Set{batchv1.JobNameLabel: "b-csv-c1-r1"})}
 	for _, port := range ports {
 		want := port == cloudnativepg.PostgresPort || port == meter.Port

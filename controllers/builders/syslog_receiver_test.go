@@ -4,7 +4,6 @@ import (
 	"slices"
 	"testing"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -71,7 +70,7 @@ func TestSyslogReceiverServesTheTransportAndTheMetrics(t *testing.T) {
 			t.Errorf("%s: the Deployment's or the Service's selector misses the receiver's pod: %v", transport, err)
 		}
 		run := Run{Destination: dest, Clients: 1, Repeat: 1}
-		if labels.SelectorFromSet(service.Spec.Selector).Matches(labels.Set(RunLabels("b", run))) {
+		if labels.SelectorFromSet(service.Spec.Selector).Matches(labels.Set(RunKeyLabels("b", run.Key()))) {
 			t.Errorf("%s: the Service selects the run pods too", transport)
 		}
 		want := []corev1.ServicePort{
@@ -145,12 +144,11 @@ func TestSyslogReceiverNetworkPolicyAdmitsTheClusterAndTheRuns(t *testing.T) {
 	if policy.Name == NetworkPolicy(benchmark, dest, NetworkPeers{}).Name {
 		t.Errorf("the receiver's policy %s replaces the cluster's", policy.Name)
 	}
-	job, err := Job(benchmark, Run{Destination: dest, Clients: 1, Repeat: 1},
-		JobInput{ClusterName: "b-sys", ClusterImage: "pg", InstallerImage: "logbench"})
+	runner, err := Runner(benchmark, dest, RunnerInput{ClusterImage: "pg", InstallerImage: "logbench"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	runPod := labels.Merge(job.Spec.Template.Labels, labels.Set{batchv1.JobNameLabel: job.Name})
+	runPod := labels.Set(runner.Spec.Template.Labels)
 	instance := labels.Set{cloudnativepg.ClusterLabel: "b-sys", cloudnativepg.InstanceRoleLabel: cloudnativepg.PrimaryRole, LabelCluster: "b-sys"}
 	foreignInstance := labels.Set{cloudnativepg.ClusterLabel: "b-sys", cloudnativepg.InstanceRoleLabel: cloudnativepg.PrimaryRole}
 	otherInstance := labels.Set{cloudnativepg.ClusterLabel: "b-csv", LabelCluster: "b-csv"}
@@ -176,8 +174,8 @@ func TestSyslogReceiverNetworkPolicyAdmitsTheClusterAndTheRuns(t *testing.T) {
 		{5140, corev1.ProtocolUDP, "the instance pod", instance, true},
 		{5140, corev1.ProtocolUDP, "another cluster's instance pod", otherInstance, false},
 		{5140, corev1.ProtocolUDP, "an instance pod of a foreign cluster b-sys", foreignInstance, false},
-		{5140, corev1.ProtocolUDP, "the run pod", runPod, false},
-		{2020, corev1.ProtocolTCP, "the run pod", runPod, true},
+		{5140, corev1.ProtocolUDP, "the runner pod", runPod, false},
+		{2020, corev1.ProtocolTCP, "the runner pod", runPod, true},
 		{2020, corev1.ProtocolTCP, "the instance pod", instance, false},
 	} {
 		got := false

@@ -1,6 +1,7 @@
 // Package agent runs one benchmark execution inside the cluster: it applies the
 // destination's logging settings, runs pgbench with the run's tag, counts the delivered
-// records and reports a v1alpha1.RepeatResult as the pod's termination message.
+// records and returns a v1alpha1.RepeatResult, which the runner (internal/runner)
+// records.
 package agent
 
 import (
@@ -12,15 +13,14 @@ import (
 	"github.com/logbench/logbench/api/v1alpha1"
 )
 
-// RequestEnv is the environment variable holding the JSON Request of an agent Job.
-// Connection settings come separately, as libpq's PGHOST, PGPORT, PGUSER, PGPASSWORD and
-// PGDATABASE, the password from CloudNativePG's superuser Secret: never in the request.
-const RequestEnv = "LOGBENCH_RUN"
+// RunnerEnv is the environment variable holding a runner's JSON Request template: the
+// request of every run of its destination but Clients and Repeat, which each run the
+// benchmark assigns sets (Request.For). Connection settings come separately, as libpq's
+// PGHOST, PGPORT, PGUSER, PGPASSWORD and PGDATABASE, the password from CloudNativePG's
+// superuser Secret: never in the request.
+const RunnerEnv = "LOGBENCH_RUNNER"
 
-// TerminationMessagePath is where the agent writes its JSON v1alpha1.RepeatResult.
-const TerminationMessagePath = "/dev/termination-log"
-
-// Request is what the operator asks of one agent Job: one pgbench execution.
+// Request is what the operator asks of the agent: one pgbench execution.
 type Request struct {
 	// Benchmark is the LoggingBenchmark's name.
 	Benchmark string `json:"benchmark"`
@@ -35,10 +35,10 @@ type Request struct {
 	Logging v1alpha1.LoggingSpec `json:"logging"`
 	// Workload of the benchmark; its Clients list is ignored in favour of Clients.
 	Workload v1alpha1.WorkloadSpec `json:"workload"`
-	// Clients of this execution.
-	Clients int32 `json:"clients"`
-	// Repeat of this execution, from 1.
-	Repeat int32 `json:"repeat"`
+	// Clients of this execution; none in a runner's template.
+	Clients int32 `json:"clients,omitempty"`
+	// Repeat of this execution, from 1; none in a runner's template.
+	Repeat int32 `json:"repeat,omitempty"`
 	// DrainTimeout bounds the wait for the last record.
 	DrainTimeout metav1.Duration `json:"drainTimeout"`
 	// Counter is spec.postgres.counter: the server preloads logbench_counter, and the
@@ -46,20 +46,27 @@ type Request struct {
 	Counter *v1alpha1.CounterSpec `json:"counter,omitempty"`
 }
 
-// Encode returns the request as the value of RequestEnv.
+// Encode returns the request as the value of RunnerEnv.
 func (r Request) Encode() (string, error) {
 	b, err := json.Marshal(r)
 	return string(b), err
 }
 
-// DecodeRequest parses the value of RequestEnv.
-func DecodeRequest(s string) (Request, error) {
+// For returns the request of the run of the template's destination at clients and
+// repeat.
+func (r Request) For(clients, repeat int32) Request {
+	r.Clients, r.Repeat = clients, repeat
+	return r
+}
+
+// DecodeTemplate parses the value of RunnerEnv.
+func DecodeTemplate(s string) (Request, error) {
 	var r Request
 	if err := json.Unmarshal([]byte(s), &r); err != nil {
-		return r, fmt.Errorf("decoding %s: %w", RequestEnv, err)
+		return r, fmt.Errorf("decoding %s: %w", RunnerEnv, err)
 	}
-	if r.Clients < 1 || r.Repeat < 1 || r.Destination.Name == "" {
-		return r, fmt.Errorf("%s: clients, repeat and destination are required", RequestEnv)
+	if r.Benchmark == "" || r.Namespace == "" || r.Destination.Name == "" {
+		return r, fmt.Errorf("%s: benchmark, namespace and destination are required", RunnerEnv)
 	}
 	return r, nil
 }

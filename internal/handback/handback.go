@@ -1,30 +1,17 @@
-// Package handback is how an agent run hands its v1alpha1.RepeatResult back to the
-// operator: as JSON in its pod's termination message, which the agent writes and the
-// operator reads. It stands apart from both sides, which share the format, so that it
-// links nothing of client-go and fuzzing the reader instruments a small test binary.
+// Package handback reads the v1alpha1.RepeatResult an agent Job of an older operator
+// handed back as JSON in its pod's termination message, so that the operator records the
+// runs such Jobs finish across an upgrade. It stands apart from the controllers so that
+// it links nothing of client-go and fuzzing the reader instruments a small test binary.
 package handback
 
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/benchstatus"
-	"github.com/logbench/logbench/internal/text"
 )
-
-// maxErrorLength keeps a failure's result inside the 4 KiB termination message.
-const maxErrorLength = 3000
-
-// Write writes the result, or the error as a failed result, as JSON.
-func Write(w io.Writer, result v1alpha1.RepeatResult, runErr error) error {
-	if runErr != nil {
-		result = v1alpha1.RepeatResult{Repeat: result.Repeat, Error: text.Truncate(runErr.Error(), maxErrorLength)}
-	}
-	return json.NewEncoder(w).Encode(result)
-}
 
 // Decode parses an agent's termination message.
 func Decode(message string) (v1alpha1.RepeatResult, error) {

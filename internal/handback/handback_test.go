@@ -1,7 +1,6 @@
 package handback
 
 import (
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -84,19 +83,4 @@ func FuzzFromTermination(f *testing.F) {
 			t.Fatalf("truncation split a character: %q", result.Error)
 		}
 	})
-}
-
-func TestWriteKeepsFailuresInsideTheTerminationMessage(t *testing.T) {
-	var out strings.Builder
-	if err := Write(&out, v1alpha1.RepeatResult{Repeat: 2}, errors.New(strings.Repeat("x", 10000))); err != nil {
-		t.Fatal(err)
-	}
-	result, err := Decode(out.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The kubelet keeps at most 4096 bytes of a termination message.
-	if out.Len() > 4096 || result.Error == "" || result.Repeat != 2 {
-		t.Errorf("%d bytes, result %+v: want a failed result for repeat 2 within 4096 bytes", out.Len(), result)
-	}
 }

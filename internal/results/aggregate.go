@@ -7,6 +7,7 @@ package results
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -29,6 +30,20 @@ type RunKey struct {
 // String names the run as destination/clients/repeat.
 func (k RunKey) String() string {
 	return fmt.Sprintf("%s/%d/%d", k.Destination, k.Clients, k.Repeat)
+}
+
+// ParseRunKey reads a run named as String names it, as status.progress.current does.
+func ParseRunKey(name string) (RunKey, error) {
+	parts := strings.Split(name, "/")
+	if len(parts) != 3 {
+		return RunKey{}, fmt.Errorf("run %q is not destination/clients/repeat", name)
+	}
+	clients, errClients := strconv.ParseInt(parts[1], 10, 32)
+	repeat, errRepeat := strconv.ParseInt(parts[2], 10, 32)
+	if err := errors.Join(errClients, errRepeat); err != nil {
+		return RunKey{}, fmt.Errorf("run %q: %w", name, err)
+	}
+	return RunKey{Destination: parts[0], Clients: int32(clients), Repeat: int32(repeat)}, nil
 }
 
 // Aggregate combines the repeats of every (destination, client count) into one row.

@@ -133,9 +133,12 @@ var operatorAccess = []authorizationv1.ResourceAttributes{
 	{Verb: "watch", Group: "bench.logbench.io", Resource: "loggingbenchmarks"},
 	{Verb: "patch", Group: "bench.logbench.io", Resource: "loggingbenchmarks", Subresource: "status"},
 	{Verb: "create", Group: "postgresql.cnpg.io", Resource: "clusters"},
-	{Verb: "create", Group: "batch", Resource: "jobs"},
+	{Verb: "create", Group: "apps", Resource: "deployments"},
+	{Verb: "delete", Group: "apps", Resource: "deployments"},
+	{Verb: "patch", Group: "batch", Resource: "jobs"},
 	{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "rolebindings"},
 	{Verb: "bind", Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Name: "logbench-agent"},
+	{Verb: "bind", Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Name: "logbench-runner"},
 }
 
 // operatorMay asks the API server whether the operator's ServiceAccount may make the
@@ -172,15 +175,7 @@ func startAPIServer(t *testing.T) (client.Client, string) {
 		}
 		environment.CRDDirectoryPaths = append(environment.CRDDirectoryPaths, crd)
 	}
-	config, err := environment.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := environment.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	config := controlplane.Start(t, environment)
 
 	scheme := runtime.NewScheme()
 	for _, addToScheme := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme} {

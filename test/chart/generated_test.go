@@ -43,6 +43,7 @@ func TestClusterRolesGrantTheirSourceRules(t *testing.T) {
 		"logbench-loggingbenchmark-editor": "loggingbenchmark_editor_role.yaml",
 		"logbench-loggingbenchmark-viewer": "loggingbenchmark_viewer_role.yaml",
 		"logbench-agent":                   "agent_role.yaml",
+		"logbench-runner":                  "runner_role.yaml",
 		"logbench-metrics-auth":            "metrics_auth_role.yaml",
 		"logbench-metrics-reader":          "metrics_reader_role.yaml",
 	}

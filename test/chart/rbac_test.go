@@ -26,14 +26,14 @@ var reviewedRules = map[string][]rbacv1.PolicyRule{
 		// The receivers of forwarding Syslog destinations, watched as the ConfigMaps are.
 		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"create", "delete", "get", "list", "watch"}},
 		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"create", "delete", "get", "list", "watch"}},
-		{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"create", "get", "list", "patch", "watch"}},
+		{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"get", "list", "patch", "watch"}},
 		// Each finished run's record, written once, never changed; deleted with its benchmark.
 		{APIGroups: []string{"bench.logbench.io"}, Resources: []string{"loggingbenchmarkruns"}, Verbs: []string{"create", "get", "list", "watch"}},
 		{APIGroups: []string{"bench.logbench.io"}, Resources: []string{"loggingbenchmarks"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{"bench.logbench.io"}, Resources: []string{"loggingbenchmarks/status"}, Verbs: []string{"get", "patch"}},
 		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"networkpolicies"}, Verbs: []string{"create", "get", "list", "patch", "watch"}},
 		{APIGroups: []string{"postgresql.cnpg.io"}, Resources: []string{"clusters"}, Verbs: []string{"create", "delete", "get", "list", "watch"}},
-		{APIGroups: []string{"rbac.authorization.k8s.io"}, ResourceNames: []string{"logbench-agent"}, Resources: []string{"clusterroles"}, Verbs: []string{"bind"}},
+		{APIGroups: []string{"rbac.authorization.k8s.io"}, ResourceNames: []string{"logbench-agent", "logbench-runner"}, Resources: []string{"clusterroles"}, Verbs: []string{"bind"}},
 		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"rolebindings"}, Verbs: []string{"create", "get", "patch"}},
 	},
 	// Reviews of the metrics clients' tokens and rights (kubebuilder's metrics_auth_role).
@@ -45,10 +45,14 @@ var reviewedRules = map[string][]rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
 		{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},
 	},
+	"logbench-runner": {
+		{APIGroups: []string{"bench.logbench.io"}, Resources: []string{"loggingbenchmarks"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{"bench.logbench.io"}, Resources: []string{"loggingbenchmarkruns"}, Verbs: []string{"get", "list", "watch", "create"}},
+	},
 }
 
 // TestClusterRolesGrantTheReviewedRules holds the rendered rules of the operator and of
-// the agent equal to reviewedRules.
+// the agent and the runners equal to reviewedRules.
 func TestClusterRolesGrantTheReviewedRules(t *testing.T) {
 	rendered := renderedClusterRoles(t)
 	for name, want := range reviewedRules {

@@ -121,7 +121,7 @@ var _ = BeforeSuite(func() {
 
 	// The benchmarks run where the restricted Pod Security Standard is enforced, as in a
 	// hardened cluster: every pod logbench creates or patches (CloudNativePG instances
-	// with their shipper sidecar, run Jobs) must be admitted there.
+	// with their shipper sidecar, runners) must be admitted there.
 	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchmarkNamespace}}
 	_, err = controllerutil.CreateOrUpdate(context.Background(), k8sClient, namespace, func() error {
 		if namespace.Labels == nil {

@@ -18,14 +18,12 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -33,6 +31,7 @@ import (
 	"github.com/logbench/logbench/controllers"
 	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
+	"github.com/logbench/logbench/internal/results"
 )
 
 const (
@@ -133,21 +132,30 @@ var _ = Describe("logbench", Ordered, func() {
 		schedule := benchmark.Status.Schedule
 		Expect(schedule).NotTo(BeNil())
 		Expect(schedule.Runs).To(HaveLen(int(benchmark.Status.Progress.RunsTotal)))
-		jobs := &batchv1.JobList{}
-		Expect(k8sClient.List(ctx, jobs, client.InNamespace(benchmarkNamespace),
+		// Each run is recorded as it ends, seconds after the one before.
+		records := &benchv1alpha1.LoggingBenchmarkRunList{}
+		Expect(k8sClient.List(ctx, records, client.InNamespace(benchmarkNamespace),
 			client.MatchingLabels{builders.LabelBenchmark: benchmark.Name})).To(Succeed())
-		slices.SortFunc(jobs.Items, func(a, b batchv1.Job) int {
+		slices.SortStableFunc(records.Items, func(a, b benchv1alpha1.LoggingBenchmarkRun) int {
 			return a.CreationTimestamp.Compare(b.CreationTimestamp.Time)
 		})
-		Expect(jobs.Items).To(HaveLen(len(schedule.Runs)))
+		Expect(records.Items).To(HaveLen(len(schedule.Runs)))
 		destinations := len(spec.EffectiveDestinations())
 		for i, run := range schedule.Runs {
-			labels := jobs.Items[i].Labels
-			Expect(labels[builders.LabelDestination]+"/"+labels[builders.LabelClients]+"/1").To(Equal(run),
+			recorded := records.Items[i].Spec
+			Expect(fmt.Sprintf("%s/%d/%d", recorded.Destination, recorded.Clients, recorded.Repeat)).To(Equal(run),
 				"run %d of the schedule", i)
-			Expect(labels[builders.LabelClients]).To(Equal(fmt.Sprint(spec.Workload.Clients[i/destinations])),
+			Expect(recorded.Clients).To(Equal(spec.Workload.Clients[i/destinations]),
 				"run %d is in the round of its client count", i)
 		}
+
+		By("removing the runners of the finished benchmark")
+		Eventually(func(g Gomega) {
+			runners := &appsv1.DeploymentList{}
+			g.Expect(k8sClient.List(ctx, runners, client.InNamespace(benchmarkNamespace),
+				client.MatchingLabels(builders.BenchmarkRunnerLabels(benchmark.Name)))).To(Succeed())
+			g.Expect(runners.Items).To(BeEmpty(), "runners left")
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 		for _, row := range rowsWithRuns(ctx, benchmark) {
 			what := fmt.Sprintf("%s with %d clients", row.Destination, row.Clients)
 			Expect(row.TPS).To(BeNumerically(">", 0), what)
@@ -283,7 +291,7 @@ var _ = Describe("logbench", Ordered, func() {
 			}
 		})
 
-	It("removes the benchmark's clusters, Jobs and PVCs when the benchmark is deleted", func(ctx SpecContext) {
+	It("removes the benchmark's clusters, runners and PVCs when the benchmark is deleted", func(ctx SpecContext) {
 		Expect(benchmark).NotTo(BeNil(), "needs the benchmark of the previous spec")
 		clusterNames := map[string]bool{}
 		for _, destination := range benchmark.Status.Destinations {
@@ -298,9 +306,10 @@ var _ = Describe("logbench", Ordered, func() {
 			g.Expect(k8sClient.List(ctx, clusters, client.InNamespace(benchmarkNamespace), selector)).To(Succeed())
 			g.Expect(clusters.Items).To(BeEmpty(), "clusters left")
 
-			jobs := &batchv1.JobList{}
-			g.Expect(k8sClient.List(ctx, jobs, client.InNamespace(benchmarkNamespace), selector)).To(Succeed())
-			g.Expect(jobs.Items).To(BeEmpty(), "Jobs left")
+			runners := &appsv1.DeploymentList{}
+			g.Expect(k8sClient.List(ctx, runners, client.InNamespace(benchmarkNamespace),
+				client.MatchingLabels(builders.BenchmarkRunnerLabels(benchmark.Name)))).To(Succeed())
+			g.Expect(runners.Items).To(BeEmpty(), "runners left")
 
 			claims := &corev1.PersistentVolumeClaimList{}
 			g.Expect(k8sClient.List(ctx, claims, client.InNamespace(benchmarkNamespace))).To(Succeed())
@@ -341,7 +350,7 @@ var _ = Describe("logbench", Ordered, func() {
 
 			By("failing the destination within two minutes of the pod's creation, with the pull error")
 			// The registry's answer fails it at once when it says the image does not exist;
-			// any other pull error after two minutes, as for a run's pod. The pass that sees
+			// any other pull error after two minutes, as for a runner's pod. The pass that sees
 			// it may come a few seconds later.
 			deadline := time.Until(instance.CreationTimestamp.Add(2*time.Minute + 15*time.Second))
 			var typo benchv1alpha1.DestinationStatus
@@ -375,45 +384,46 @@ var _ = Describe("logbench", Ordered, func() {
 			Expect(events.Items).To(ContainElement(HaveField("Message", typo.Message)))
 		})
 
-	It("loses and repeats no run when the operator pod and a run's pod are deleted mid-benchmark", func(ctx SpecContext) {
-		faulty := newBenchmark("faults")
-		faulty.Spec.Destinations = []benchv1alpha1.Destination{{Name: "csvlog", Type: benchv1alpha1.DestinationCSVLog}}
-		// Runs long enough to catch one in progress, polling every second.
-		faulty.Spec.Workload.Duration = metav1.Duration{Duration: 5 * time.Second}
-		faulty.Spec.Cleanup = benchv1alpha1.CleanupAlways
-		benchmark = faulty
-		createForThisSpec(ctx, faulty)
-		selector := client.MatchingLabels{builders.LabelBenchmark: faulty.Name}
+	It("loses and repeats no run when the operator pod is deleted mid-benchmark", func(ctx SpecContext) {
+		restarted := faultsBenchmark("restart")
+		benchmark = restarted
+		createForThisSpec(ctx, restarted)
 
 		By("deleting the operator pod once a run has finished")
-		finished := awaitFinishedRuns(ctx, faulty)
+		finished := awaitFinishedRuns(ctx, restarted)
 		Expect(k8sClient.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(operatorNamespace),
 			client.MatchingLabels{"app.kubernetes.io/name": "logbench"})).To(Succeed())
 
-		By("deleting the pod of a run in progress")
-		var interrupted string
+		waitForPhase(ctx, restarted, benchv1alpha1.PhaseSucceeded)
+		expectEveryRunOnce(ctx, restarted, finished)
+	})
+
+	It("loses and repeats no run when a runner's pod is deleted mid-run", func(ctx SpecContext) {
+		dying := faultsBenchmark("runner-death")
+		benchmark = dying
+		createForThisSpec(ctx, dying)
+
+		By("deleting the pod of the runner of a run in progress, once a run has finished")
+		awaitFinishedRuns(ctx, dying)
+		var interrupted results.RunKey
+		var finished map[results.RunKey]finishedRun
 		Eventually(func(g Gomega) {
-			pods := &corev1.PodList{}
-			g.Expect(k8sClient.List(ctx, pods, client.InNamespace(benchmarkNamespace), selector)).To(Succeed())
-			for _, pod := range pods.Items {
-				job := pod.Labels["job-name"]
-				if _, done := finished[job]; !done && pod.Status.Phase == corev1.PodRunning && pod.DeletionTimestamp == nil {
-					g.Expect(k8sClient.Delete(ctx, &pod)).To(Succeed())
-					interrupted = job
-					return
-				}
-			}
-			g.Expect(interrupted).NotTo(BeEmpty(), "no run in progress")
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(dying), dying)).To(Succeed())
+			g.Expect(dying.Status.Phase).To(Equal(benchv1alpha1.PhaseRunning))
+			finished = finishedRuns(ctx, g, dying)
+			run, inProgress := assignedRun(dying, finished)
+			g.Expect(inProgress).To(BeTrue(), "no run in progress")
+			runner := runningRunnerPod(ctx, g, dying, run.Destination)
+			g.Expect(k8sClient.Delete(ctx, runner)).To(Succeed())
+			interrupted = run
+			_, _ = fmt.Fprintf(GinkgoWriter, "deleted runner pod %s during run %s at %s\n",
+				runner.Name, run, time.Now().Format(time.RFC3339))
 		}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(time.Second).Should(Succeed())
 
-		waitForPhase(ctx, faulty, benchv1alpha1.PhaseSucceeded)
-		for _, job := range expectEveryRunOnce(ctx, faulty, finished) {
-			Expect(job.Status.Succeeded).To(BeNumerically("==", 1), "Job %s", job.Name)
-			if job.Name == interrupted {
-				Expect(job.Status.Failed).To(BeNumerically(">=", 1),
-					"Job %s: the deleted pod was not counted as a failed attempt", job.Name)
-			}
-		}
+		waitForPhase(ctx, dying, benchv1alpha1.PhaseSucceeded)
+		expectEveryRunOnce(ctx, dying, finished)
+		after := finishedRuns(ctx, Default, dying)
+		Expect(after[interrupted].Result.Error).To(BeEmpty(), "the interrupted run %s, run again", interrupted)
 	})
 
 	It("neither counts a failover mid-run as dropped records nor waits for ever after it", func(ctx SpecContext) {
@@ -428,14 +438,13 @@ var _ = Describe("logbench", Ordered, func() {
 		failover.Spec.Cleanup = benchv1alpha1.CleanupNever
 		createForThisSpec(ctx, failover)
 
-		By("deleting the primary's pod while the run's pod runs")
+		By("deleting the primary's pod while the run runs")
 		cluster := failover.Name + "-csvlog"
 		Eventually(func(g Gomega) {
-			pods := &corev1.PodList{}
-			g.Expect(k8sClient.List(ctx, pods, client.InNamespace(benchmarkNamespace),
-				client.MatchingLabels{builders.LabelBenchmark: failover.Name},
-				client.HasLabels{"batch.kubernetes.io/job-name"})).To(Succeed())
-			g.Expect(pods.Items).To(ContainElement(HaveField("Status.Phase", corev1.PodRunning)), "no run in progress")
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(failover), failover)).To(Succeed())
+			run, inProgress := assignedRun(failover, finishedRuns(ctx, g, failover))
+			g.Expect(inProgress).To(BeTrue(), "no run in progress")
+			runningRunnerPod(ctx, g, failover, run.Destination)
 		}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(time.Second).Should(Succeed())
 		// Past the agent's setup, into pgbench's warm-up or run.
 		time.Sleep(5 * time.Second)
@@ -471,13 +480,6 @@ var _ = Describe("logbench", Ordered, func() {
 		_, _ = fmt.Fprintf(GinkgoWriter, "benchmark %s status:\n%s\n", failover.Name, status)
 
 		// The run either failed with the reason, or was measured exactly.
-		jobs := &batchv1.JobList{}
-		Expect(k8sClient.List(ctx, jobs, client.InNamespace(benchmarkNamespace),
-			client.MatchingLabels{builders.LabelBenchmark: failover.Name})).To(Succeed())
-		for _, job := range jobs.Items {
-			_, _ = fmt.Fprintf(GinkgoWriter, "Job %s: %d failed attempts, %d succeeded\n",
-				job.Name, job.Status.Failed, job.Status.Succeeded)
-		}
 		rows := rowsWithRuns(ctx, failover)
 		Expect(rows).To(HaveLen(1))
 		for _, repeat := range rows[0].Repeats {
@@ -727,19 +729,21 @@ func scrapeMetricFamilies(ctx context.Context) (map[string]*dto.MetricFamily, er
 }
 
 // printDiagnostics writes what explains a failure: the operator's logs, the events of
-// the benchmark's namespace, the nodes and every pod's node, the benchmark itself and the
-// output of the extra kubectl commands given.
+// the benchmark's namespace, the nodes and every pod's node, the benchmark itself, the
+// logs of its runners and the output of the extra kubectl commands given.
 func printDiagnostics(benchmark *benchv1alpha1.LoggingBenchmark, extra ...[]string) {
 	commands := [][]string{
 		{"-n", operatorNamespace, "logs", "deployment/logbench", "--tail=200"},
 		{"-n", benchmarkNamespace, "get", "events", "--sort-by=.lastTimestamp"},
 		{"get", "nodes", "-o", "wide"},
 		{"get", "pods", "--all-namespaces", "-o", "wide"},
-		{"-n", benchmarkNamespace, "get", "jobs,clusters.postgresql.cnpg.io,pvc", "-o", "wide"},
+		{"-n", benchmarkNamespace, "get", "deployments,clusters.postgresql.cnpg.io,pvc,loggingbenchmarkruns", "-o", "wide"},
 	}
 	if benchmark != nil {
 		commands = append(commands,
-			[]string{"-n", benchmarkNamespace, "get", "loggingbenchmark", benchmark.Name, "-o", "yaml"})
+			[]string{"-n", benchmarkNamespace, "get", "loggingbenchmark", benchmark.Name, "-o", "yaml"},
+			[]string{"-n", benchmarkNamespace, "logs", "--prefix", "--tail=100", "--all-containers",
+				"-l", metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: builders.BenchmarkRunnerLabels(benchmark.Name)})})
 	}
 	for _, args := range append(commands, extra...) {
 		output, err := exec.Command("kubectl", append(append([]string{}, kubectlArgs...), args...)...).CombinedOutput()
@@ -747,46 +751,37 @@ func printDiagnostics(benchmark *benchv1alpha1.LoggingBenchmark, extra ...[]stri
 	}
 }
 
-// awaitFinishedRuns waits until a run of benchmark has finished and returns the Jobs of
-// its finished runs, by name.
-func awaitFinishedRuns(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark) map[string]types.UID {
-	finished := map[string]types.UID{}
-	Eventually(func(g Gomega) {
-		jobs := &batchv1.JobList{}
-		g.Expect(k8sClient.List(ctx, jobs, client.InNamespace(benchmarkNamespace),
-			client.MatchingLabels{builders.LabelBenchmark: benchmark.Name})).To(Succeed())
-		for _, job := range jobs.Items {
-			if job.Status.Succeeded > 0 {
-				finished[job.Name] = job.UID
-			}
-		}
-		g.Expect(finished).NotTo(BeEmpty())
-	}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(2 * time.Second).Should(Succeed())
-	return finished
+// faultsBenchmark is a benchmark of the baseline and one file destination at two client
+// counts, whose runs last long enough to catch one in progress polling every second.
+func faultsBenchmark(name string) *benchv1alpha1.LoggingBenchmark {
+	benchmark := newBenchmark(name)
+	benchmark.Spec.Destinations = []benchv1alpha1.Destination{{Name: "csvlog", Type: benchv1alpha1.DestinationCSVLog}}
+	benchmark.Spec.Workload.Duration = metav1.Duration{Duration: 5 * time.Second}
+	benchmark.Spec.Cleanup = benchv1alpha1.CleanupAlways
+	return benchmark
 }
 
-// expectEveryRunOnce checks that the succeeded benchmark of one repeat has a result
-// with TPS for every run, every csvlog record delivered, and one Job a run, the runs finished before
-// (finished, from awaitFinishedRuns) not made again; it returns the Jobs.
-func expectEveryRunOnce(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark,
-	finished map[string]types.UID,
-) []batchv1.Job {
-	total := int(benchmark.Status.Progress.RunsTotal)
-	Expect(benchmark.Status.Results).To(HaveLen(total))
-	for _, row := range benchmark.Status.Results {
-		Expect(row.TPS).To(BeNumerically(">", 0), "%s with %d clients", row.Destination, row.Clients)
-		if row.Type == benchv1alpha1.DestinationCSVLog {
-			Expect(row.Records.Delivered).To(Equal(row.Records.Expected), "%s with %d clients", row.Destination, row.Clients)
+// assignedRun is the run benchmark's status assigns to its runner, when it has not
+// finished.
+func assignedRun(benchmark *benchv1alpha1.LoggingBenchmark, finished map[results.RunKey]finishedRun,
+) (results.RunKey, bool) {
+	run, err := results.ParseRunKey(benchmark.Status.Progress.Current)
+	_, done := finished[run]
+	return run, err == nil && benchmark.Status.Phase == benchv1alpha1.PhaseRunning && !done
+}
+
+// runningRunnerPod is the running pod of the runner of benchmark's destination.
+func runningRunnerPod(ctx context.Context, g Gomega, benchmark *benchv1alpha1.LoggingBenchmark, destination string,
+) *corev1.Pod {
+	pods := &corev1.PodList{}
+	g.Expect(k8sClient.List(ctx, pods, client.InNamespace(benchmark.Namespace),
+		client.MatchingLabels(builders.RunnerLabels(benchmark.Name, destination)))).To(Succeed())
+	for i, pod := range pods.Items {
+		if pod.Status.Phase == corev1.PodRunning && pod.DeletionTimestamp == nil {
+			return &pods.Items[i]
 		}
 	}
-	jobs := &batchv1.JobList{}
-	Expect(k8sClient.List(ctx, jobs, client.InNamespace(benchmarkNamespace),
-		client.MatchingLabels{builders.LabelBenchmark: benchmark.Name})).To(Succeed())
-	Expect(jobs.Items).To(HaveLen(total), "one Job a run")
-	for _, job := range jobs.Items {
-		if uid, done := finished[job.Name]; done {
-			Expect(job.UID).To(Equal(uid), "Job %s of a run finished before was made again", job.Name)
-		}
-	}
-	return jobs.Items
+	g.Expect(pods.Items).To(ContainElement(HaveField("Status.Phase", corev1.PodRunning)),
+		"the runner of %s is not running", destination)
+	return nil
 }

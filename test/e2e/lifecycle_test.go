@@ -120,7 +120,7 @@ var _ = Describe("lifecycle", Label("lifecycle"), func() {
 			expectNothingLeft(ctx, reapplied.Name, reapplied.UID, clusters)
 		})
 
-	It("leaves nothing of a benchmark deleted mid-run: clusters, volume claims, Jobs, syslog receiver, policies",
+	It("leaves nothing of a benchmark deleted mid-run: clusters, volume claims, runners, syslog receiver, policies",
 		func(ctx SpecContext) {
 			midRun := newBenchmark("midrun")
 			midRun.Spec.Baseline.Enabled = false
@@ -141,7 +141,7 @@ var _ = Describe("lifecycle", Label("lifecycle"), func() {
 				}
 			})
 
-			By("deleting it while a run's pod runs")
+			By("deleting it while a run runs")
 			Eventually(func(g Gomega) {
 				g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(midRun), midRun)).To(Succeed())
 				g.Expect(midRun.Status.Phase).To(Equal(benchv1alpha1.PhaseRunning))
@@ -199,16 +199,15 @@ func deleteAndExpectNothingLeft(ctx context.Context, benchmark *benchv1alpha1.Lo
 	expectNothingLeft(ctx, benchmark.Name, uid, clusters)
 }
 
-// leftoverKinds are every kind logbench creates for a benchmark (Clusters, Jobs, shipper
-// and receiver ConfigMaps, NetworkPolicies, the receivers' Deployments and Services, the
-// agent's ServiceAccount and RoleBinding) and that CloudNativePG or Kubernetes create for
+// leftoverKinds are every kind logbench creates for a benchmark (Clusters, shipper and
+// receiver ConfigMaps, NetworkPolicies, the runners' and receivers' Deployments, the
+// receivers' Services, the agent's ServiceAccount and RoleBindings) and that CloudNativePG or Kubernetes create for
 // those (volume claims, pods, ReplicaSets, Secrets, Services, Roles and RoleBindings,
 // PodDisruptionBudgets), with the cluster-scoped bindings, which nothing may hold.
 var leftoverKinds = []schema.GroupVersionKind{
 	cloudnativepg.ClusterGVK,
 	{Version: "v1", Kind: "PersistentVolumeClaim"}, {Version: "v1", Kind: "Pod"}, {Version: "v1", Kind: "Service"},
 	{Version: "v1", Kind: "ConfigMap"}, {Version: "v1", Kind: "Secret"}, {Version: "v1", Kind: "ServiceAccount"},
-	{Group: "batch", Version: "v1", Kind: "Job"},
 	{Group: "apps", Version: "v1", Kind: "Deployment"}, {Group: "apps", Version: "v1", Kind: "ReplicaSet"},
 	{Group: "networking.k8s.io", Version: "v1", Kind: "NetworkPolicy"},
 	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role"},

@@ -14,7 +14,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	batchv1 "k8s.io/api/batch/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,14 +29,14 @@ import (
 
 // expectClosedPorts checks the NetworkPolicy of each of benchmark's clusters against the
 // pods that ran: it selects the cluster's instance pods, which carry logbench's label
-// through the Cluster's inheritedMetadata, admits the destination's run pods to
+// through the Cluster's inheritedMetadata, admits the destination's runner to
 // PostgreSQL, the meter and a shipper's metrics, and opens no port to every peer. Then
 // it connects, as the network enforces the policies (the local cluster and kind's
 // offline node with kube-router's network policy controller, kind's own node with
 // kindnetd's): from a pod outside the runs, labelled as CloudNativePG's operator but in
 // the benchmark's namespace, every port of every instance refuses, PostgreSQL's, the
 // instance manager's and the metrics exporter's included; from a pod labelled as one
-// destination's run pods, PostgreSQL and its closed ports answer, the instance manager
+// destination's runner, PostgreSQL and its closed ports answer, the instance manager
 // and the exporter refuse. CloudNativePG's operator reaching the instance manager shows
 // in every cluster becoming ready.
 func expectClosedPorts(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark) {
@@ -66,41 +66,37 @@ func expectClosedPorts(ctx context.Context, benchmark *benchv1alpha1.LoggingBenc
 			}
 		}
 		Expect(runRule).NotTo(BeNil(), "%s: no rule admits to the meter", what)
-		Expect(runRule.From).To(HaveLen(1), what)
 		Expect(runRule.Ports).To(ContainElement(HaveField("Port.IntVal", int32(5432))), what)
 
 		selected, err := metav1.LabelSelectorAsSelector(&policy.Spec.PodSelector)
 		Expect(err).NotTo(HaveOccurred())
-		admitted, err := metav1.LabelSelectorAsSelector(runRule.From[0].PodSelector)
-		Expect(err).NotTo(HaveOccurred())
+		// The runner, and the pods of an older operator's Jobs still running at an upgrade.
+		admitted := peersSelector(runRule.From)
 
+		runner := labels.SelectorFromSet(builders.RunnerLabels(benchmark.Name, destination.Name))
+		Expect(admitted(labels.Set(builders.RunnerLabels(benchmark.Name, destination.Name)))).To(BeTrue(),
+			"%s admits the destination's runner", what)
 		pods := &corev1.PodList{}
 		Expect(k8sClient.List(ctx, pods, client.InNamespace(benchmark.Namespace))).To(Succeed())
-		var instances, runs int
+		var instances int
 		var instanceIP string
 		for _, pod := range pods.Items {
 			podLabels := labels.Set(pod.Labels)
 			isInstance := pod.Labels[cloudnativepg.ClusterLabel] == destination.ClusterName
-			isRun := pod.Labels[builders.LabelBenchmark] == benchmark.Name &&
-				pod.Labels[builders.LabelDestination] == destination.Name && pod.Labels["batch.kubernetes.io/job-name"] != ""
 			Expect(selected.Matches(podLabels)).To(Equal(isInstance), "%s selects pod %s", what, pod.Name)
-			Expect(admitted.Matches(podLabels)).To(Equal(isRun), "%s admits pod %s", what, pod.Name)
+			Expect(admitted(podLabels)).To(Equal(runner.Matches(podLabels)), "%s admits pod %s", what, pod.Name)
 			if isInstance {
 				instances++
 				if pod.Status.Phase == corev1.PodRunning && pod.DeletionTimestamp == nil {
 					instanceIP = pod.Status.PodIP
 				}
 			}
-			if isRun {
-				runs++
-			}
 		}
 		Expect(instances).To(BeNumerically(">", 0), fmt.Sprintf("%s: no instance pod to check", what))
-		Expect(runs).To(BeNumerically(">", 0), fmt.Sprintf("%s: no run pod to check", what))
 
 		Expect(instanceIP).NotTo(BeEmpty(), "%s: no running instance pod to connect to", what)
 		// The network admits a new pod once it has programmed its address: a minute for
-		// PostgreSQL, which the run pod reaches first.
+		// PostgreSQL, which the runner's pod reaches first.
 		runPorts := map[string]int{net.JoinHostPort(instanceIP, "5432"): 60}
 		for _, port := range []int32{5432, 8000, 9187} {
 			outside[net.JoinHostPort(instanceIP, fmt.Sprint(port))] = 1
@@ -112,13 +108,12 @@ func expectClosedPorts(ctx context.Context, benchmark *benchv1alpha1.LoggingBenc
 				runPorts[target] = 30
 			}
 		}
-		// One destination's run pods are enough: the one with the most ports.
+		// One destination's runner is enough: the one with the most ports.
 		if len(runPorts) > len(runTargets) {
-			runTargets, runLabels, runInstanceIP = runPorts, maps.Clone(runRule.From[0].PodSelector.MatchLabels), instanceIP
-			runLabels[batchv1.JobNameLabel] = "networkpolicy-probe"
+			runTargets, runLabels, runInstanceIP = runPorts, builders.RunnerLabels(benchmark.Name, destination.Name), instanceIP
 		}
 	}
-	// The run pods need neither the instance manager nor the metrics exporter.
+	// The runners need neither the instance manager nor the metrics exporter.
 	for _, port := range []string{"8000", "9187"} {
 		runTargets[net.JoinHostPort(runInstanceIP, port)] = 1
 	}
@@ -133,14 +128,38 @@ func expectClosedPorts(ctx context.Context, benchmark *benchv1alpha1.LoggingBenc
 				"logbench's policies then isolate nothing, and the benchmark's isolation rests on the cluster alone", target)
 		}
 	}
-	By("connecting to one destination's instance from a pod labelled as its run pods")
+	By("connecting to one destination's instance from a pod labelled as its runner's, once the runners are gone")
+	// A runner's ReplicaSet would adopt the probe, which carries its labels.
+	Eventually(func(g Gomega) {
+		runners := &appsv1.DeploymentList{}
+		g.Expect(k8sClient.List(ctx, runners, client.InNamespace(benchmark.Namespace),
+			client.MatchingLabels(builders.BenchmarkRunnerLabels(benchmark.Name)))).To(Succeed())
+		g.Expect(runners.Items).To(BeEmpty(), "the finished benchmark's runners")
+	}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 	for target, result := range probeConnections(ctx, "networkpolicy-run", runLabels, runTargets) {
 		port := target[strings.LastIndex(target, ":")+1:]
 		if port == "8000" || port == "9187" {
-			Expect(result).To(Equal("closed"), "%s from a pod labelled as the destination's run pods", target)
+			Expect(result).To(Equal("closed"), "%s from a pod labelled as the destination's runner", target)
 		} else {
-			Expect(result).To(Equal("open"), "%s from a pod labelled as the destination's run pods", target)
+			Expect(result).To(Equal("open"), "%s from a pod labelled as the destination's runner", target)
 		}
+	}
+}
+
+// peersSelector tells whether a pod of the policy's namespace with the given labels is
+// among peers, each of which selects pods of that namespace.
+func peersSelector(peers []networkingv1.NetworkPolicyPeer) func(labels.Set) bool {
+	GinkgoHelper()
+	selectors := make([]labels.Selector, 0, len(peers))
+	for _, peer := range peers {
+		Expect(peer.NamespaceSelector).To(BeNil(), "a peer of another namespace")
+		Expect(peer.PodSelector).NotTo(BeNil(), "a peer that is not a pod")
+		selector, err := metav1.LabelSelectorAsSelector(peer.PodSelector)
+		Expect(err).NotTo(HaveOccurred())
+		selectors = append(selectors, selector)
+	}
+	return func(podLabels labels.Set) bool {
+		return slices.ContainsFunc(selectors, func(selector labels.Selector) bool { return selector.Matches(podLabels) })
 	}
 }
 

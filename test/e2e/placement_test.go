@@ -9,7 +9,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,13 +40,13 @@ var _ = Describe("placement", Label("placement"), func() {
 			waitForPhase(ctx, apart, benchv1alpha1.PhaseSucceeded)
 			waitForPhase(ctx, sameNode, benchv1alpha1.PhaseSucceeded)
 
-			By("finding every run pod of Apart on another node than its primary's")
+			By("finding every run of Apart on another node than its primary's")
 			expectRunNodes(ctx, apart, false)
-			By("finding every run pod of SameNode on its primary's node")
+			By("finding every run of SameNode on its primary's node")
 			expectRunNodes(ctx, sameNode, true)
 		})
 
-	It("fails a run whose pod no node takes within two minutes, with the scheduler's reason",
+	It("fails a run whose runner's pod no node takes within two minutes, with the scheduler's reason",
 		func(ctx SpecContext) {
 			// On the primary's node, and asking for more cores than any node has.
 			unschedulable := placementBenchmark("no-node", benchv1alpha1.PlacementSameNode)
@@ -62,13 +61,12 @@ var _ = Describe("placement", Label("placement"), func() {
 				}
 			})
 
-			By("seeing the run's pod the scheduler found no node for")
+			By("seeing the runner's pod the scheduler found no node for")
 			var pod corev1.Pod
 			Eventually(func(g Gomega) {
 				pods := &corev1.PodList{}
 				g.Expect(k8sClient.List(ctx, pods, client.InNamespace(benchmarkNamespace),
-					client.HasLabels{batchv1.JobNameLabel},
-					client.MatchingLabels{builders.LabelBenchmark: unschedulable.Name})).To(Succeed())
+					client.MatchingLabels(builders.BenchmarkRunnerLabels(unschedulable.Name)))).To(Succeed())
 				g.Expect(pods.Items).NotTo(BeEmpty())
 				pod = pods.Items[0]
 			}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(2 * time.Second).Should(Succeed())
@@ -139,8 +137,8 @@ func hasNoScheduleTaint(node corev1.Node) bool {
 	return false
 }
 
-// expectRunNodes checks that every run pod ran on the node of its cluster's primary, or
-// on another one, and that each repeat's result says the same.
+// expectRunNodes checks that every run's client, its runner's pod, ran on the node of its
+// cluster's primary, or on another one, as the repeat's result says.
 func expectRunNodes(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark, sameNode bool) {
 	primaries := &corev1.PodList{}
 	Expect(k8sClient.List(ctx, primaries, client.InNamespace(benchmarkNamespace), client.MatchingLabels(
@@ -151,18 +149,15 @@ func expectRunNodes(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchma
 	if !sameNode {
 		relation = Not(relation)
 	}
-	pods := &corev1.PodList{}
-	Expect(k8sClient.List(ctx, pods, client.InNamespace(benchmarkNamespace), client.HasLabels{batchv1.JobNameLabel},
-		client.MatchingLabels{builders.LabelBenchmark: benchmark.Name})).To(Succeed())
-	Expect(pods.Items).NotTo(BeEmpty(), "the run pods of %s", benchmark.Name)
-	for _, pod := range pods.Items {
-		_, _ = fmt.Fprintf(GinkgoWriter, "%s: run pod %s on %s, primary %s on %s\n",
-			benchmark.Spec.Workload.Placement, pod.Name, pod.Spec.NodeName, primaries.Items[0].Name, serverNode)
-		Expect(pod.Spec.NodeName).To(relation, "run pod %s against the primary's node", pod.Name)
-	}
-	for _, row := range rowsWithRuns(ctx, benchmark) {
+	rows := rowsWithRuns(ctx, benchmark)
+	Expect(rows).NotTo(BeEmpty(), "the runs of %s", benchmark.Name)
+	for _, row := range rows {
 		for _, repeat := range row.Repeats {
+			_, _ = fmt.Fprintf(GinkgoWriter, "%s: run %s/%d/%d on %s, primary %s on %s\n",
+				benchmark.Spec.Workload.Placement, row.Destination, row.Clients, repeat.Repeat, repeat.ClientNode,
+				primaries.Items[0].Name, serverNode)
 			Expect(repeat.ServerNode).To(Equal(serverNode), "%s: the primary's node", row.Destination)
+			Expect(repeat.ClientNode).NotTo(BeEmpty(), "%s: the client's node", row.Destination)
 			Expect(repeat.ClientNode).To(relation, "%s: the client's node", row.Destination)
 		}
 	}

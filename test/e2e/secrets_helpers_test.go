@@ -14,15 +14,19 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
 	"github.com/logbench/logbench/internal/report"
 	shippingpkg "github.com/logbench/logbench/internal/shipping"
@@ -80,14 +84,17 @@ func (c canaries) addClusterPasswords(ctx context.Context, benchmark *benchv1alp
 }
 
 // expectNoLeak searches everything logbench writes about benchmark for the canaries:
-// the LoggingBenchmark, the namespace's events, the logs of the operator, of the run
-// Jobs' pods and of the shipper sidecars, the pods' status (Jobs' termination messages),
+// the LoggingBenchmark, the namespace's events, the logs of the operator, of the runners
+// (followed while they ran: runners) and of the shipper sidecars, the pods' status, the run records,
 // the ConfigMaps (shipper configurations), the metrics endpoint, every format of
 // logbench report, and PostgreSQL's own output: its container log and the log files its
 // file destinations write, where a credential sent as a statement or a setting would
 // show.
-func expectNoLeak(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark, secrets canaries) {
-	places := map[string][]byte{}
+func expectNoLeak(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark, secrets canaries,
+	runners *runnerLogs,
+) {
+	places := runners.read()
+	Expect(places).NotTo(BeEmpty(), "no runner's log was followed")
 	current := &benchv1alpha1.LoggingBenchmark{}
 	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(benchmark), current)).To(Succeed())
 	places["the LoggingBenchmark"] = mustJSON(current)
@@ -157,13 +164,14 @@ func expectNoLeak(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark
 }
 
 // writtenByLogbench tells the containers whose logs logbench writes or makes others
-// write: the operator's, the run Jobs' (agent and pgbench), the shipper sidecars and
+// write: the operator's, the runners' (agent and pgbench), the shipper sidecars and
 // PostgreSQL's, which logs the statements logbench sends.
 func writtenByLogbench(namespace string, pod corev1.Pod, container string) bool {
 	switch {
 	case namespace == operatorNamespace:
 		return true
-	case pod.Labels["batch.kubernetes.io/job-name"] != "":
+	case labels.SelectorFromSet(builders.BenchmarkRunnerLabels(pod.Labels[builders.LabelBenchmark])).
+		Matches(labels.Set(pod.Labels)):
 		return true
 	case pod.Labels[cloudnativepg.ClusterLabel] != "":
 		return container == "postgres" || container == shippingpkg.ContainerName
@@ -226,4 +234,88 @@ func mustJSON(v any) []byte {
 	b, err := json.Marshal(v)
 	Expect(err).NotTo(HaveOccurred())
 	return b
+}
+
+// runnerLogs holds what a benchmark's runners logged: the operator deletes them, their
+// logs with them, once the benchmark has finished.
+type runnerLogs struct {
+	mu   sync.Mutex
+	logs map[string]*bytes.Buffer
+}
+
+// followRunnerLogs follows the log of every container of every runner pod of benchmark
+// from when it runs until ctx ends.
+func followRunnerLogs(ctx context.Context, benchmark string) *runnerLogs {
+	followed := &runnerLogs{logs: map[string]*bytes.Buffer{}}
+	selector := metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: builders.BenchmarkRunnerLabels(benchmark)})
+	go func() {
+		for ctx.Err() == nil {
+			pods, err := clientset.CoreV1().Pods(benchmarkNamespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+			for _, pod := range podsOrNone(pods, err) {
+				if pod.Status.Phase != corev1.PodRunning {
+					continue
+				}
+				for _, container := range append(pod.Spec.InitContainers, pod.Spec.Containers...) {
+					followed.follow(ctx, pod.Name, container.Name)
+				}
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}()
+	return followed
+}
+
+// podsOrNone is the pods listed, none when the list failed: the next one tries again.
+func podsOrNone(pods *corev1.PodList, err error) []corev1.Pod {
+	if err != nil {
+		return nil
+	}
+	return pods.Items
+}
+
+// follow copies the log of a container into its buffer, unless it is followed already.
+func (l *runnerLogs) follow(ctx context.Context, pod, container string) {
+	place := fmt.Sprintf("the log of runner %s/%s", pod, container)
+	l.mu.Lock()
+	_, followed := l.logs[place]
+	l.mu.Unlock()
+	if followed {
+		return
+	}
+	stream, err := clientset.CoreV1().Pods(benchmarkNamespace).
+		GetLogs(pod, &corev1.PodLogOptions{Container: container, Follow: true}).Stream(ctx)
+	if err != nil {
+		return
+	}
+	buffer := &bytes.Buffer{}
+	l.mu.Lock()
+	l.logs[place] = buffer
+	l.mu.Unlock()
+	go func() {
+		defer func() { _ = stream.Close() }()
+		chunk := make([]byte, 32*1024)
+		for {
+			n, err := stream.Read(chunk)
+			l.mu.Lock()
+			buffer.Write(chunk[:n])
+			l.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// read returns what each followed container logged so far, by place.
+func (l *runnerLogs) read() map[string][]byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	logs := make(map[string][]byte, len(l.logs))
+	for place, buffer := range l.logs {
+		logs[place] = bytes.Clone(buffer.Bytes())
+	}
+	return logs
 }

@@ -109,10 +109,13 @@ const stackLabel = "stack"
 var _ = Describe("shipping", Ordered, Label(stackLabel), func() {
 	var benchmark *benchv1alpha1.LoggingBenchmark
 	var planted canaries
+	var runners *runnerLogs
+	followingRunners, stopFollowing := context.WithCancel(context.Background())
 
 	// The shipping benchmark keeps its clusters until the leak search has read the
 	// shippers' logs and the clusters' passwords.
 	AfterAll(func(ctx SpecContext) {
+		stopFollowing()
 		if benchmark != nil {
 			Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, benchmark))).To(Succeed())
 		}
@@ -145,6 +148,7 @@ var _ = Describe("shipping", Ordered, Label(stackLabel), func() {
 		// input's drain lasts until the deadline, which bounds the spec's length.
 		benchmark.Spec.DrainTimeout = metav1.Duration{Duration: time.Minute}
 		Expect(k8sClient.Create(ctx, benchmark)).To(Succeed())
+		runners = followRunnerLogs(followingRunners, benchmark.Name)
 		waitForPhase(ctx, benchmark, benchv1alpha1.PhaseSucceeded)
 
 		Expect(benchmark.Status.Results).To(HaveLen(int(benchmark.Status.Progress.RunsTotal)))
@@ -245,7 +249,7 @@ var _ = Describe("shipping", Ordered, Label(stackLabel), func() {
 
 	It("leaks no credential into anything it writes", func(ctx SpecContext) {
 		planted.addClusterPasswords(ctx, benchmark)
-		expectNoLeak(ctx, benchmark, planted)
+		expectNoLeak(ctx, benchmark, planted, runners)
 	})
 
 	It("opens the ports of every cluster's instances to their peers only", func(ctx SpecContext) {

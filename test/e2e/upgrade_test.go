@@ -13,11 +13,13 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/internal/testenv"
 )
 
@@ -67,12 +69,22 @@ var _ = Describe("upgrade", Label("upgrade"), Serial, func() {
 				"the old operator recorded the finished run in the status")
 		}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(2 * time.Second).Should(Succeed())
 		Expect(upgraded.Status.Phase.IsFinished()).To(BeFalse(), "runs remain for the new operator")
+		upgradeStarted := time.Now()
 		installLogbench(ctx, to, monitoring...)
 		Expect(operatorImage(ctx)).To(Equal(to))
 
-		By("completing under the new operator with every run once")
+		By("completing under the new operator with every run once, in its runners")
 		waitForPhase(ctx, upgraded, benchv1alpha1.PhaseSucceeded)
 		expectEveryRunOnce(ctx, upgraded, finished)
+		// An older operator's Job in flight is adopted, and the new one creates none.
+		jobs := &batchv1.JobList{}
+		Expect(k8sClient.List(ctx, jobs, client.InNamespace(benchmarkNamespace),
+			client.MatchingLabels{builders.LabelBenchmark: upgraded.Name})).To(Succeed())
+		for _, job := range jobs.Items {
+			// Creation times are in whole seconds: at most the upgrade's start.
+			Expect(job.CreationTimestamp.After(upgradeStarted)).To(BeFalse(),
+				"Job %s, created at %s, after the upgrade", job.Name, job.CreationTimestamp)
+		}
 	})
 })
 

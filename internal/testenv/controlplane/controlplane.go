@@ -5,7 +5,9 @@ package controlplane
 
 import (
 	"path/filepath"
+	"testing"
 
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/logbench/logbench/internal/testenv"
@@ -41,4 +43,20 @@ func newEnvironment(crdPaths []string) (*envtest.Environment, error) {
 		CRDDirectoryPaths:     crdPaths,
 		ErrorIfCRDPathMissing: true,
 	}, nil
+}
+
+// Start starts environment for the test, which stops it at its end, and returns the
+// configuration of a client of its API server.
+func Start(t testing.TB, environment *envtest.Environment) *rest.Config {
+	t.Helper()
+	config, err := environment.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := environment.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return config
 }

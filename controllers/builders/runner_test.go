@@ -1,13 +1,16 @@
 package builders
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"slices"
 
@@ -21,9 +24,9 @@ import (
 // single-node cluster still runs; SameNode requires the primary's; Anywhere says nothing.
 func TestPlacementAffinity(t *testing.T) {
 	primaryOf := func(term corev1.PodAffinityTerm) bool {
-		labels := term.LabelSelector.MatchLabels
-		return term.TopologyKey == corev1.LabelHostname && labels[cloudnativepg.ClusterLabel] == "b-csv" &&
-			labels[cloudnativepg.InstanceRoleLabel] == cloudnativepg.PrimaryRole
+		selected := term.LabelSelector.MatchLabels
+		return term.TopologyKey == corev1.LabelHostname && selected[cloudnativepg.ClusterLabel] == "b-csv" &&
+			selected[cloudnativepg.InstanceRoleLabel] == cloudnativepg.PrimaryRole
 	}
 	apart := placementAffinity(v1alpha1.PlacementApart, "b-csv")
 	if preferred := apart.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution; len(preferred) != 1 ||
@@ -45,9 +48,9 @@ func TestPlacementAffinity(t *testing.T) {
 }
 
 // TestDestinationPlacementOverridesTheWorkloads: a destination's own placement places its
-// runs' pods; the others keep the workload's.
+// runner's pod; the others keep the workload's.
 func TestDestinationPlacementOverridesTheWorkloads(t *testing.T) {
-	benchmark := &v1alpha1.LoggingBenchmark{Spec: v1alpha1.LoggingBenchmarkSpec{
+	benchmark := &v1alpha1.LoggingBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "bench"}, Spec: v1alpha1.LoggingBenchmarkSpec{
 		Workload: v1alpha1.WorkloadSpec{Placement: v1alpha1.PlacementApart},
 	}}
 	for _, tc := range []struct {
@@ -61,18 +64,18 @@ func TestDestinationPlacementOverridesTheWorkloads(t *testing.T) {
 			v1alpha1.PlacementAnywhere},
 	} {
 		cluster := "bench-" + tc.destination.Name
-		job, err := Job(benchmark, Run{Destination: tc.destination, Clients: 1, Repeat: 1}, JobInput{ClusterName: cluster})
+		runner, err := Runner(benchmark, tc.destination, RunnerInput{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := job.Spec.Template.Spec.Affinity, placementAffinity(tc.want, cluster); !reflect.DeepEqual(got, want) {
+		if got, want := runner.Spec.Template.Spec.Affinity, placementAffinity(tc.want, cluster); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: affinity %+v, want %s's %+v", tc.destination.Name, got, tc.want, want)
 		}
 	}
 }
 
 // TestDestinationLoggingReachesServerAndAgent: a destination's own logging sets its
-// cluster's parameters, and the Job's request carries it to the agent, whose expected
+// cluster's parameters, and the runner's request template carries it to the agent, whose expected
 // records follow it; a destination without one keeps spec.logging.
 func TestDestinationLoggingReachesServerAndAgent(t *testing.T) {
 	on, none := true, v1alpha1.StatementNone
@@ -99,76 +102,107 @@ func TestDestinationLoggingReachesServerAndAgent(t *testing.T) {
 			parameters["log_duration"] != map[bool]string{true: "on", false: "off"}[tc.want.Duration] {
 			t.Errorf("%s: cluster parameters %v", tc.destination.Name, parameters)
 		}
-		job, err := Job(benchmark, Run{Destination: tc.destination, Clients: 1, Repeat: 1},
-			JobInput{ClusterName: "bench-" + tc.destination.Name})
+		runner, err := Runner(benchmark, tc.destination, RunnerInput{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var encoded string
-		for _, env := range job.Spec.Template.Spec.Containers[0].Env {
-			if env.Name == agent.RequestEnv {
-				encoded = env.Value
-			}
-		}
-		request, err := agent.DecodeRequest(encoded)
-		if err != nil {
-			t.Fatal(err)
-		}
+		request := runnerRequest(t, runner)
 		if got := records.SettingsFor(request.Destination, request.Logging); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: the agent expects records for %+v, want %+v", tc.destination.Name, got, tc.want)
 		}
 	}
 }
 
-// TestJobDeadlineCountsTheWarmup: the Job's deadline covers the warmup, the run and the
-// drain, so that neither a long warmup kills a run nor a stuck one outlives its bound.
-func TestJobDeadlineCountsTheWarmup(t *testing.T) {
-	benchmark := &v1alpha1.LoggingBenchmark{Spec: v1alpha1.LoggingBenchmarkSpec{
+// runnerRequest decodes the request template of a runner's agent.
+func runnerRequest(t *testing.T, runner *appsv1.Deployment) agent.Request {
+	t.Helper()
+	for _, env := range runner.Spec.Template.Spec.Containers[0].Env {
+		if env.Name == agent.RunnerEnv {
+			var request agent.Request
+			if err := json.Unmarshal([]byte(env.Value), &request); err != nil {
+				t.Fatal(err)
+			}
+			return request
+		}
+	}
+	t.Fatalf("the runner has no %s", agent.RunnerEnv)
+	return agent.Request{}
+}
+
+// TestRunDeadlineCountsTheWarmup: a run's deadline covers the warmup, the run and the
+// drain, so that neither a long warmup fails a run nor a stuck one outlives its bound.
+func TestRunDeadlineCountsTheWarmup(t *testing.T) {
+	spec := &v1alpha1.LoggingBenchmarkSpec{
 		Workload:     v1alpha1.WorkloadSpec{Duration: metav1.Duration{Duration: time.Minute}, Warmup: metav1.Duration{Duration: 10 * time.Minute}},
 		DrainTimeout: metav1.Duration{Duration: 30 * time.Second},
-	}}
-	run := Run{Destination: v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}, Clients: 1, Repeat: 1}
-	job, err := Job(benchmark, run, JobInput{ClusterName: "b-csv", ClusterImage: "pg", InstallerImage: "logbench"})
-	if err != nil {
-		t.Fatal(err)
 	}
-	want := int64((10*time.Minute + time.Minute + 30*time.Second + jobSetupMargin).Seconds())
-	if got := *job.Spec.ActiveDeadlineSeconds; got != want {
-		t.Errorf("deadline %d s, want %d s", got, want)
+	if got, want := RunDeadline(spec), 10*time.Minute+time.Minute+30*time.Second+runSetupMargin; got != want {
+		t.Errorf("deadline %s, want %s", got, want)
 	}
 }
 
-// TestJobPullSecrets: the run's pod pulls the logbench image of its init container
+// TestRunnerRunsOnePodAtATime: a runner is one pod, never two at once, even while its
+// pod is replaced, against its own cluster, with a request template that leaves the
+// client count and the repeat to each run.
+func TestRunnerRunsOnePodAtATime(t *testing.T) {
+	benchmark := &v1alpha1.LoggingBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "bench"}}
+	dest := v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}
+	runner, err := Runner(benchmark, dest, RunnerInput{ClusterImage: "pg", InstallerImage: "logbench"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runner.Name != "bench-csv-runner" || *runner.Spec.Replicas != 1 ||
+		runner.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+		t.Errorf("runner %s: %d replicas, strategy %s; want bench-csv-runner, 1, Recreate",
+			runner.Name, *runner.Spec.Replicas, runner.Spec.Strategy.Type)
+	}
+	selector, err := metav1.LabelSelectorAsSelector(runner.Spec.Selector)
+	if err != nil || !selector.Matches(labels.Set(runner.Spec.Template.Labels)) {
+		t.Errorf("the selector %v misses the runner's pod: %v", runner.Spec.Selector, err)
+	}
+	if _, err := RunKeyFromLabels(runner.Spec.Template.Labels); err == nil {
+		t.Errorf("the runner's pod %v is labelled as one run's", runner.Spec.Template.Labels)
+	}
+	request := runnerRequest(t, runner)
+	if request.ClusterName != "bench-csv" || request.Destination.Name != "csv" || request.Clients != 0 || request.Repeat != 0 {
+		t.Errorf("request template %+v, want cluster bench-csv, destination csv, no clients nor repeat", request)
+	}
+	if command := runner.Spec.Template.Spec.Containers[0].Command; !slices.Equal(command, []string{agentBinary, "agent", "runner"}) {
+		t.Errorf("command %v", command)
+	}
+}
+
+// TestRunnerPullSecrets: the runner's pod pulls the logbench image of its init container
 // and the PostgreSQL image of the agent with the operator's pull secrets, and names none
 // when the operator has none.
-func TestJobPullSecrets(t *testing.T) {
+func TestRunnerPullSecrets(t *testing.T) {
 	benchmark := &v1alpha1.LoggingBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "bench"}}
-	run := Run{Destination: v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}, Clients: 1, Repeat: 1}
+	dest := v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}
 	for _, secrets := range [][]corev1.LocalObjectReference{nil, {{Name: "registry"}, {Name: "mirror"}}} {
-		job, err := Job(benchmark, run, JobInput{
-			ClusterName: "bench-csv", ClusterImage: "registry.example/postgresql:18",
-			InstallerImage: "registry.example/logbench:1.2.3", PullSecrets: secrets,
+		runner, err := Runner(benchmark, dest, RunnerInput{
+			ClusterImage: "registry.example/postgresql:18", InstallerImage: "registry.example/logbench:1.2.3",
+			PullSecrets: secrets,
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := job.Spec.Template.Spec.ImagePullSecrets; !slices.Equal(got, secrets) {
+		if got := runner.Spec.Template.Spec.ImagePullSecrets; !slices.Equal(got, secrets) {
 			t.Errorf("the run's pod pulls with %v, want %v", got, secrets)
 		}
 	}
 }
 
-// TestJobMountsTheScripts: with workload.scripts, the run's pod mounts the listed
+// TestRunnerMountsTheScripts: with workload.scripts, the runner's pod mounts the listed
 // keys of the ConfigMap, and only those, read-only, optionally (the agent names what is
 // missing), and gets the application owner's credentials from CloudNativePG's -app
 // Secret, for the scripts never run as the superuser; without scripts it gets neither.
-func TestJobMountsTheScripts(t *testing.T) {
+func TestRunnerMountsTheScripts(t *testing.T) {
 	scripts := &v1alpha1.WorkloadScripts{
 		ConfigMap: v1alpha1.ConfigMapReference{Name: "queries"},
 		Files:     []v1alpha1.ScriptFile{{Key: "read.sql", Weight: 10}, {Key: "report.sql", Weight: 1}},
 		Init:      "schema.sql",
 	}
-	run := Run{Destination: v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}, Clients: 1, Repeat: 1}
+	dest := v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}
 	for _, tt := range []struct {
 		name    string
 		scripts *v1alpha1.WorkloadScripts
@@ -178,11 +212,11 @@ func TestJobMountsTheScripts(t *testing.T) {
 				ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "bench"},
 				Spec:       v1alpha1.LoggingBenchmarkSpec{Workload: v1alpha1.WorkloadSpec{Scripts: tt.scripts}},
 			}
-			job, err := Job(benchmark, run, JobInput{ClusterName: "bench-csv", ClusterImage: "pg", InstallerImage: "logbench"})
+			runner, err := Runner(benchmark, dest, RunnerInput{ClusterImage: "pg", InstallerImage: "logbench"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			pod := job.Spec.Template.Spec
+			pod := runner.Spec.Template.Spec
 			container := pod.Containers[0]
 			env := map[string]*corev1.EnvVarSource{}
 			for _, variable := range container.Env {

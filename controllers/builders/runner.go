@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -16,7 +16,8 @@ import (
 )
 
 const (
-	// AgentContainer runs the agent in a run's pod; its termination message is the result.
+	// AgentContainer runs the agent in a runner's pod, as it did in the pod of an older
+	// operator's run Job, whose termination message was the result.
 	AgentContainer = "agent"
 	agentBinDir    = "/logbench-bin"
 	agentBinary    = agentBinDir + "/logbench"
@@ -27,16 +28,13 @@ const (
 	applicationDBName  = "app"
 	// postgresUID is the postgres user of CloudNativePG's operand images.
 	postgresUID = 26
-	// jobBackoffLimit bounds retries: a run that fails three times is reported failed.
-	jobBackoffLimit = 2
-	// jobSetupMargin covers image pulls, pgbench initialisation and settings reloads on
-	// top of the run's duration and drain timeout.
-	jobSetupMargin = 20 * time.Minute
+	// runSetupMargin covers image pulls, the runner's start, pgbench initialisation and
+	// settings reloads on top of a run's warm-up, duration and drain timeout.
+	runSetupMargin = 20 * time.Minute
 )
 
-// JobInput is what Job needs beyond the benchmark and the run.
-type JobInput struct {
-	ClusterName string
+// RunnerInput is what Runner needs beyond the benchmark and the destination.
+type RunnerInput struct {
 	// ClusterImage runs the agent: it holds the pgbench matching the server.
 	ClusterImage string
 	// InstallerImage holds the logbench binary copied into the agent container.
@@ -45,18 +43,31 @@ type JobInput struct {
 	PullSecrets []corev1.LocalObjectReference
 }
 
-// Job returns the Job running one pgbench execution, without owner reference.
-func Job(benchmark *v1alpha1.LoggingBenchmark, run Run, in JobInput) (*batchv1.Job, error) {
+// RunDeadline is how long after its assignment a run may go unrecorded before the
+// operator records it failed.
+func RunDeadline(spec *v1alpha1.LoggingBenchmarkSpec) time.Duration {
+	return spec.Workload.Warmup.Duration + spec.Workload.Duration.Duration + spec.DrainTimeout.Duration + runSetupMargin
+}
+
+// Runner returns the Deployment of the runner of a destination, without owner
+// reference: one pod, against the destination's cluster, that executes the runs the
+// benchmark's status assigns to the destination, one after the other, and records each
+// in its LoggingBenchmarkRun. One per cluster: its pgbench is the cluster image's, only
+// that cluster's credentials reach it, and its placement is relative to that cluster's
+// primary.
+func Runner(
+	benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination, in RunnerInput,
+) (*appsv1.Deployment, error) {
 	spec := &benchmark.Spec
+	clusterName := ClusterName(benchmark.Name, dest.Name)
+	// The runner fills in each run's client count and repeat.
 	request, err := agent.Request{
 		Benchmark:    benchmark.Name,
 		Namespace:    benchmark.Namespace,
-		ClusterName:  in.ClusterName,
-		Destination:  run.Destination,
+		ClusterName:  clusterName,
+		Destination:  dest,
 		Logging:      spec.Logging,
 		Workload:     spec.Workload,
-		Clients:      run.Clients,
-		Repeat:       run.Repeat,
 		DrainTimeout: spec.DrainTimeout,
 		Counter:      spec.Postgres.Counter,
 	}.Encode()
@@ -64,19 +75,18 @@ func Job(benchmark *v1alpha1.LoggingBenchmark, run Run, in JobInput) (*batchv1.J
 		return nil, err
 	}
 	workload := spec.Workload
-	deadline := workload.Warmup.Duration + workload.Duration.Duration + spec.DrainTimeout.Duration + jobSetupMargin
-	labels := RunLabels(benchmark.Name, run)
-	superuserSecret := in.ClusterName + "-superuser"
+	labels := RunnerLabels(benchmark.Name, dest.Name)
+	superuserSecret := clusterName + "-superuser"
 
 	binMount := corev1.VolumeMount{Name: agentBinVolume, MountPath: agentBinDir}
 	env := append([]corev1.EnvVar{
-		{Name: agent.RequestEnv, Value: request},
-		{Name: "PGHOST", Value: in.ClusterName + "-rw"},
+		{Name: agent.RunnerEnv, Value: request},
+		{Name: "PGHOST", Value: clusterName + "-rw"},
 		{Name: "PGPORT", Value: strconv.Itoa(int(cloudnativepg.PostgresPort))},
 		{Name: "PGDATABASE", Value: applicationDBName},
 		secretEnv("PGUSER", superuserSecret, corev1.BasicAuthUsernameKey),
 		secretEnv("PGPASSWORD", superuserSecret, corev1.BasicAuthPasswordKey),
-	}, shipping.CredentialsEnv(run.Destination.Loki)...)
+	}, shipping.CredentialsEnv(dest.Loki)...)
 	mounts := []corev1.VolumeMount{binMount, {Name: agentTmpVolume, MountPath: "/tmp"}}
 	volumes := []corev1.Volume{
 		{Name: agentBinVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
@@ -84,28 +94,28 @@ func Job(benchmark *v1alpha1.LoggingBenchmark, run Run, in JobInput) (*batchv1.J
 	}
 	if scripts := workload.Scripts; scripts != nil {
 		// The user's SQL runs as the application owner, never as the superuser.
-		appSecret := in.ClusterName + "-app"
+		appSecret := clusterName + "-app"
 		env = append(env,
 			secretEnv(agent.ApplicationUserEnv, appSecret, corev1.BasicAuthUsernameKey),
 			secretEnv(agent.ApplicationPasswordEnv, appSecret, corev1.BasicAuthPasswordKey))
 		mounts = append(mounts, corev1.VolumeMount{Name: agentScriptsVolume, MountPath: agent.ScriptsDir, ReadOnly: true})
 		volumes = append(volumes, scriptsVolume(scripts))
 	}
-	return &batchv1.Job{
+	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: benchmark.Namespace,
-			Name:      JobName(benchmark.Name, run),
+			Name:      RunnerName(benchmark.Name, dest.Name),
 			Labels:    labels,
 		},
-		// No TTL: the finished Job keeps the run's result annotation until the benchmark goes.
-		Spec: batchv1.JobSpec{
-			BackoffLimit:          ptr.To[int32](jobBackoffLimit),
-			ActiveDeadlineSeconds: new(int64(deadline.Seconds())),
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			// Never two runners of a cluster at once: each would run the assigned run.
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
-					RestartPolicy:      corev1.RestartPolicyNever,
-					Affinity:           placementAffinity(spec.PlacementOf(run.Destination), in.ClusterName),
+					Affinity:           placementAffinity(spec.PlacementOf(dest), clusterName),
 					ServiceAccountName: AgentServiceAccountName,
 					ImagePullSecrets:   in.PullSecrets,
 					SecurityContext: &corev1.PodSecurityContext{
@@ -123,14 +133,12 @@ func Job(benchmark *v1alpha1.LoggingBenchmark, run Run, in JobInput) (*batchv1.J
 					Containers: []corev1.Container{{
 						Name:    AgentContainer,
 						Image:   in.ClusterImage,
-						Command: []string{agentBinary, "agent"},
+						Command: []string{agentBinary, "agent", "runner"},
 						// Loki's credentials, when it has some, count the run's records there.
-						Env:                      env,
-						VolumeMounts:             mounts,
-						TerminationMessagePath:   agent.TerminationMessagePath,
-						TerminationMessagePolicy: corev1.TerminationMessageReadFile,
-						Resources:                spec.Workload.Resources,
-						SecurityContext:          RestrictedContainerSecurityContext(),
+						Env:             env,
+						VolumeMounts:    mounts,
+						Resources:       spec.Workload.Resources,
+						SecurityContext: RestrictedContainerSecurityContext(),
 					}},
 					Volumes: volumes,
 				},
