@@ -18,7 +18,7 @@ func init() {
 func newInstallAgentCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:    "install-agent TARGET",
-		Short:  "Copy the logbench binary to TARGET (used by the agent Jobs)",
+		Short:  "Copy the logbench binary to TARGET (used by the runners)",
 		Hidden: true,
 		Args:   cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {

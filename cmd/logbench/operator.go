@@ -27,7 +27,7 @@ import (
 	"github.com/logbench/logbench/internal/version"
 )
 
-// agentImageEnv names the image holding this binary, which the agent Jobs copy into
+// agentImageEnv names the image holding this binary, which the runners copy into
 // the PostgreSQL image; the operator's Deployment sets it to its own image.
 const agentImageEnv = "LOGBENCH_AGENT_IMAGE"
 
@@ -139,7 +139,7 @@ func newOperatorCommand() *cobra.Command {
 	flags.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address the health probe endpoint binds to")
 	flags.BoolVar(&leaderElect, "leader-elect", false, "elect a leader, so that only one of several replicas reconciles")
 	flags.StringVar(&agentImage, "agent-image", os.Getenv(agentImageEnv),
-		"image holding the logbench binary the agent Jobs run (default $"+agentImageEnv+")")
+		"image holding the logbench binary the runners run (default $"+agentImageEnv+")")
 	flags.StringVar(&rsyslogImage, "rsyslog-image", shipping.RsyslogImage,
 		"image the Rsyslog receiver of Syslog destinations runs when a destination names none (shipper.image)")
 	flags.StringSliceVar(&imagePullSecrets, "image-pull-secrets", nil,
