@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # What a benchmark in a cluster costs beyond its runs: applies hack/bench-wall.yaml (or
 # BENCHMARK.yaml) on the cluster of KUBECONFIG (default: the local cluster's) in the
-# namespace its operator watches (the e2e suite's, with a Loki of its own), REPEATS times, each after deleting the last, and prints for each
-# its wall time from kubectl apply to the Complete condition, the time the runs need
-# (pgbench, warm-ups and the drains' time to the last record, from the status), their
-# ratio, and the median per-run overhead from the Jobs' and pods' timestamps (whole
-# seconds): Job created -> agent started, the agent's own time beyond warm-up, pgbench
-# and drain (start-up, the drain's wait past the last record, the final recount), and
-# agent finished -> next Job created (the result recorded, the next run scheduled).
+# namespace its operator watches (the e2e suite's, with a Loki of its own), REPEATS
+# times, each after deleting the last, and prints for each its wall time from kubectl
+# apply to the Complete condition, the time the runs need (pgbench, warm-ups and the
+# drains' time to the last record, from the runs' records), their ratio, and the median
+# per-run overhead in whole seconds from the operator's RunStarted events (the run
+# assigned to its runner) and the records' creation: the runner's time beyond warm-up,
+# pgbench and drain (picking the run up, connecting, the drain's wait past the last
+# record, the final recount, writing the record), and record written -> next run
+# assigned (the operator's pass).
 # Usage: hack/bench-wall.sh [REPEATS] [BENCHMARK.yaml]
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
@@ -33,36 +35,32 @@ sed -e "s#@POSTGRES_IMAGE@#${postgres_image}#" -e "s#@FLUENT_BIT_IMAGE@#${fluent
 name=$(kubectl create --dry-run=client -o jsonpath='{.metadata.name}' -f "$work/benchmark.yaml")
 
 # report BENCHMARK.json JOBS.json APPLIED COMPLETED PODS prints one benchmark's figures.
+# report BENCHMARK.json ASSIGNED.json APPLIED COMPLETED prints one benchmark's figures;
+# ASSIGNED maps destination/clients/repeat to when the run was assigned, BENCHMARK.json
+# holds each row's repeats with the time their record was created.
 report() {
-  jq -r --argjson applied "$3" --argjson completed "$4" --slurpfile jobs "$2" --argjson pods "$5" '
+  jq -r --argjson applied "$3" --argjson completed "$4" --slurpfile assigned "$2" '
     def secs: if . == null then null else sub("\\.[0-9]+"; "") | fromdateiso8601 end;
     def dur: capture("^((?<m>[0-9]+)m)?((?<s>[0-9]+)s)?$") | ((.m // "0" | tonumber) * 60 + (.s // "0" | tonumber));
     def median: sort | if length == 0 then 0 elif length % 2 == 1 then .[length / 2 | floor]
       else (.[length / 2 - 1] + .[length / 2]) / 2 end;
     .spec.workload as $w | ($w.duration | dur) as $pgbench | (($w.warmup // "5s") | dur) as $warmup
-    | [.status.results[] | .destination as $d | .clients as $c | .repeats[]
-       | {key: "\($d)/\($c)/\(.repeat)", drain: .drainSeconds, warmup: (if .repeat == 1 then $warmup else 0 end)}] as $runs
-    | ($runs | map({(.key): .}) | add) as $byRun
-    | ([$jobs[0].items[]
-       | .metadata.labels as $l
-       | {key: "\($l["bench.logbench.io/destination"])/\($l["bench.logbench.io/clients"])/\($l["bench.logbench.io/repeat"])",
-          created: (.metadata.creationTimestamp | secs)}] | sort_by(.created)) as $jobList
-    | (.status.completionTime | secs) as $done
-    | [range(0; $jobList | length) as $i | $jobList[$i]
-       | . + {next: (if $i + 1 < ($jobList | length) then $jobList[$i + 1].created else $done end)}] as $spans
+    | ([.status.results[] | .destination as $d | .clients as $c | .repeats[]
+       | "\($d)/\($c)/\(.repeat)" as $key
+       | {key: $key, drain: .drainSeconds, warmup: (if .repeat == 1 then $warmup else 0 end),
+          assigned: $assigned[0][$key], recorded: (.recorded | secs)}] | sort_by(.recorded)) as $runs
     | ($runs | map($pgbench + .warmup + .drain) | add) as $needed
     | ($completed - $applied) as $wall
-    | "wall time (apply -> Complete): \($wall * 10 | round / 10) s; clusters (apply -> first Job): \(($jobList[0].created - $applied) | round) s",
+    | ($runs | map(.assigned) | min) as $first
+    | (.status.completionTime | secs) as $done
+    | [range(0; $runs | length) as $i | $runs[$i]
+       | {runner: ((.recorded - .assigned) - ($pgbench + .warmup + .drain)),
+          operator: ((if $i + 1 < ($runs | length) then $runs[$i + 1].assigned else $done end) - .recorded)}] as $o
+    | "wall time (apply -> Complete): \($wall * 10 | round / 10) s; clusters (apply -> first run assigned): \(($first - $applied) | round) s",
       "runs: \($runs | length); pgbench \($pgbench * ($runs | length)) s + warm-ups \($runs | map(.warmup) | add) s + drains \($runs | map(.drain) | add * 10 | round / 10) s = \($needed * 10 | round / 10) s",
-      "ratio wall / (pgbench + warm-up + drain): \($wall / $needed * 100 | round / 100); runs alone (first Job -> Complete): \(($done - $jobList[0].created) / $needed * 100 | round / 100)",
-      "per-run overhead (mean, first Job -> Complete, beyond pgbench + warm-up + drain): \((($done - $jobList[0].created) - $needed) / ($runs | length) * 10 | round / 10) s",
-      ( [$spans[] | .key as $k | $byRun[$k] as $r | select($r != null)
-         | (.key) as $key | (.created) as $created | (.next) as $next
-         | ($pods[$key] // {}) as $p
-         | {before: (($p.started // $created) - $created),
-            agent: ((($p.finished // $next) - ($p.started // $created)) - ($pgbench + $r.warmup + $r.drain)),
-            after: ($next - ($p.finished // $next))}] as $o
-        | "per-run overhead (median): Job created -> agent started \($o | map(.before) | median) s, agent beyond warm-up + pgbench + drain \($o | map(.agent) | median * 10 | round / 10) s, agent finished -> next Job \($o | map(.after) | median) s"),
+      "ratio wall / (pgbench + warm-up + drain): \($wall / $needed * 100 | round / 100); runs alone (first run assigned -> Complete): \(($done - $first) / $needed * 100 | round / 100)",
+      "per-run overhead (mean, first run assigned -> Complete, beyond pgbench + warm-up + drain): \((($done - $first) - $needed) / ($runs | length) * 10 | round / 10) s",
+      "per-run overhead (median): runner beyond warm-up + pgbench + drain \($o | map(.runner) | median * 10 | round / 10) s, record written -> next run assigned \($o | map(.operator) | median) s",
       "rows (destination/clients/repeat: drain to the last record, why it ended, and for shippers when the last count started):",
       (.status.results[] | .destination as $d | .clients as $c | .repeats[]
        | "  \($d)/\($c)/\(.repeat): \(.drainSeconds * 10 | round / 10) s, \(.drainEnd // "-")"
@@ -78,20 +76,17 @@ for ((i = 1; i <= repeats; i++)); do
   completed=$(date +%s.%N)
   selector=bench.logbench.io/benchmark=$name
   # The status aggregates; each run's result is in its LoggingBenchmarkRun: put them back
-  # into their rows, as kubectl logbench report does.
+  # into their rows, as kubectl logbench report does, with when each was recorded.
   kubectl -n "$namespace" get loggingbenchmarkruns -l "$selector" -o json >"$work/runs.json"
   kubectl -n "$namespace" get loggingbenchmark "$name" -o json | jq --slurpfile runs "$work/runs.json" '
     .status.results |= map(.destination as $d | .clients as $c
       | .repeats = ([$runs[0].items[] | select(.spec.destination == $d and .spec.clients == $c)
-          | .status + {repeat: .spec.repeat}] | sort_by(.repeat)))' >"$work/benchmark.json"
-  kubectl -n "$namespace" get jobs -l "$selector" -o json >"$work/jobs.json"
-  # Each run's agent container: when it started and finished, by destination/clients/repeat.
-  pods=$(kubectl -n "$namespace" get pods -l "$selector" -o json | jq -c '
+          | .status + {repeat: .spec.repeat, recorded: .metadata.creationTimestamp}] | sort_by(.repeat)))' >"$work/benchmark.json"
+  # When the operator assigned each run to its runner: its RunStarted event.
+  kubectl -n "$namespace" get events --field-selector "involvedObject.name=$name,reason=RunStarted" -o json | jq '
     def secs: sub("\\.[0-9]+"; "") | fromdateiso8601;
-    [.items[] | select(.metadata.labels["bench.logbench.io/repeat"] != null)
-     | .metadata.labels as $l | (.status.containerStatuses // [])[0].state.terminated as $t | select($t != null)
-     | {("\($l["bench.logbench.io/destination"])/\($l["bench.logbench.io/clients"])/\($l["bench.logbench.io/repeat"])"):
-        {started: ($t.startedAt | secs), finished: ($t.finishedAt | secs)}}] | add // {}')
+    [.items[] | (.message | capture("^Run (?<key>\\S+) assigned")) as $m
+     | {($m.key): ((.firstTimestamp // .eventTime) | secs)}] | add // {}' >"$work/assigned.json"
   echo "benchmark $i of $repeats:"
-  report "$work/benchmark.json" "$work/jobs.json" "$applied" "$completed" "$pods"
+  report "$work/benchmark.json" "$work/assigned.json" "$applied" "$completed"
 done
