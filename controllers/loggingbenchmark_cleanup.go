@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
@@ -64,19 +63,6 @@ func (r *LoggingBenchmarkReconciler) deleteShipperConfigs(
 	ctx context.Context,
 	benchmark *v1alpha1.LoggingBenchmark,
 ) error {
-	var configMaps corev1.ConfigMapList
-	if err := r.List(ctx, &configMaps, client.InNamespace(benchmark.Namespace),
-		client.MatchingLabels(builders.BenchmarkLabels(benchmark.Name))); err != nil {
-		return fmt.Errorf("listing the benchmark's shipper configurations: %w", err)
-	}
-	for i := range configMaps.Items {
-		configMap := &configMaps.Items[i]
-		if !metav1.IsControlledBy(configMap, benchmark) || configMap.DeletionTimestamp != nil {
-			continue
-		}
-		if err := r.Delete(ctx, configMap); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting the shipper configuration %s: %w", configMap.Name, err)
-		}
-	}
-	return nil
+	return r.deleteControlledList(ctx, benchmark, &corev1.ConfigMapList{},
+		builders.BenchmarkLabels(benchmark.Name), "shipper configuration")
 }

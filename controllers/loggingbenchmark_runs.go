@@ -340,20 +340,7 @@ func (r *LoggingBenchmarkReconciler) latestRunnerPod(
 // deleteRunners deletes the runners of a benchmark that has no runs left; the garbage
 // collector deletes their pods.
 func (r *LoggingBenchmarkReconciler) deleteRunners(ctx context.Context, benchmark *v1alpha1.LoggingBenchmark) error {
-	var runners appsv1.DeploymentList
-	if err := r.List(ctx, &runners, client.InNamespace(benchmark.Namespace),
-		client.MatchingLabels(builders.BenchmarkRunnerLabels(benchmark.Name))); err != nil {
-		return fmt.Errorf("listing the benchmark's runners: %w", err)
-	}
-	for i := range runners.Items {
-		runner := &runners.Items[i]
-		if !metav1.IsControlledBy(runner, benchmark) || runner.DeletionTimestamp != nil {
-			continue
-		}
-		err := r.Delete(ctx, runner, client.PropagationPolicy(metav1.DeletePropagationBackground))
-		if client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting runner %s: %w", runner.Name, err)
-		}
-	}
-	return nil
+	return r.deleteControlledList(ctx, benchmark, &appsv1.DeploymentList{},
+		builders.BenchmarkRunnerLabels(benchmark.Name), "runner",
+		client.PropagationPolicy(metav1.DeletePropagationBackground))
 }

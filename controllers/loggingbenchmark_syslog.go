@@ -9,7 +9,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
@@ -148,11 +147,8 @@ func (r *LoggingBenchmarkReconciler) deleteSyslogReceivers(
 			} else if err != nil {
 				return fmt.Errorf("reading the syslog receiver %s: %w", key.Name, err)
 			}
-			if !metav1.IsControlledBy(object, benchmark) || object.GetDeletionTimestamp() != nil {
-				continue
-			}
-			if err := r.Delete(ctx, object); client.IgnoreNotFound(err) != nil {
-				return fmt.Errorf("deleting the syslog receiver %s: %w", key.Name, err)
+			if err := r.deleteControlled(ctx, benchmark, object, "syslog receiver"); err != nil {
+				return err
 			}
 		}
 	}

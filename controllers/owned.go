@@ -7,6 +7,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -104,4 +107,37 @@ func (r *LoggingBenchmarkReconciler) setOwner(
 		return controllerutil.SetControllerReference(benchmark, object, r.Scheme)
 	}
 	return controllerutil.SetOwnerReference(benchmark, object, r.Scheme)
+}
+
+// deleteControlled deletes object when benchmark is its controller and it is not being
+// deleted already; one gone meanwhile counts as deleted. what names it in the error.
+func (r *LoggingBenchmarkReconciler) deleteControlled(
+	ctx context.Context, benchmark *v1alpha1.LoggingBenchmark, object client.Object, what string,
+	options ...client.DeleteOption,
+) error {
+	if !metav1.IsControlledBy(object, benchmark) || object.GetDeletionTimestamp() != nil {
+		return nil
+	}
+	if err := r.Delete(ctx, object, options...); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting the %s %s: %w", what, object.GetName(), err)
+	}
+	return nil
+}
+
+// deleteControlledList lists into list the objects of the benchmark's namespace that
+// carry labels, and deletes those the benchmark controls (deleteControlled).
+func (r *LoggingBenchmarkReconciler) deleteControlledList(
+	ctx context.Context, benchmark *v1alpha1.LoggingBenchmark, list client.ObjectList, labels map[string]string,
+	what string, options ...client.DeleteOption,
+) error {
+	if err := r.List(ctx, list, client.InNamespace(benchmark.Namespace), client.MatchingLabels(labels)); err != nil {
+		return fmt.Errorf("listing the benchmark's %ss: %w", what, err)
+	}
+	return meta.EachListItem(list, func(item runtime.Object) error {
+		object, ok := item.(client.Object)
+		if !ok {
+			return fmt.Errorf("%T is not a Kubernetes object", item)
+		}
+		return r.deleteControlled(ctx, benchmark, object, what, options...)
+	})
 }
