@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,9 +28,10 @@ func TestMain(m *testing.M) {
 
 // TestRunCountsEveryFileDestination plays a CloudNativePG instance with a local server
 // (logging collector on, statement logging from the spec as the operator sets it) and
-// runs the agent for each file destination in turn, as consecutive Jobs would: the agent
-// switches the destination with ALTER SYSTEM, runs pgbench and reads the log files
-// through SQL. Every expected record must be found, on the local PostgreSQL and on 18.
+// runs the agent for each file destination in turn, as a runner would: the agent
+// switches the destination with ALTER SYSTEM, unless the server has it already, runs
+// pgbench and reads the log files through SQL. Every expected record must be found, on
+// the local PostgreSQL and on 18.
 func TestRunCountsEveryFileDestination(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a PostgreSQL server")
@@ -45,8 +47,11 @@ func TestRunCountsEveryFileDestination(t *testing.T) {
 		}
 		env := startInstance(t, installation, spec.ServerParameters(v1alpha1.Destination{Type: v1alpha1.DestinationCSVLog}))
 
-		for _, destination := range []v1alpha1.DestinationType{v1alpha1.DestinationStderr, v1alpha1.DestinationCSVLog, v1alpha1.DestinationJSONLog} {
-			t.Run(string(destination), func(t *testing.T) {
+		// jsonlog twice: the second run finds the server switched already.
+		for i, destination := range []v1alpha1.DestinationType{v1alpha1.DestinationStderr, v1alpha1.DestinationCSVLog,
+			v1alpha1.DestinationJSONLog, v1alpha1.DestinationJSONLog} {
+			t.Run(fmt.Sprintf("%d-%s", i+1, destination), func(t *testing.T) {
+				loaded := configurationLoadTime(t, env)
 				result, err := Run(context.Background(), Request{
 					Benchmark:    "test",
 					Destination:  v1alpha1.Destination{Name: strings.ToLower(string(destination)), Type: destination},
@@ -66,12 +71,30 @@ func TestRunCountsEveryFileDestination(t *testing.T) {
 				if records.Dropped == nil || *records.Dropped != 0 || records.Delivered != records.Expected {
 					t.Errorf("records %+v, want all %d delivered", records, records.Expected)
 				}
+				if reloaded := configurationLoadTime(t, env) != loaded; reloaded != (i < 3) {
+					t.Errorf("the run reloaded the configuration: %t, want %t (only when the destination changes)", reloaded, i < 3)
+				}
 			})
 		}
 		if _, err := os.Stat(env.LogDirectory); err != nil {
 			t.Errorf("the file destinations did not write to %s: %v", env.LogDirectory, err)
 		}
 	})
+}
+
+// configurationLoadTime is when the server last loaded its configuration.
+func configurationLoadTime(t *testing.T, env Environment) time.Time {
+	t.Helper()
+	conn, err := env.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var loaded time.Time
+	if err := conn.QueryRow(context.Background(), "SELECT pg_conf_load_time()").Scan(&loaded); err != nil {
+		t.Fatal(err)
+	}
+	return loaded
 }
 
 // midRecordDirectory lists the csvlog file, the first time, as ending just after the

@@ -16,7 +16,9 @@ import (
 const FileLogDirectory = shipping.LogDirectory
 
 // applySettings sets the destination's settings with ALTER SYSTEM, reloads, and waits
-// until new sessions see them. Re-applying the same values on a later run is harmless.
+// until new sessions see them. A server that has them already, from its runner's
+// earlier run, is left alone: a reload and the logging collector's moment after it
+// would cost every run more than a second.
 func applySettings(
 	ctx context.Context,
 	conn *pgx.Conn,
@@ -25,6 +27,9 @@ func applySettings(
 ) error {
 	if len(settings) == 0 {
 		return nil
+	}
+	if applied, err := settingsApplied(ctx, connect, settings); err != nil || applied {
+		return err
 	}
 	for name, value := range settings {
 		// ALTER SYSTEM takes no bind parameters; names are our constants and values
