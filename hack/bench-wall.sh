@@ -5,8 +5,8 @@
 # times, each after deleting the last, and prints for each its wall time from kubectl
 # apply to the Complete condition, the time the runs need (pgbench, warm-ups and the
 # drains' time to the last record, from the runs' records), their ratio, and the median
-# per-run overhead in whole seconds from the operator's RunStarted events (the run
-# assigned to its runner) and the records' creation: the runner's time beyond warm-up,
+# per-run overhead from when each run was assigned to its runner (seen by watching the
+# benchmark's status.progress.current) and the records' creation: the runner's time beyond warm-up,
 # pgbench and drain (picking the run up, connecting, the drain's wait past the last
 # record, the final recount, writing the record), and record written -> next run
 # assigned (the operator's pass).
@@ -34,13 +34,11 @@ sed -e "s#@POSTGRES_IMAGE@#${postgres_image}#" -e "s#@FLUENT_BIT_IMAGE@#${fluent
   -e "s#@NAMESPACE@#${namespace}#" "$spec" >"$work/benchmark.yaml"
 name=$(kubectl create --dry-run=client -o jsonpath='{.metadata.name}' -f "$work/benchmark.yaml")
 
-# report BENCHMARK.json JOBS.json APPLIED COMPLETED PODS prints one benchmark's figures.
-# report BENCHMARK.json ASSIGNED.json APPLIED COMPLETED prints one benchmark's figures;
-# ASSIGNED maps destination/clients/repeat to when the run was assigned, BENCHMARK.json
-# holds each row's repeats with the time their record was created.
+# report BENCHMARK.json ASSIGNED.json RECORDED.json APPLIED COMPLETED prints one
+# benchmark's figures; ASSIGNED and RECORDED map destination/clients/repeat to when the
+# run was assigned and when its record appeared, BENCHMARK.json holds each row's repeats.
 report() {
-  jq -r --argjson applied "$3" --argjson completed "$4" --slurpfile assigned "$2" '
-    def secs: if . == null then null else sub("\\.[0-9]+"; "") | fromdateiso8601 end;
+  jq -r --argjson applied "$4" --argjson completed "$5" --slurpfile assigned "$2" --slurpfile recorded "$3" '
     def dur: capture("^((?<m>[0-9]+)m)?((?<s>[0-9]+)s)?$") | ((.m // "0" | tonumber) * 60 + (.s // "0" | tonumber));
     def median: sort | if length == 0 then 0 elif length % 2 == 1 then .[length / 2 | floor]
       else (.[length / 2 - 1] + .[length / 2]) / 2 end;
@@ -48,19 +46,18 @@ report() {
     | ([.status.results[] | .destination as $d | .clients as $c | .repeats[]
        | "\($d)/\($c)/\(.repeat)" as $key
        | {key: $key, drain: .drainSeconds, warmup: (if .repeat == 1 then $warmup else 0 end),
-          assigned: $assigned[0][$key], recorded: (.recorded | secs)}] | sort_by(.recorded)) as $runs
+          assigned: $assigned[0][$key], recorded: $recorded[0][$key]}] | sort_by(.recorded)) as $runs
     | ($runs | map($pgbench + .warmup + .drain) | add) as $needed
     | ($completed - $applied) as $wall
     | ($runs | map(.assigned) | min) as $first
-    | (.status.completionTime | secs) as $done
     | [range(0; $runs | length) as $i | $runs[$i]
        | {runner: ((.recorded - .assigned) - ($pgbench + .warmup + .drain)),
-          operator: ((if $i + 1 < ($runs | length) then $runs[$i + 1].assigned else $done end) - .recorded)}] as $o
+          operator: ((if $i + 1 < ($runs | length) then $runs[$i + 1].assigned else $completed end) - .recorded)}] as $o
     | "wall time (apply -> Complete): \($wall * 10 | round / 10) s; clusters (apply -> first run assigned): \(($first - $applied) | round) s",
       "runs: \($runs | length); pgbench \($pgbench * ($runs | length)) s + warm-ups \($runs | map(.warmup) | add) s + drains \($runs | map(.drain) | add * 10 | round / 10) s = \($needed * 10 | round / 10) s",
-      "ratio wall / (pgbench + warm-up + drain): \($wall / $needed * 100 | round / 100); runs alone (first run assigned -> Complete): \(($done - $first) / $needed * 100 | round / 100)",
-      "per-run overhead (mean, first run assigned -> Complete, beyond pgbench + warm-up + drain): \((($done - $first) - $needed) / ($runs | length) * 10 | round / 10) s",
-      "per-run overhead (median): runner beyond warm-up + pgbench + drain \($o | map(.runner) | median * 10 | round / 10) s, record written -> next run assigned \($o | map(.operator) | median) s",
+      "ratio wall / (pgbench + warm-up + drain): \($wall / $needed * 100 | round / 100); runs alone (first run assigned -> Complete): \(($completed - $first) / $needed * 100 | round / 100)",
+      "per-run overhead (mean, first run assigned -> Complete, beyond pgbench + warm-up + drain): \((($completed - $first) - $needed) / ($runs | length) * 10 | round / 10) s",
+      "per-run overhead (median): runner beyond warm-up + pgbench + drain \($o | map(.runner) | median * 10 | round / 10) s, record written -> next run assigned \($o | map(.operator) | median * 10 | round / 10) s",
       "rows (destination/clients/repeat: drain to the last record, why it ended, and for shippers when the last count started):",
       (.status.results[] | .destination as $d | .clients as $c | .repeats[]
        | "  \($d)/\($c)/\(.repeat): \(.drainSeconds * 10 | round / 10) s, \(.drainEnd // "-")"
@@ -68,25 +65,49 @@ report() {
   ' "$1"
 }
 
+# watch_values KIND NAME-OR-SELECTOR JSONPATH watches objects until killed, printing each value
+# JSONPATH takes with when this machine saw it, in seconds: the cluster's timestamps have
+# whole seconds only.
+watch_values() {
+  kubectl -n "$namespace" get "$1" "$2" --watch -o jsonpath="$3{\"\\n\"}" | while read -r value; do
+    [ -z "$value" ] || printf '%s %s\n' "$value" "$(date +%s.%N)"
+  done
+}
+
+# first_seen maps each value of watch_values' output to when it was first seen.
+first_seen() {
+  jq -nR '[inputs | split(" ") | {(.[0]): (.[1] | tonumber)}] | reverse | add // {}'
+}
+
 for ((i = 1; i <= repeats; i++)); do
   kubectl -n "$namespace" delete loggingbenchmark "$name" --ignore-not-found --wait=true --timeout=5m >/dev/null
   applied=$(date +%s.%N)
   kubectl -n "$namespace" apply -f "$work/benchmark.yaml" >/dev/null
+  # When the operator assigned each run to its runner: when the watch first shows it as
+  # the benchmark's current run, with currentSince. Events would not do: Kubernetes
+  # combines an object's similar events past ten.
+  watch_values loggingbenchmark "$name" '{.status.progress.current}@{.status.progress.currentSince}' >"$work/assigned" &
+  assigned_watch=$!
+  watch_values loggingbenchmarkruns "--selector=bench.logbench.io/benchmark=$name" \
+    '{.spec.destination}/{.spec.clients}/{.spec.repeat}' >"$work/recorded" &
+  recorded_watch=$!
   kubectl -n "$namespace" wait --for=condition=Complete "loggingbenchmark/$name" --timeout=40m >/dev/null
   completed=$(date +%s.%N)
+  # Each watch is a pipeline in a subshell: end its commands.
+  pkill -P "$assigned_watch" || true
+  pkill -P "$recorded_watch" || true
+  wait "$assigned_watch" "$recorded_watch" 2>/dev/null || true
+  # The current run is assigned once the clusters are up and currentSince is set.
+  grep -v '^[^ ]*@ ' "$work/assigned" | sed 's/@[^ ]*//' | first_seen >"$work/assigned.json"
+  first_seen <"$work/recorded" >"$work/recorded.json"
   selector=bench.logbench.io/benchmark=$name
   # The status aggregates; each run's result is in its LoggingBenchmarkRun: put them back
-  # into their rows, as kubectl logbench report does, with when each was recorded.
+  # into their rows, as kubectl logbench report does.
   kubectl -n "$namespace" get loggingbenchmarkruns -l "$selector" -o json >"$work/runs.json"
   kubectl -n "$namespace" get loggingbenchmark "$name" -o json | jq --slurpfile runs "$work/runs.json" '
     .status.results |= map(.destination as $d | .clients as $c
       | .repeats = ([$runs[0].items[] | select(.spec.destination == $d and .spec.clients == $c)
-          | .status + {repeat: .spec.repeat, recorded: .metadata.creationTimestamp}] | sort_by(.repeat)))' >"$work/benchmark.json"
-  # When the operator assigned each run to its runner: its RunStarted event.
-  kubectl -n "$namespace" get events --field-selector "involvedObject.name=$name,reason=RunStarted" -o json | jq '
-    def secs: sub("\\.[0-9]+"; "") | fromdateiso8601;
-    [.items[] | (.message | capture("^Run (?<key>\\S+) assigned")) as $m
-     | {($m.key): ((.firstTimestamp // .eventTime) | secs)}] | add // {}' >"$work/assigned.json"
+          | .status + {repeat: .spec.repeat}] | sort_by(.repeat)))' >"$work/benchmark.json"
   echo "benchmark $i of $repeats:"
-  report "$work/benchmark.json" "$work/assigned.json" "$applied" "$completed"
+  report "$work/benchmark.json" "$work/assigned.json" "$work/recorded.json" "$applied" "$completed"
 done
