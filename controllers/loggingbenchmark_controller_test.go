@@ -168,7 +168,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		DeferCleanup(startOperator(time.Minute))
 		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "happy", v1alpha1.CleanupOnSuccess))).To(Succeed())
 
-		By("provisioning every cluster before the first run, the baseline's with statement logging off")
+		By("provisioning every cluster, the baseline's with statement logging off")
 		baseline := getCluster(namespace, "happy-baseline")
 		Expect(baseline.GetLabels()).To(HaveKeyWithValue(builders.LabelDestination, "baseline"))
 		params, _, _ := unstructured.NestedStringMap(baseline.Object, "spec", "postgresql", "parameters")
@@ -181,7 +181,21 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		alterSystem, _, _ := unstructured.NestedBool(csv.Object, "spec", "postgresql", "enableAlterSystem")
 		Expect(alterSystem).To(BeTrue())
 		markClusterReady(namespace, "happy-baseline")
-		Consistently(func() []appsv1.Deployment { return listRunners(namespace) }, time.Second).Should(BeEmpty())
+		By("starting the ready cluster's runner while the other cluster starts, assigning no run yet")
+		runnerNames := func() []string {
+			var names []string
+			for _, runner := range listRunners(namespace) {
+				names = append(names, runner.Name)
+			}
+			return names
+		}
+		Eventually(runnerNames).Should(Equal([]string{builders.RunnerName("happy", "baseline")}))
+		Consistently(func(g Gomega) {
+			benchmark := &v1alpha1.LoggingBenchmark{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "happy"}, benchmark)).To(Succeed())
+			g.Expect(benchmark.Status.Progress.CurrentSince).To(BeNil())
+			g.Expect(runnerNames()).To(HaveLen(1))
+		}, time.Second).Should(Succeed())
 
 		By("running the destinations in rounds, one round per client count")
 		order := playRuns(namespace, "happy", []string{"csv"},

@@ -82,12 +82,18 @@ func (r *LoggingBenchmarkReconciler) reconcileRuns(ctx context.Context, pass *be
 		return ctrl.Result{}, nil
 	}
 	pass.current = next
+	// The runners of the ready clusters start while the others still provision.
+	if err := r.ensureRunners(ctx, pass, images); err != nil {
+		return ctrl.Result{}, err
+	}
 	if wait > 0 {
 		pass.phase = v1alpha1.PhaseProvisioning
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	pass.phase = v1alpha1.PhaseRunning
-	return ctrl.Result{}, r.assignRun(ctx, pass, *next, images)
+	r.Recorder.Eventf(pass.benchmark, corev1.EventTypeNormal, EventRunStarted,
+		"Run %s assigned to runner %s", next.Key(), builders.RunnerName(pass.benchmark.Name, next.Destination.Name))
+	return ctrl.Result{}, nil
 }
 
 // reconcileClusters reconciles the cluster of every destination with runs left. It
@@ -224,13 +230,16 @@ func (r *LoggingBenchmarkReconciler) recordRun(
 	return created, nil
 }
 
-// assignRun assigns a run to its destination's runner: it makes sure that the runner of
-// every destination with runs left exists, so that the next ones start while this one
-// runs, and names the run in the status (pass.current, written by setStatus with the
-// time of the assignment), which the runner watches.
-func (r *LoggingBenchmarkReconciler) assignRun(
-	ctx context.Context, pass *benchmarkPass, run builders.Run, images map[string]string,
+// ensureRunners makes sure that the runner of every destination with runs left whose
+// cluster is ready (images) exists, so that the next runs start while this one runs or
+// the other clusters start. A run is assigned by naming it in the status (pass.current,
+// written by setStatus with the time of the assignment), which the runners watch.
+func (r *LoggingBenchmarkReconciler) ensureRunners(
+	ctx context.Context, pass *benchmarkPass, images map[string]string,
 ) error {
+	if len(images) == 0 {
+		return nil
+	}
 	if err := r.reconcileAgentAccess(ctx, pass.benchmark); err != nil {
 		return err
 	}
@@ -241,8 +250,6 @@ func (r *LoggingBenchmarkReconciler) assignRun(
 			}
 		}
 	}
-	r.Recorder.Eventf(pass.benchmark, corev1.EventTypeNormal, EventRunStarted,
-		"Run %s assigned to runner %s", run.Key(), builders.RunnerName(pass.benchmark.Name, run.Destination.Name))
 	return nil
 }
 
