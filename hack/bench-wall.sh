@@ -56,7 +56,7 @@ report() {
     | "wall time (apply -> Complete): \($wall * 10 | round / 10) s; clusters (apply -> first run assigned): \(($first - $applied) | round) s",
       "runs: \($runs | length); pgbench \($pgbench * ($runs | length)) s + warm-ups \($runs | map(.warmup) | add) s + drains \($runs | map(.drain) | add * 10 | round / 10) s = \($needed * 10 | round / 10) s",
       "ratio wall / (pgbench + warm-up + drain): \($wall / $needed * 100 | round / 100); runs alone (first run assigned -> Complete): \(($completed - $first) / $needed * 100 | round / 100)",
-      "per-run overhead (mean, first run assigned -> Complete, beyond pgbench + warm-up + drain): \((($completed - $first) - $needed) / ($runs | length) * 10 | round / 10) s",
+      "per-run overhead (mean, first run assigned -> last run recorded, beyond pgbench + warm-up + drain): \((($runs | map(.recorded) | max) - $first - $needed) / ($runs | length) * 10 | round / 10) s; last run recorded -> Complete seen \(($completed - ($runs | map(.recorded) | max)) * 10 | round / 10) s",
       "per-run overhead (median): runner beyond warm-up + pgbench + drain \($o | map(.runner) | median * 10 | round / 10) s, record written -> next run assigned \($o | map(.operator) | median * 10 | round / 10) s",
       "rows (destination/clients/repeat: drain to the last record, why it ended, and for shippers when the last count started):",
       (.status.results[] | .destination as $d | .clients as $c | .repeats[]
