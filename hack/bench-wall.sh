@@ -80,7 +80,12 @@ first_seen() {
 }
 
 for ((i = 1; i <= repeats; i++)); do
-  kubectl -n "$namespace" delete loggingbenchmark "$name" --ignore-not-found --wait=true --timeout=5m >/dev/null
+  # The last benchmark's records and volumes gone first: the watch below would see its
+  # records, and the operator waits for its volumes before it creates clusters again.
+  kubectl -n "$namespace" delete loggingbenchmark "$name" --ignore-not-found --cascade=foreground --timeout=5m >/dev/null
+  while kubectl -n "$namespace" get persistentvolumeclaims -o name | grep -q "^persistentvolumeclaim/$name-"; do
+    sleep 1
+  done
   applied=$(date +%s.%N)
   kubectl -n "$namespace" apply -f "$work/benchmark.yaml" >/dev/null
   # When the operator assigned each run to its runner: when the watch first shows it as
