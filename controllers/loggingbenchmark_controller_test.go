@@ -183,8 +183,9 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		markClusterReady(namespace, "happy-baseline")
 		By("starting the ready cluster's runner while the other cluster starts, assigning no run yet")
 		runnerNames := func() []string {
-			var names []string
-			for _, runner := range listRunners(namespace) {
+			runners := listRunners(namespace)
+			names := make([]string, 0, len(runners))
+			for _, runner := range runners {
 				names = append(names, runner.Name)
 			}
 			return names
