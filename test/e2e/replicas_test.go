@@ -136,8 +136,13 @@ func instancesOf(ctx context.Context, cluster string) (primary, replica corev1.P
 func replicaLogging(ctx context.Context, replica corev1.Pod) (files []string, logDirectory string) {
 	inPostgres := func(command ...string) string {
 		args := append(slices.Clone(kubectlArgs), "-n", benchmarkNamespace, "exec", replica.Name, "-c", "postgres", "--")
-		output, err := exec.CommandContext(ctx, "kubectl", append(args, command...)...).CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), "%s in %s: %s", strings.Join(command, " "), replica.Name, output)
+		// The command's output only: kubectl's own messages (its streams' warnings) go to
+		// stderr, shown when the command fails.
+		var stderr strings.Builder
+		cmd := exec.CommandContext(ctx, "kubectl", append(args, command...)...)
+		cmd.Stderr = &stderr
+		output, err := cmd.Output()
+		Expect(err).NotTo(HaveOccurred(), "%s in %s: %s%s", strings.Join(command, " "), replica.Name, output, stderr.String())
 		return strings.TrimSpace(string(output))
 	}
 	return strings.Fields(inPostgres("ls", "-A", shippingpkg.LogDirectory)), inPostgres("psql", "-Atc", "SHOW log_directory")
