@@ -5,8 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os/exec"
-	"slices"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -135,14 +133,8 @@ func instancesOf(ctx context.Context, cluster string) (primary, replica corev1.P
 // reads, and the log_directory its server writes to.
 func replicaLogging(ctx context.Context, replica corev1.Pod) (files []string, logDirectory string) {
 	inPostgres := func(command ...string) string {
-		args := append(slices.Clone(kubectlArgs), "-n", benchmarkNamespace, "exec", replica.Name, "-c", "postgres", "--")
-		// The command's output only: kubectl's own messages (its streams' warnings) go to
-		// stderr, shown when the command fails.
-		var stderr strings.Builder
-		cmd := exec.CommandContext(ctx, "kubectl", append(args, command...)...)
-		cmd.Stderr = &stderr
-		output, err := cmd.Output()
-		Expect(err).NotTo(HaveOccurred(), "%s in %s: %s%s", strings.Join(command, " "), replica.Name, output, stderr.String())
+		output, err := inPostgresContainer(ctx, replica, command...)
+		Expect(err).NotTo(HaveOccurred())
 		return strings.TrimSpace(string(output))
 	}
 	return strings.Fields(inPostgres("ls", "-A", shippingpkg.LogDirectory)), inPostgres("psql", "-Atc", "SHOW log_directory")

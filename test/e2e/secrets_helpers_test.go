@@ -219,13 +219,23 @@ func containerNotStarted(ctx context.Context, pod corev1.Pod, container string) 
 // destinations in an instance pod, read in its postgres container; nothing when it wrote
 // none (the baseline and Stdout destinations).
 func instanceLogFiles(ctx context.Context, pod corev1.Pod) ([]byte, error) {
-	args := append(append([]string{}, kubectlArgs...), "-n", pod.Namespace, "exec", pod.Name, "-c", "postgres", "--",
-		"sh", "-c", "cat "+shippingpkg.LogDirectory+"/* 2>/dev/null || true")
+	files, err := inPostgresContainer(ctx, pod, "sh", "-c", "cat "+shippingpkg.LogDirectory+"/* 2>/dev/null || true")
+	if err != nil {
+		return nil, fmt.Errorf("reading the log files of %s: %w", pod.Name, err)
+	}
+	return files, nil
+}
+
+// inPostgresContainer runs command in the postgres container of an instance pod with
+// kubectl exec and returns what the command printed: kubectl's own messages (warnings of
+// its streams) go to stderr, which only an error carries.
+func inPostgresContainer(ctx context.Context, pod corev1.Pod, command ...string) ([]byte, error) {
+	args := append(append([]string{}, kubectlArgs...), "-n", pod.Namespace, "exec", pod.Name, "-c", "postgres", "--")
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, "kubectl", args...)
+	cmd := exec.CommandContext(ctx, "kubectl", append(args, command...)...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("reading the log files of %s: %w: %s", pod.Name, err, &stderr)
+		return nil, fmt.Errorf("%s in %s: %w: %s", strings.Join(command, " "), pod.Name, err, &stderr)
 	}
 	return stdout.Bytes(), nil
 }
