@@ -90,6 +90,8 @@ func (r *LoggingBenchmarkReconciler) reconcileRuns(ctx context.Context, pass *be
 		pass.phase = v1alpha1.PhaseProvisioning
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
+	// The run is assigned by naming it in the status (pass.current, written by setStatus
+	// with the time of the assignment), which the runners watch.
 	pass.phase = v1alpha1.PhaseRunning
 	r.Recorder.Eventf(pass.benchmark, corev1.EventTypeNormal, EventRunStarted,
 		"Run %s assigned to runner %s", next.Key(), builders.RunnerName(pass.benchmark.Name, next.Destination.Name))
@@ -232,8 +234,7 @@ func (r *LoggingBenchmarkReconciler) recordRun(
 
 // ensureRunners makes sure that the runner of every destination with runs left whose
 // cluster is ready (images) exists, so that the next runs start while this one runs or
-// the other clusters start. A run is assigned by naming it in the status (pass.current,
-// written by setStatus with the time of the assignment), which the runners watch.
+// the other clusters start.
 func (r *LoggingBenchmarkReconciler) ensureRunners(
 	ctx context.Context, pass *benchmarkPass, images map[string]string,
 ) error {

@@ -4,12 +4,12 @@
 # namespace its operator watches (the e2e suite's, with a Loki of its own), REPEATS
 # times, each after deleting the last, and prints for each its wall time from kubectl
 # apply to the Complete condition, the time the runs need (pgbench, warm-ups and the
-# drains' time to the last record, from the runs' records), their ratio, and the median
-# per-run overhead from when each run was assigned to its runner (seen by watching the
-# benchmark's status.progress.current) and the records' creation: the runner's time beyond warm-up,
-# pgbench and drain (picking the run up, connecting, the drain's wait past the last
-# record, the final recount, writing the record), and record written -> next run
-# assigned (the operator's pass).
+# drains' time to the last record, from the runs' records), their ratio, and the mean and
+# median per-run overhead from when each run was assigned to its runner and when its
+# record appeared (both seen by watching): the runner's time beyond warm-up, pgbench and
+# drain (picking the run up, connecting, the drain's wait past the last record, the
+# final recount, writing the record), and record written -> next run assigned (the
+# operator's pass).
 # Usage: hack/bench-wall.sh [REPEATS] [BENCHMARK.yaml]
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
