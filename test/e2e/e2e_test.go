@@ -613,7 +613,7 @@ func waitForPhase(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark
 		if benchmark.Status.Phase == benchv1alpha1.PhaseFailed && phase != benchv1alpha1.PhaseFailed {
 			StopTrying("the benchmark failed").Now()
 		}
-		g.Expect(benchmark.Status.Phase).To(Equal(phase), benchmark.Status.Progress.Text)
+		g.Expect(benchmark.Status.Phase).To(Equal(phase), "%s %s", benchmark.Status.Progress.Text, nodeTrouble(ctx))
 	}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(5 * time.Second).Should(Succeed())
 	printStatus(benchmark)
 }
@@ -639,9 +639,9 @@ func waitWithKubectl(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchm
 		if benchmark.Status.Phase == benchv1alpha1.PhaseFailed {
 			StopTrying("the benchmark failed").Now()
 		}
-		g.Expect(done).To(Receive(&waitErr), "kubectl wait returned: %s", benchmark.Status.Progress.Text)
+		g.Expect(done).To(Receive(&waitErr), "kubectl wait returned: %s %s", benchmark.Status.Progress.Text, nodeTrouble(ctx))
 	}).WithContext(ctx).WithTimeout(benchmarkTimeout + time.Minute).WithPolling(5 * time.Second).Should(Succeed())
-	Expect(waitErr).NotTo(HaveOccurred(), "kubectl %s: %s", strings.Join(args, " "), output)
+	Expect(waitErr).NotTo(HaveOccurred(), "kubectl %s: %s %s", strings.Join(args, " "), output, nodeTrouble(ctx))
 	Expect(string(output)).To(ContainSubstring("condition met"))
 	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(benchmark), benchmark)).To(Succeed())
 	Expect(benchmark.Status.Phase).To(Equal(benchv1alpha1.PhaseSucceeded), "the phase agrees with Complete")
@@ -736,6 +736,7 @@ func printDiagnostics(benchmark *benchv1alpha1.LoggingBenchmark, extra ...[]stri
 		{"-n", operatorNamespace, "logs", "deployment/logbench", "--tail=200"},
 		{"-n", benchmarkNamespace, "get", "events", "--sort-by=.lastTimestamp"},
 		{"get", "nodes", "-o", "wide"},
+		{"get", "nodes", "-o", "custom-columns=NAME:.metadata.name,CONDITIONS:.status.conditions[?(@.status==\"True\")].type,TAINTS:.spec.taints[*].key"},
 		{"get", "pods", "--all-namespaces", "-o", "wide"},
 		{"-n", benchmarkNamespace, "get", "deployments,clusters.postgresql.cnpg.io,pvc,loggingbenchmarkruns", "-o", "wide"},
 	}

@@ -93,6 +93,10 @@ var _ = Describe("lifecycle", Label("lifecycle"), func() {
 				g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(reapplied), reapplied)).To(Succeed())
 				g.Expect(reapplied.Status.Destinations).To(HaveLen(len(reapplied.Spec.EffectiveDestinations())))
 				for _, destination := range reapplied.Status.Destinations {
+					if destination.State == benchv1alpha1.DestinationFailed {
+						StopTrying(fmt.Sprintf("destination %s failed: %s %s", destination.Name, destination.Message,
+							nodeTrouble(ctx))).Now()
+					}
 					g.Expect(destination.State).To(Equal(benchv1alpha1.DestinationReady), destination.Name)
 				}
 			}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(5 * time.Second).Should(Succeed())

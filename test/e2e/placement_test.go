@@ -105,8 +105,8 @@ func placementBenchmark(name string, placement benchv1alpha1.Placement) *benchv1
 // the primary's. make e2e-up brings CI's cluster up with two.
 func requireSchedulableNodes(ctx context.Context, count int) {
 	if schedulable := schedulableNodes(ctx); schedulable < count {
-		testenv.Missing(GinkgoTB(), "the spec needs %d schedulable nodes, the cluster has %d (LOCAL_CLUSTER_NODES=%d make local-cluster-up)",
-			count, schedulable, count)
+		testenv.Missing(GinkgoTB(), "the spec needs %d schedulable nodes, the cluster has %d (LOCAL_CLUSTER_NODES=%d make local-cluster-up); %s",
+			count, schedulable, count, nodeTrouble(ctx))
 	}
 }
 
