@@ -186,11 +186,14 @@ endef
 # machine of two cores: first the tests, checks and lint beside the build of the e2e
 # stack and the local cluster's bring-up (both mostly compile, and take about as long
 # cold), then the e2e suite, whose two lanes keep both cores busy. The cluster comes
-# down at the end, whatever failed. The local cluster needs root.
+# down at the end, whatever failed. The local cluster needs root. Its kubelets evict pods
+# when the disk runs low: the free space at the start and the end tells that apart.
 .PHONY: ci
 ci: ## Run everything CI runs: make test, check and lint beside make e2e-up, then make e2e-suite.
 	@mkdir -p $(LOCALBIN); start=$$(date +%s); status=0; \
+	echo "make ci: free disk at the start: $$(df -h --output=avail . | tail -1)"; \
 	{ $(call side-by-side,test check lint,e2e-up) && $(MAKE) --no-print-directory e2e-suite; } || status=$$?; \
+	echo "make ci: free disk before the cluster comes down: $$(df -h --output=avail . | tail -1)"; \
 	$(MAKE) --no-print-directory local-cluster-down; \
 	echo "make ci: exit $$status after $$(( $$(date +%s) - start ))s"; exit $$status
 
