@@ -385,23 +385,25 @@ E2E_FAILURES = grep -F -A 10 -e '[FAILED]' -e '--- FAIL:'
 # One lane of the e2e suite keeps about one core of two busy (pods start, clusters
 # initialise, Jobs come and go between the runs): e2e-local-lanes runs the shipping tests
 # and the specs labelled stack in one go test process, the other specs in another, side
-# by side on the running local cluster. The settings matrix (label settings) joins the
-# stack's lane, which makes the lanes about as long (docs/development.md). The lanes
+# by side on the running local cluster. The settings matrix, the counting at the source
+# and the Rsyslog receiver (labels settings, counter, rsyslog) join the stack's lane,
+# which makes the lanes about as long (docs/development.md). The lanes
 # create benchmarks of their own names in one namespace and share the operator; a spec
 # that lists the namespace tolerates the other lane's pods (the leak search skips a pod
 # gone since it was listed and a container not started yet). Each lane logs to
 # bin/e2e-<lane>.log, printed when both have ended.
+E2E_STACK_LANE = stack || settings || counter || rsyslog
 .PHONY: e2e-local-lanes
-e2e-local-lanes: loki otelcol ## Run the shipping tests and the specs labelled stack beside the other e2e specs, on the running local cluster.
+e2e-local-lanes: loki otelcol ## Run the shipping tests and the specs of E2E_STACK_LANE's labels beside the other e2e specs, on the running local cluster.
 	@rm -f $(LOCALBIN)/e2e-stack.log $(LOCALBIN)/e2e-others.log
 	@start=$$(date +%s); \
-	{ $(MAKE) --no-print-directory test-shipping && $(MAKE) --no-print-directory e2e-local E2E_LABEL_FILTER='stack || settings'; } \
+	{ $(MAKE) --no-print-directory test-shipping && $(MAKE) --no-print-directory e2e-local E2E_LABEL_FILTER='$(E2E_STACK_LANE)'; } \
 		>$(LOCALBIN)/e2e-stack.log 2>&1 & stack=$$!; \
-	$(MAKE) --no-print-directory e2e-local E2E_LABEL_FILTER='!stack && !settings && !upgrade && !install-path' >$(LOCALBIN)/e2e-others.log 2>&1 & others=$$!; \
-	stack_rc=0; wait $$stack || stack_rc=$$?; echo "e2e-local-lanes: the shipping tests and the stack and settings specs ended (exit $$stack_rc) after $$(( $$(date +%s) - start ))s"; \
+	$(MAKE) --no-print-directory e2e-local E2E_LABEL_FILTER='!($(E2E_STACK_LANE)) && !upgrade && !install-path' >$(LOCALBIN)/e2e-others.log 2>&1 & others=$$!; \
+	stack_rc=0; wait $$stack || stack_rc=$$?; echo "e2e-local-lanes: the shipping tests and the specs of $(E2E_STACK_LANE) ended (exit $$stack_rc) after $$(( $$(date +%s) - start ))s"; \
 	others_rc=0; wait $$others || others_rc=$$?; echo "e2e-local-lanes: the other specs ended (exit $$others_rc), both lanes after $$(( $$(date +%s) - start ))s"; \
 	cat $(LOCALBIN)/e2e-stack.log $(LOCALBIN)/e2e-others.log; \
-	[ $$stack_rc -eq 0 ] || { echo "e2e-local-lanes: the shipping tests or the stack or settings specs failed (bin/e2e-stack.log, above):" >&2; \
+	[ $$stack_rc -eq 0 ] || { echo "e2e-local-lanes: the shipping tests or the specs of $(E2E_STACK_LANE) failed (bin/e2e-stack.log, above):" >&2; \
 		$(E2E_FAILURES) $(LOCALBIN)/e2e-stack.log >&2 || true; }; \
 	[ $$others_rc -eq 0 ] || { echo "e2e-local-lanes: the other specs failed (bin/e2e-others.log, above):" >&2; \
 		$(E2E_FAILURES) $(LOCALBIN)/e2e-others.log >&2 || true; }; \
