@@ -27,7 +27,7 @@ import (
 // with and without a rate limit; then forwarded by the Fluent Bit sidecar over UDP and
 // over TCP to the receiver Service logbench deploys, on another node than the primary's
 // when the cluster has one, counted at both ends.
-var _ = Describe("syslog", Ordered, func() {
+var _ = Describe("syslog", Ordered, Label("syslog"), func() {
 	// benchmark is the running spec's; benchmarks every spec's, deleted after the last.
 	var (
 		benchmark  *benchv1alpha1.LoggingBenchmark
@@ -81,7 +81,7 @@ var _ = Describe("syslog", Ordered, func() {
 		return rows
 	}
 
-	It("counts every record PostgreSQL sends to /dev/log at the receiver sidecar, or names the loss", Label("rsyslog"),
+	It("counts every record PostgreSQL sends to /dev/log at the receiver sidecar, or names the loss",
 		func(ctx SpecContext) {
 			destinations := []benchv1alpha1.Destination{
 				{Name: "syslog", Type: benchv1alpha1.DestinationSyslog, Shipper: fluentBit(benchv1alpha1.OutputNull)},
