@@ -613,7 +613,9 @@ func waitForPhase(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark
 		if benchmark.Status.Phase == benchv1alpha1.PhaseFailed && phase != benchv1alpha1.PhaseFailed {
 			StopTrying("the benchmark failed").Now()
 		}
-		g.Expect(benchmark.Status.Phase).To(Equal(phase), "%s %s", benchmark.Status.Progress.Text, nodeTrouble(ctx))
+		g.Expect(benchmark.Status.Phase).To(Equal(phase), func() string {
+			return benchmark.Status.Progress.Text + " " + nodeTrouble(ctx)
+		})
 	}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(5 * time.Second).Should(Succeed())
 	printStatus(benchmark)
 }
@@ -639,9 +641,13 @@ func waitWithKubectl(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchm
 		if benchmark.Status.Phase == benchv1alpha1.PhaseFailed {
 			StopTrying("the benchmark failed").Now()
 		}
-		g.Expect(done).To(Receive(&waitErr), "kubectl wait returned: %s %s", benchmark.Status.Progress.Text, nodeTrouble(ctx))
+		g.Expect(done).To(Receive(&waitErr), func() string {
+			return "kubectl wait returned: " + benchmark.Status.Progress.Text + " " + nodeTrouble(ctx)
+		})
 	}).WithContext(ctx).WithTimeout(benchmarkTimeout + time.Minute).WithPolling(5 * time.Second).Should(Succeed())
-	Expect(waitErr).NotTo(HaveOccurred(), "kubectl %s: %s %s", strings.Join(args, " "), output, nodeTrouble(ctx))
+	Expect(waitErr).NotTo(HaveOccurred(), func() string {
+		return fmt.Sprintf("kubectl %s: %s %s", strings.Join(args, " "), output, nodeTrouble(ctx))
+	})
 	Expect(string(output)).To(ContainSubstring("condition met"))
 	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(benchmark), benchmark)).To(Succeed())
 	Expect(benchmark.Status.Phase).To(Equal(benchv1alpha1.PhaseSucceeded), "the phase agrees with Complete")

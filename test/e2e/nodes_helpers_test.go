@@ -33,10 +33,8 @@ func nodeTrouble(ctx context.Context) string {
 				reasons = append(reasons, fmt.Sprintf("%s=%s (%s)", condition.Type, condition.Status, condition.Message))
 			}
 		}
-		for _, taint := range node.Spec.Taints {
-			if taint.Effect == corev1.TaintEffectNoSchedule || taint.Effect == corev1.TaintEffectNoExecute {
-				reasons = append(reasons, "taint "+taint.ToString())
-			}
+		for _, taint := range blockingTaints(node) {
+			reasons = append(reasons, "taint "+taint.ToString())
 		}
 		if node.Spec.Unschedulable {
 			reasons = append(reasons, "cordoned")
@@ -49,4 +47,15 @@ func nodeTrouble(ctx context.Context) string {
 		return ""
 	}
 	return "nodes in trouble: " + strings.Join(troubles, "; ")
+}
+
+// blockingTaints are the taints of node that keep new pods off it.
+func blockingTaints(node corev1.Node) []corev1.Taint {
+	var blocking []corev1.Taint
+	for _, taint := range node.Spec.Taints {
+		if taint.Effect == corev1.TaintEffectNoSchedule || taint.Effect == corev1.TaintEffectNoExecute {
+			blocking = append(blocking, taint)
+		}
+	}
+	return blocking
 }

@@ -121,20 +121,11 @@ func schedulableNodeNames(ctx context.Context) []string {
 	Expect(err).NotTo(HaveOccurred())
 	var schedulable []string
 	for _, node := range nodes.Items {
-		if !node.Spec.Unschedulable && !hasNoScheduleTaint(node) {
+		if !node.Spec.Unschedulable && len(blockingTaints(node)) == 0 {
 			schedulable = append(schedulable, node.Name)
 		}
 	}
 	return schedulable
-}
-
-func hasNoScheduleTaint(node corev1.Node) bool {
-	for _, taint := range node.Spec.Taints {
-		if taint.Effect == corev1.TaintEffectNoSchedule || taint.Effect == corev1.TaintEffectNoExecute {
-			return true
-		}
-	}
-	return false
 }
 
 // expectRunNodes checks that every run's client, its runner's pod, ran on the node of its
