@@ -22,6 +22,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -418,12 +419,22 @@ type lokiSample struct {
 }
 
 // lokiCounts runs the instant count query on the tenant of the suite's Loki, through the
-// API server's service proxy, which both providers reach.
+// API server's service proxy, which both providers reach. While Loki's Service has no
+// ready endpoint (a Loki restarting, or unready a moment on a busy node) the proxy
+// answers 503: the query is retried for a minute, then fails with the Loki pods' state.
 func lokiCounts(ctx context.Context, tenant, query string) []lokiSample {
-	body, err := clientset.CoreV1().RESTClient().Get().Namespace(benchmarkNamespace).
-		Resource("services").Name("loki:3100").SubResource("proxy").Suffix("loki/api/v1/query").
-		Param("query", query).SetHeader("X-Scope-OrgID", tenant).DoRaw(ctx)
-	Expect(err).NotTo(HaveOccurred(), "querying Loki: %s", body)
+	var body []byte
+	Eventually(func(g Gomega) {
+		var err error
+		body, err = clientset.CoreV1().RESTClient().Get().Namespace(benchmarkNamespace).
+			Resource("services").Name("loki:3100").SubResource("proxy").Suffix("loki/api/v1/query").
+			Param("query", query).SetHeader("X-Scope-OrgID", tenant).DoRaw(ctx)
+		if err != nil && !apierrors.IsServiceUnavailable(err) {
+			StopTrying(fmt.Sprintf("querying Loki: %s", body)).Wrap(err).Now()
+		}
+		g.Expect(err).NotTo(HaveOccurred(), "querying Loki: %s", body)
+	}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(2*time.Second).
+		Should(Succeed(), func() string { return lokiPodsState(ctx) })
 	var answer struct {
 		Data struct {
 			Result []struct {
@@ -440,6 +451,31 @@ func lokiCounts(ctx context.Context, tenant, query string) []lokiSample {
 		samples = append(samples, lokiSample{labels: series.Metric, count: count})
 	}
 	return samples
+}
+
+// lokiPodsState says, for each pod of the suite's Loki, its phase, whether it is ready,
+// how often it restarted and why it last ended.
+func lokiPodsState(ctx context.Context) string {
+	pods, err := clientset.CoreV1().Pods(benchmarkNamespace).List(ctx,
+		metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=loki"})
+	if err != nil {
+		return "Loki's pods: " + err.Error()
+	}
+	states := []string{}
+	for _, pod := range pods.Items {
+		ready := slices.ContainsFunc(pod.Status.Conditions, func(condition corev1.PodCondition) bool {
+			return condition.Type == corev1.PodReady && condition.Status == corev1.ConditionTrue
+		})
+		state := fmt.Sprintf("%s on %s: %s, ready %t", pod.Name, pod.Spec.NodeName, pod.Status.Phase, ready)
+		for _, container := range pod.Status.ContainerStatuses {
+			state += fmt.Sprintf(", %d restarts", container.RestartCount)
+			if ended := container.LastTerminationState.Terminated; ended != nil {
+				state += fmt.Sprintf(", last ended %s (exit %d)", ended.Reason, ended.ExitCode)
+			}
+		}
+		states = append(states, state)
+	}
+	return "Loki's pods: [" + strings.Join(states, "; ") + "]; " + nodeTrouble(ctx)
 }
 
 // deployLoki applies testdata/loki.yaml with the provider's Loki image and waits until
