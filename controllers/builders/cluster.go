@@ -78,6 +78,10 @@ func Cluster(
 			NodeSelector: pg.NodeSelector,
 			Tolerations:  pg.Tolerations,
 		},
+		// CloudNativePG probes a starting instance every 10 s, so the runs could wait up
+		// to 10 s after PostgreSQL accepts connections. The startup probe ends at its first
+		// success: probing every second costs the runs nothing.
+		Probes: &cloudnativepg.ProbesConfiguration{Startup: &cloudnativepg.Probe{PeriodSeconds: 1}},
 	}
 	counterConfiguration(&spec.PostgreSQL, pg.Counter)
 	for _, secret := range pullSecrets {

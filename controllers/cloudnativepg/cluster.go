@@ -44,6 +44,21 @@ type ClusterSpec struct {
 	ImagePullSecrets []LocalObjectReference `json:"imagePullSecrets,omitempty"`
 	// InheritedMetadata is put on every object CloudNativePG creates for the cluster.
 	InheritedMetadata EmbeddedObjectMetadata `json:"inheritedMetadata"`
+	// Probes are served from 1.24.2 and 1.25.0 on.
+	Probes *ProbesConfiguration `json:"probes,omitempty"`
+}
+
+// ProbesConfiguration is CloudNativePG's ProbesConfiguration: what it changes of the
+// instance pods' probes.
+type ProbesConfiguration struct {
+	Startup *Probe `json:"startup,omitempty"`
+}
+
+// Probe is the part of CloudNativePG's ProbeWithStrategy logbench sets; CloudNativePG
+// keeps its defaults for the rest, and derives the startup probe's failure threshold
+// from spec.startDelay and the period.
+type Probe struct {
+	PeriodSeconds int32 `json:"periodSeconds,omitempty"`
 }
 
 // EmbeddedObjectMetadata is CloudNativePG's EmbeddedObjectMetadata.
