@@ -63,6 +63,7 @@ func Runner(
 	// The runner fills in each run's client count and repeat.
 	request, err := agent.Request{
 		Benchmark:    benchmark.Name,
+		BenchmarkUID: benchmark.UID,
 		Namespace:    benchmark.Namespace,
 		ClusterName:  clusterName,
 		Destination:  dest,

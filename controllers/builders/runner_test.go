@@ -261,3 +261,16 @@ func TestRunnerMountsTheScripts(t *testing.T) {
 		})
 	}
 }
+
+// TestRunnerTemplateNamesItsBenchmarkByUID: the runner of a deleted benchmark must tell a
+// new benchmark of the same name from its own (internal/runner).
+func TestRunnerTemplateNamesItsBenchmarkByUID(t *testing.T) {
+	benchmark := &v1alpha1.LoggingBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: "ns", UID: "uid-1"}}
+	runner, err := Runner(benchmark, v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}, RunnerInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if request := runnerRequest(t, runner); request.Benchmark != "bench" || request.BenchmarkUID != "uid-1" {
+		t.Errorf("the runner's template names benchmark %q of UID %q, want bench of uid-1", request.Benchmark, request.BenchmarkUID)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/logbench/logbench/api/v1alpha1"
 )
@@ -24,6 +25,10 @@ const RunnerEnv = "LOGBENCH_RUNNER"
 type Request struct {
 	// Benchmark is the LoggingBenchmark's name.
 	Benchmark string `json:"benchmark"`
+	// BenchmarkUID is the benchmark's UID in a runner's template: a runner of a deleted
+	// benchmark takes no run of a new one of the same name. Empty in the templates of
+	// runners an older operator made, which take the benchmark of that name.
+	BenchmarkUID types.UID `json:"benchmarkUID,omitempty"`
 	// Namespace of the benchmark and of the cluster.
 	Namespace string `json:"namespace"`
 	// ClusterName is the CloudNativePG cluster serving the destination.

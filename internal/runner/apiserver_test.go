@@ -28,18 +28,20 @@ func TestRunnerOnAnAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
+	own := benchmarkOnAPIServer("b")
 	objects := append([]client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
 		// Another benchmark of the namespace, which the runner's watch leaves out.
 		benchmarkOnAPIServer("other"),
-		benchmarkOnAPIServer("b"),
+		own,
 	}, runnerPods()...)
 	for _, object := range objects {
 		if err := c.Create(ctx, object); err != nil {
 			t.Fatal(err)
 		}
 	}
-	h := startOn(t, c, succeeding)
+	// The API server gives the benchmark its UID, which the operator puts in the template.
+	h := startOn(t, c, succeeding, func(runner *Runner) { runner.Template.BenchmarkUID = own.UID })
 	assign := func(name, run string) {
 		benchmark := &v1alpha1.LoggingBenchmark{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, benchmark); err != nil {

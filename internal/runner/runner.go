@@ -263,6 +263,7 @@ func (r *Runner) watchUntil(
 	} else if err != nil {
 		return nil, false, fmt.Errorf("reading benchmark %s: %w", r.Template.Benchmark, err)
 	}
+	benchmark = r.own(benchmark)
 	for {
 		if ok, err := done(benchmark); ok || err != nil {
 			return benchmark, ok, err
@@ -293,7 +294,16 @@ func (r *Runner) benchmarkOf(event watch.Event, last *v1alpha1.LoggingBenchmark)
 	if event.Type == watch.Deleted {
 		return nil, nil
 	}
-	return benchmark, nil
+	return r.own(benchmark), nil
+}
+
+// own is benchmark when it is the runner's, nil when it is another of the same name:
+// to the runner of a deleted benchmark, its successor is no benchmark at all.
+func (r *Runner) own(benchmark *v1alpha1.LoggingBenchmark) *v1alpha1.LoggingBenchmark {
+	if benchmark == nil || r.Template.BenchmarkUID != "" && benchmark.UID != r.Template.BenchmarkUID {
+		return nil
+	}
+	return benchmark
 }
 
 // denied tells an error that retrying does not mend: the runner's ServiceAccount lacks

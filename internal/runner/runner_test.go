@@ -84,7 +84,7 @@ func startOn(t *testing.T, c client.WithWatch, result func(context.Context, agen
 	}
 	runner := &Runner{
 		Client: h.client,
-		Template: agent.Request{Benchmark: "b", Namespace: namespace, ClusterName: "b-csv",
+		Template: agent.Request{Benchmark: "b", BenchmarkUID: "uid-b", Namespace: namespace, ClusterName: "b-csv",
 			Destination: v1alpha1.Destination{Name: "csv", Type: v1alpha1.DestinationCSVLog}},
 		Run: h.runs.run,
 		Pod: "b-csv-runner-1",
@@ -252,6 +252,44 @@ func TestRunnerWaitsForItsBenchmark(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.record(csvRun)
+}
+
+// successor is a benchmark of b's name created after b was deleted, which assigns run.
+func successor(run string) *v1alpha1.LoggingBenchmark {
+	next := benchmark(v1alpha1.PhaseRunning, run)
+	next.UID = "uid-b-successor"
+	return next
+}
+
+func TestRunnerOfADeletedBenchmarkTakesNoRunOfItsSuccessor(t *testing.T) {
+	h := start(t, succeeding, successor("csv/2/1"))
+	never(t, "the runner of the deleted benchmark ran its successor's run", func() bool { return h.runs.count() > 0 })
+}
+
+func TestRunOfADeletedBenchmarkStopsWhenItsSuccessorComes(t *testing.T) {
+	started := make(chan struct{}, Attempts)
+	var withdrawn atomic.Bool
+	h := start(t, func(ctx context.Context, request agent.Request) (v1alpha1.RepeatResult, error) {
+		defer withdrawn.Store(true)
+		return blockingRun(started)(ctx, request)
+	}, benchmark(v1alpha1.PhaseRunning, "csv/2/1"))
+	<-started
+
+	ctx := context.Background()
+	if err := h.client.Delete(ctx, benchmark(v1alpha1.PhaseRunning, "")); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.client.Create(ctx, successor("csv/2/1")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the run withdrawn", withdrawn.Load)
+	never(t, "the runner ran its successor's run", func() bool { return h.runs.count() > 1 })
+	h.stop()
+	err := h.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: builders.RunRecordName("b", csvRun)},
+		&v1alpha1.LoggingBenchmarkRun{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("the withdrawn run's record: %v, want none", err)
+	}
 }
 
 func TestFailingRunIsTriedThreeTimesThenRecordedFailed(t *testing.T) {
