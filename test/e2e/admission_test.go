@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -75,6 +76,25 @@ var _ = Describe("admission with the requester's rights", func() {
 			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + benchmarkNamespace,
 				"system:authenticated"},
 		}
+		// The API server's authorizer sees RBAC objects through its informers, a moment
+		// after they are created (and after the last spec's were deleted): each spec
+		// starts once it grants the editor the rights the bindings above give.
+		Eventually(func(g Gomega) {
+			for _, attributes := range []authorizationv1.ResourceAttributes{
+				{Namespace: benchmarkNamespace, Verb: "create", Group: benchv1alpha1.GroupVersion.Group,
+					Resource: "loggingbenchmarks"},
+				{Namespace: benchmarkNamespace, Verb: "get", Resource: "secrets", Name: readableSecret},
+			} {
+				review, err := clientset.AuthorizationV1().SubjectAccessReviews().Create(ctx,
+					&authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+						User: impersonated.Impersonate.UserName, Groups: impersonated.Impersonate.Groups,
+						ResourceAttributes: &attributes,
+					}}, metav1.CreateOptions{})
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(review.Status.Allowed).To(BeTrue(), "the editor may %s %s %s", attributes.Verb,
+					attributes.Resource, attributes.Name)
+			}
+		}).WithContext(ctx).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 		var err error
 		editor, err = client.New(impersonated, client.Options{Scheme: k8sClient.Scheme()})
 		Expect(err).NotTo(HaveOccurred())
