@@ -463,10 +463,7 @@ func lokiPodsState(ctx context.Context) string {
 	}
 	states := []string{}
 	for _, pod := range pods.Items {
-		ready := slices.ContainsFunc(pod.Status.Conditions, func(condition corev1.PodCondition) bool {
-			return condition.Type == corev1.PodReady && condition.Status == corev1.ConditionTrue
-		})
-		state := fmt.Sprintf("%s on %s: %s, ready %t", pod.Name, pod.Spec.NodeName, pod.Status.Phase, ready)
+		state := fmt.Sprintf("%s on %s: %s, ready %t", pod.Name, pod.Spec.NodeName, pod.Status.Phase, podReady(pod))
 		for _, container := range pod.Status.ContainerStatuses {
 			state += fmt.Sprintf(", %d restarts", container.RestartCount)
 			if ended := container.LastTerminationState.Terminated; ended != nil {
@@ -476,6 +473,13 @@ func lokiPodsState(ctx context.Context) string {
 		states = append(states, state)
 	}
 	return "Loki's pods: [" + strings.Join(states, "; ") + "]; " + nodeTrouble(ctx)
+}
+
+// podReady says whether pod's Ready condition is True.
+func podReady(pod corev1.Pod) bool {
+	return slices.ContainsFunc(pod.Status.Conditions, func(condition corev1.PodCondition) bool {
+		return condition.Type == corev1.PodReady && condition.Status == corev1.ConditionTrue
+	})
 }
 
 // deployLoki applies testdata/loki.yaml with the provider's Loki image and waits until
@@ -599,9 +603,7 @@ func nodeAgentReadyNodes(ctx context.Context, g Gomega) []string {
 		client.MatchingLabels{"app.kubernetes.io/name": "node-agent"})).To(Succeed())
 	var ready []string
 	for _, pod := range pods.Items {
-		isReady := slices.ContainsFunc(pod.Status.Conditions, func(condition corev1.PodCondition) bool {
-			return condition.Type == corev1.PodReady && condition.Status == corev1.ConditionTrue
-		})
+		isReady := podReady(pod)
 		_, _ = fmt.Fprintf(GinkgoWriter, "node agent pod %s on %s, ready %t\n", pod.Name, pod.Spec.NodeName, isReady)
 		if isReady {
 			ready = append(ready, pod.Spec.NodeName)
