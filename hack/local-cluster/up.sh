@@ -39,8 +39,9 @@ install_packages() {
   command -v unzip >/dev/null || missing+=(unzip)
   command -v xz >/dev/null || missing+=(xz-utils)
   # logbench_counter in both operand images: PGXS and Debian's PostgreSQL 15 headers,
-  # whose libpq-be.h includes GSSAPI's header (PostgreSQL 18's come with its wheel).
-  [ -e /usr/lib/postgresql/15/lib/pgxs/src/makefiles/pgxs.mk ] || missing+=(postgresql-server-dev-15)
+  # whose libpq-be.h includes GSSAPI's header (PostgreSQL 18's come with its wheel);
+  # pgxs.mk comes with the client, so the headers tell.
+  [ -e /usr/include/postgresql/15/server/postgres.h ] || missing+=(postgresql-server-dev-15)
   [ -e /usr/include/gssapi/gssapi.h ] || missing+=(libkrb5-dev)
   [ ${#missing[@]} -eq 0 ] && return
   log "installing ${missing[*]}"
