@@ -56,8 +56,8 @@ func TestSamplingCountedAtTheSource(t *testing.T) {
 }
 
 // TestSamplingSavingsCountedAtTheSource runs config/samples/sampling-savings-local.yaml,
-// docs/sampling.md's benchmark, with one short run per destination, on PostgreSQL 15 and
-// 18: every statement, a tenth and a hundredth of them at random, and the statements
+// docs/sampling.md's benchmark, with one short run per destination, on the local
+// PostgreSQL (TestSamplingCountedAtTheSource runs the counter on both majors): every statement, a tenth and a hundredth of them at random, and the statements
 // slower than 1 ms and 5 ms, to csvlog files, each row counted at the source and
 // delivered. Each sample and threshold logs fewer records a transaction than the one
 // before it, or the settings did not apply: a transaction, since the rows' runs, side by
@@ -67,34 +67,32 @@ func TestSamplingSavingsCountedAtTheSource(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a PostgreSQL extension and starts PostgreSQL servers")
 	}
-	localpgtest.Run(t, func(t *testing.T, inst localpg.Installation) {
-		rows := runSampleCountedAtTheSource(t, inst, "sampling-savings-local.yaml")
-		perTransaction := func(destination string) float64 {
-			row := findRow(t, rows, destination)
-			if len(row.Repeats) == 0 || row.Repeats[0].Transactions == 0 {
-				t.Fatalf("%s ran no transaction: %+v", destination, row.Repeats)
-			}
-			return float64(row.Records.Expected) / float64(row.Repeats[0].Transactions)
+	rows := runSampleCountedAtTheSource(t, localpgtest.Local(t), "sampling-savings-local.yaml")
+	perTransaction := func(destination string) float64 {
+		row := findRow(t, rows, destination)
+		if len(row.Repeats) == 0 || row.Repeats[0].Transactions == 0 {
+			t.Fatalf("%s ran no transaction: %+v", destination, row.Repeats)
 		}
-		for _, fewer := range []struct {
-			more, less string
-			strictly   bool
-		}{
-			{more: "csvlog-all", less: "csvlog-sample-10pct", strictly: true},
-			{more: "csvlog-sample-10pct", less: "csvlog-sample-1pct", strictly: true},
-			{more: "csvlog-all", less: "csvlog-slower-1ms", strictly: true},
-			{more: "csvlog-slower-1ms", less: "csvlog-slower-5ms"},
-		} {
-			more, less := perTransaction(fewer.more), perTransaction(fewer.less)
-			if less > more || (fewer.strictly && less == more) {
-				t.Errorf("%s logged %.3f records a transaction, %s %.3f: want fewer in %[3]s", fewer.more, more,
-					fewer.less, less)
-			}
+		return float64(row.Records.Expected) / float64(row.Repeats[0].Transactions)
+	}
+	for _, fewer := range []struct {
+		more, less string
+		strictly   bool
+	}{
+		{more: "csvlog-all", less: "csvlog-sample-10pct", strictly: true},
+		{more: "csvlog-sample-10pct", less: "csvlog-sample-1pct", strictly: true},
+		{more: "csvlog-all", less: "csvlog-slower-1ms", strictly: true},
+		{more: "csvlog-slower-1ms", less: "csvlog-slower-5ms"},
+	} {
+		more, less := perTransaction(fewer.more), perTransaction(fewer.less)
+		if less > more || (fewer.strictly && less == more) {
+			t.Errorf("%s logged %.3f records a transaction, %s %.3f: want fewer in %[3]s", fewer.more, more,
+				fewer.less, less)
 		}
-		if perTransaction("csvlog-sample-1pct") == 0 {
-			t.Error("csvlog-sample-1pct logged no record: the run sampled nothing to compare")
-		}
-	})
+	}
+	if perTransaction("csvlog-sample-1pct") == 0 {
+		t.Error("csvlog-sample-1pct logged no record: the run sampled nothing to compare")
+	}
 }
 
 // runSampleCountedAtTheSource runs the local sample of config/samples named file with

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/internal/benchstatus"
 	"github.com/logbench/logbench/internal/localpg"
@@ -22,7 +24,7 @@ import (
 )
 
 // TestQuickSample runs the README's first benchmark, config/samples/quick.yaml, with
-// shorter and fewer runs: every local destination measures TPS, and the destinations logbench
+// shorter and fewer runs, at one client count: every local destination measures TPS, and the destinations logbench
 // reads directly (files and the server's own stderr) lose no record.
 func TestQuickSample(t *testing.T) {
 	installation := postgresqlInstallation(t)
@@ -36,6 +38,7 @@ func TestQuickSample(t *testing.T) {
 	spec.Workload.Warmup.Duration = time.Second
 	// The fewest repeats that give each row an overhead interval and a verdict.
 	spec.Workload.Repeats = 3
+	spec.Workload.Clients = spec.Workload.Clients[len(spec.Workload.Clients)-1:]
 
 	var progress recordedProgress
 	outcome, err := Execute(context.Background(), spec, Options{
@@ -511,5 +514,20 @@ func TestDestinationPlacementIgnoredLocally(t *testing.T) {
 	spec.Destinations[1].Placement = ""
 	if ignored := IgnoredFields(spec); slices.Contains(ignored, "spec.destinations[].placement") {
 		t.Errorf("IgnoredFields = %q without a destination's placement", ignored)
+	}
+}
+
+// TestStartTimeoutsIgnoredLocally: local servers start at once or fail with their own
+// message, so the timeouts of a cluster's readiness and a pod's start mean nothing there,
+// and the run says so.
+func TestStartTimeoutsIgnoredLocally(t *testing.T) {
+	spec := &v1alpha1.LoggingBenchmarkSpec{Destinations: []v1alpha1.Destination{{Name: "csv", Type: v1alpha1.DestinationCSVLog}}}
+	if ignored := IgnoredFields(spec); len(ignored) != 0 {
+		t.Errorf("IgnoredFields = %q, want none", ignored)
+	}
+	spec.ClusterReadyTimeout = &metav1.Duration{Duration: time.Minute}
+	spec.PodStartTimeout = &metav1.Duration{Duration: time.Minute}
+	if ignored := IgnoredFields(spec); !slices.Equal(ignored, []string{"spec.clusterReadyTimeout", "spec.podStartTimeout"}) {
+		t.Errorf("IgnoredFields = %q, want spec.clusterReadyTimeout and spec.podStartTimeout", ignored)
 	}
 }

@@ -21,8 +21,9 @@ import (
 )
 
 // TestScriptsCountedAtTheSource runs config/samples/scripts-local.yaml, its ConfigMap
-// read from the same file, with one short run per destination after a warm-up, on
-// PostgreSQL 15 and 18 with logbench_counter built for each: the sample's reads, writes
+// read from the same file, with one short run per destination after a warm-up, on the
+// local PostgreSQL with logbench_counter built for it (TestSamplingCountedAtTheSource
+// runs the counter on both majors): the sample's reads, writes
 // and slow report, with log_min_duration_statement 5 and auto_explain, to stderr, csvlog
 // and jsonlog files. Every row's expected records are counted at the source, every file
 // holds exactly that many, and the slow report logs some in every row but the
@@ -31,28 +32,25 @@ func TestScriptsCountedAtTheSource(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a PostgreSQL extension and starts PostgreSQL servers")
 	}
-	root := testenv.Root(t)
-	localpgtest.Run(t, func(t *testing.T, inst localpg.Installation) {
-		documents, err := manifest.Read(filepath.Join(root, "config", "samples", "scripts-local.yaml"))
-		if err != nil {
-			t.Fatal(err)
+	documents, err := manifest.Read(filepath.Join(testenv.Root(t), "config", "samples", "scripts-local.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := &documents.Benchmark.Spec
+	spec.Workload.Warmup.Duration = time.Second
+	rows := runShortCounted(t, spec, Options{Installation: localpgtest.Local(t), ConfigMaps: documents.ConfigMaps})
+	for _, row := range rows {
+		if len(results.Successful(row.Repeats)) != 1 {
+			continue // runShortCounted said so
 		}
-		spec := &documents.Benchmark.Spec
-		spec.Workload.Warmup.Duration = time.Second
-		rows := runShortCounted(t, spec, Options{Installation: inst, ConfigMaps: documents.ConfigMaps})
-		for _, row := range rows {
-			if len(results.Successful(row.Repeats)) != 1 {
-				continue // runShortCounted said so
-			}
-			name, expected := results.RowName(row), row.Records.Expected
-			if logs := row.Type != v1alpha1.DestinationNone; logs != (expected > 0) {
-				t.Errorf("%s: %d records expected; every row but the baseline's logs the slow report", name, expected)
-			}
-			if row.Repeats[0].Transactions == 0 {
-				t.Errorf("%s: no transaction", name)
-			}
+		name, expected := results.RowName(row), row.Records.Expected
+		if logs := row.Type != v1alpha1.DestinationNone; logs != (expected > 0) {
+			t.Errorf("%s: %d records expected; every row but the baseline's logs the slow report", name, expected)
 		}
-	})
+		if row.Repeats[0].Transactions == 0 {
+			t.Errorf("%s: no transaction", name)
+		}
+	}
 }
 
 // TestScriptsNeedTheirConfigMapAndTheCounter: a local run refuses, before it starts any
