@@ -50,14 +50,11 @@ func (k kubeletLogs) TailLog(ctx context.Context, namespace string, container co
 	return string(tail), err
 }
 
-// diagnoseCluster reads what tells why cluster is not ready and says why, giving its
-// pods podStartTimeout to start.
+// diagnoseCluster reads what tells why cluster is not ready and says why.
 func (r *LoggingBenchmarkReconciler) diagnoseCluster(
-	ctx context.Context, cluster *unstructured.Unstructured, podStartTimeout time.Duration,
+	ctx context.Context, cluster *unstructured.Unstructured,
 ) (clusterDiagnosis, error) {
-	evidence := clusterEvidence{
-		Cluster: cluster, Logs: map[containerRef]string{}, Now: time.Now(), PodStartTimeout: podStartTimeout,
-	}
+	evidence := clusterEvidence{Cluster: cluster, Logs: map[containerRef]string{}, Now: time.Now()}
 	ofCluster := []client.ListOption{
 		client.InNamespace(cluster.GetNamespace()), client.MatchingLabels{cloudnativepg.ClusterLabel: cluster.GetName()},
 	}
