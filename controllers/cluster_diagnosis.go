@@ -33,6 +33,8 @@ type clusterEvidence struct {
 	Events []corev1.Event
 	// Logs hold the end of the logs of the crashed containers (crashedContainers).
 	Logs map[containerRef]string
+	// PodStartTimeout is the benchmark's spec.podStartTimeout (unstartableFor).
+	PodStartTimeout time.Duration
 	// Now is when the evidence was read.
 	Now time.Time
 }
@@ -46,7 +48,7 @@ type clusterDiagnosis struct {
 	// Trouble: something is wrong, rather than CloudNativePG still at work.
 	Trouble bool
 	// Recheck is when the diagnosis becomes final unless the cluster changes (a container
-	// that cannot start reaches podStartGrace), 0 when it does not by itself.
+	// that cannot start reaches the pod start timeout), 0 when it does not by itself.
 	Recheck time.Duration
 }
 
@@ -61,7 +63,7 @@ func diagnoseCluster(evidence clusterEvidence) clusterDiagnosis {
 	if phaseReason != "" {
 		inPhase += ": " + phaseReason
 	}
-	pod, podFinal, recheck := worstPod(evidence.Pods, evidence.Logs, evidence.Now)
+	pod, podFinal, recheck := worstPod(evidence.Pods, evidence.Logs, evidence.Now, evidence.PodStartTimeout)
 	if slices.Contains(cloudnativepg.HopelessPhases, phase) {
 		if pod != "" {
 			inPhase += "; " + pod
@@ -82,10 +84,10 @@ func diagnoseCluster(evidence clusterEvidence) clusterDiagnosis {
 
 // worstPod describes the pod in the worst state, newest first among equals, and whether
 // that state is final: an image that does not exist, a container that could not start
-// for podStartGrace, as for a run's pod (unstartablePod), or a server that refused to
+// for startTimeout, as for a run's pod (unstartablePod), or a server that refused to
 // start serverRefusals times (the pods of a Job each fail once: its failed pods count).
-// recheck is when a container that cannot start reaches the grace.
-func worstPod(pods []corev1.Pod, logs map[containerRef]string, now time.Time) (
+// recheck is when a container that cannot start reaches startTimeout.
+func worstPod(pods []corev1.Pod, logs map[containerRef]string, now time.Time, startTimeout time.Duration) (
 	message string, final bool, recheck time.Duration,
 ) {
 	failedOfJob := map[string]int32{}
@@ -103,7 +105,7 @@ func worstPod(pods []corev1.Pod, logs map[containerRef]string, now time.Time) (
 		if job := pod.Labels[batchv1.JobNameLabel]; job != "" && trouble.Crashed {
 			trouble.Failures = max(trouble.Failures, failedOfJob[job])
 		}
-		giveUp, graceLeft := unstartableFor(trouble, pod.CreationTimestamp.Time, now)
+		giveUp, graceLeft := unstartableFor(trouble, pod.CreationTimestamp.Time, now, startTimeout)
 		if graceLeft > 0 && (recheck == 0 || graceLeft < recheck) {
 			recheck = graceLeft
 		}

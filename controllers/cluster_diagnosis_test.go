@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
 )
 
@@ -86,11 +87,11 @@ func TestDiagnoseCluster(t *testing.T) {
 			Cluster: cnpgCluster(settingUp, ""),
 			Pods:    []corev1.Pod{created(waitingPod("b-csv-1-initdb-a", "initdb", "ErrImagePull", deniedImage), start)},
 		}, clusterDiagnosis{Detail: "pod b-csv-1-initdb-a: container initdb: ErrImagePull: " + deniedImage,
-			Trouble: true, Recheck: podStartGrace - 30*time.Second}},
+			Trouble: true, Recheck: v1alpha1.DefaultPodStartTimeout - 30*time.Second}},
 		{"an image the registry refuses past the grace", clusterEvidence{
 			Cluster: cnpgCluster(settingUp, ""),
 			Pods: []corev1.Pod{created(waitingPod("b-csv-1-initdb-a", "initdb", "ErrImagePull", deniedImage),
-				start.Add(-podStartGrace))},
+				start.Add(-v1alpha1.DefaultPodStartTimeout))},
 		}, clusterDiagnosis{Detail: "pod b-csv-1-initdb-a: container initdb: ErrImagePull: " + deniedImage,
 			Final: true, Trouble: true}},
 		{"initdb refused once: the Job retries", clusterEvidence{
@@ -168,6 +169,7 @@ func TestDiagnoseCluster(t *testing.T) {
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
 			test.evidence.Now = start.Add(30 * time.Second)
+			test.evidence.PodStartTimeout = v1alpha1.DefaultPodStartTimeout
 			if got := diagnoseCluster(test.evidence); got != test.want {
 				t.Errorf("diagnoseCluster =\n%+v\nwant\n%+v", got, test.want)
 			}

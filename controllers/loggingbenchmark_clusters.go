@@ -59,7 +59,7 @@ func (r *LoggingBenchmarkReconciler) reconcileCluster(
 		state.State = v1alpha1.DestinationReady
 		return clusterOutcome{State: clusterReady, Image: readiness.Image}, nil
 	}
-	diagnosis, err := r.diagnoseCluster(ctx, cluster)
+	diagnosis, err := r.diagnoseCluster(ctx, cluster, pass.benchmark.Spec.PodStartTimeoutOrDefault())
 	if err != nil {
 		return clusterOutcome{}, err
 	}

@@ -50,11 +50,14 @@ func (k kubeletLogs) TailLog(ctx context.Context, namespace string, container co
 	return string(tail), err
 }
 
-// diagnoseCluster reads what tells why cluster is not ready and says why.
+// diagnoseCluster reads what tells why cluster is not ready and says why, giving its
+// pods podStartTimeout to start.
 func (r *LoggingBenchmarkReconciler) diagnoseCluster(
-	ctx context.Context, cluster *unstructured.Unstructured,
+	ctx context.Context, cluster *unstructured.Unstructured, podStartTimeout time.Duration,
 ) (clusterDiagnosis, error) {
-	evidence := clusterEvidence{Cluster: cluster, Logs: map[containerRef]string{}, Now: time.Now()}
+	evidence := clusterEvidence{
+		Cluster: cluster, Logs: map[containerRef]string{}, Now: time.Now(), PodStartTimeout: podStartTimeout,
+	}
 	ofCluster := []client.ListOption{
 		client.InNamespace(cluster.GetNamespace()), client.MatchingLabels{cloudnativepg.ClusterLabel: cluster.GetName()},
 	}

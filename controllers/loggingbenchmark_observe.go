@@ -285,7 +285,7 @@ func (r *LoggingBenchmarkReconciler) observeRuns(
 			return runsObservation{}, err
 		}
 		if !finished {
-			stuck, recheck := unstartablePod(pod, time.Now())
+			stuck, recheck := unstartablePod(pod, time.Now(), benchmark.Spec.PodStartTimeoutOrDefault())
 			if recheck > 0 && (observed.Recheck == 0 || recheck < observed.Recheck) {
 				observed.Recheck = recheck
 			}
@@ -372,12 +372,13 @@ func terminationMessage(latest *corev1.Pod) (message, node string) {
 // pendingRecheck is how often a pending run pod is looked at.
 const pendingRecheck = 30 * time.Second
 
-// unstartablePod tells why a run's pod (its runner's, or a running Job's) cannot start: at once when its image does
-// not exist, else once one of its containers has waited for an unstartable reason, or
-// the scheduler has found no node for it, past podStartGrace since the pod's creation;
-// recheck is when to look again at a pod still pending, or at a Job whose pod is not
-// created yet (a missing ServiceAccount stops its creation), 0 for one that runs.
-func unstartablePod(pod *corev1.Pod, now time.Time) (reason string, recheck time.Duration) {
+// unstartablePod tells why a run's pod (its runner's, or a running Job's) cannot start:
+// at once when its image does not exist, else once one of its containers has waited for
+// an unstartable reason, or the scheduler has found no node for it, past timeout
+// (spec.podStartTimeout) since the pod's creation; recheck is when to look again at a
+// pod still pending, or at a Job whose pod is not created yet (a missing ServiceAccount
+// stops its creation), 0 for one that runs.
+func unstartablePod(pod *corev1.Pod, now time.Time, timeout time.Duration) (reason string, recheck time.Duration) {
 	if pod == nil {
 		return "", pendingRecheck
 	}
@@ -388,7 +389,7 @@ func unstartablePod(pod *corev1.Pod, now time.Time) (reason string, recheck time
 	// A run's placement holds to a primary that stays on its node: no node that takes
 	// the pod will come of waiting longer.
 	trouble.Unstartable = trouble.Unstartable || trouble.Unschedulable
-	giveUp, recheck := unstartableFor(trouble, pod.CreationTimestamp.Time, now)
+	giveUp, recheck := unstartableFor(trouble, pod.CreationTimestamp.Time, now, timeout)
 	if !giveUp {
 		return "", cmp.Or(recheck, pendingRecheck)
 	}

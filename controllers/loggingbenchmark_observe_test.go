@@ -8,12 +8,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers/builders"
 )
 
 // TestUnstartablePod: a run whose pod waits for a Secret, an image or a node fails once
-// the kubelet or the scheduler has retried for podStartGrace, at once when no retry can
-// help, with their reason; a pod pending for other reasons, or running, does not.
+// the kubelet or the scheduler has retried for spec.podStartTimeout (2m unless set), at
+// once when no retry can help, with their reason; a pod pending for other reasons, or
+// running, does not.
 func TestUnstartablePod(t *testing.T) {
 	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	pod := func(phase corev1.PodPhase, reason string) *corev1.Pod {
@@ -41,23 +43,38 @@ func TestUnstartablePod(t *testing.T) {
 		{"running", pod(corev1.PodRunning, ""), time.Hour, "", 0},
 		{"pulling", pod(corev1.PodPending, "ContainerCreating"), time.Hour, "", pendingRecheck},
 		{"missing Secret, within the grace", pod(corev1.PodPending, "CreateContainerConfigError"), 30 * time.Second,
-			"", podStartGrace - 30*time.Second},
-		{"missing Secret, past the grace", pod(corev1.PodPending, "CreateContainerConfigError"), podStartGrace,
+			"", v1alpha1.DefaultPodStartTimeout - 30*time.Second},
+		{"missing Secret, past the grace", pod(corev1.PodPending, "CreateContainerConfigError"), v1alpha1.DefaultPodStartTimeout,
 			`the run's pod b-csv-c1-r1-x could not start: container agent: CreateContainerConfigError: secret "loki" not found`, 0},
 		{"image not pulled", pod(corev1.PodPending, "ImagePullBackOff"), 5 * time.Minute,
 			"container agent: ImagePullBackOff", 0},
-		{"no node, within the grace", unschedulable, time.Minute, "", podStartGrace - time.Minute},
-		{"no node, past the grace", unschedulable, podStartGrace,
+		{"no node, within the grace", unschedulable, time.Minute, "", v1alpha1.DefaultPodStartTimeout - time.Minute},
+		{"no node, past the grace", unschedulable, v1alpha1.DefaultPodStartTimeout,
 			"the run's pod b-csv-c1-r1-x could not start: not scheduled: 0/2 nodes are available: 1 node(s) didn't match pod affinity rules", 0},
 		{"image name invalid, within the grace", pod(corev1.PodPending, "InvalidImageName"), time.Second,
 			"container agent: InvalidImageName", 0},
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
-			reason, recheck := unstartablePod(test.pod, created.Add(test.after))
+			reason, recheck := unstartablePod(test.pod, created.Add(test.after), v1alpha1.DefaultPodStartTimeout)
 			if (test.wantReason == "") != (reason == "") || !strings.Contains(reason, test.wantReason) ||
 				recheck != test.wantRecheck {
 				t.Errorf("reason %q, recheck %s; want %q, %s", reason, recheck, test.wantReason, test.wantRecheck)
+			}
+		})
+	}
+	// A shorter spec.podStartTimeout gives up sooner, and a pod whose image does not
+	// exist fails at once whatever it says.
+	const podStartTimeout = 20 * time.Second
+	shorter := v1alpha1.DefaultPodStartTimeout / podStartTimeout
+	for _, test := range tests[3:] {
+		after := test.after / shorter
+		t.Run(test.name+", at the same share of a timeout of 20s", func(t *testing.T) {
+			reason, recheck := unstartablePod(test.pod, created.Add(after), podStartTimeout)
+			wantRecheck := test.wantRecheck / shorter
+			if (test.wantReason == "") != (reason == "") || !strings.Contains(reason, test.wantReason) ||
+				recheck != wantRecheck {
+				t.Errorf("reason %q, recheck %s; want %q, %s", reason, recheck, test.wantReason, wantRecheck)
 			}
 		})
 	}

@@ -291,7 +291,7 @@ func (r *LoggingBenchmarkReconciler) superviseRun(
 		return ctrl.Result{}, err
 	}
 	now := time.Now()
-	stuck, recheck := unstartablePod(pod, now)
+	stuck, recheck := unstartablePod(pod, now, benchmark.Spec.PodStartTimeoutOrDefault())
 	left := builders.RunDeadline(&benchmark.Spec) - now.Sub(benchmark.Status.Progress.CurrentSince.Time)
 	switch {
 	case stuck != "":

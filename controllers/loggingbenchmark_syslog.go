@@ -75,7 +75,8 @@ func (r *LoggingBenchmarkReconciler) checkSyslogReceiver(
 	if err != nil {
 		return clusterOutcome{}, err
 	}
-	giveUp, graceLeft := unstartableFor(trouble.podTrouble, trouble.created, time.Now())
+	giveUp, graceLeft := unstartableFor(trouble.podTrouble, trouble.created, time.Now(),
+		benchmark.Spec.PodStartTimeoutOrDefault())
 	if giveUp {
 		pass.failDestination(state, fmt.Sprintf("syslog receiver %s: %s", key.Name, trouble.Message))
 		return clusterOutcome{State: clusterFailed}, nil

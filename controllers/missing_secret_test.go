@@ -20,11 +20,13 @@ import (
 var _ = Describe("LoggingBenchmark reconciler and a missing Secret", func() {
 	ctx := context.Background()
 
-	It("names a Secret the shipper cannot find in its destination's status", func() {
-		namespace := newNamespace()
-		DeferCleanup(startOperator(time.Hour))
+	// createBenchmark creates a benchmark of one Loki destination whose bearer token's
+	// Secret does not exist, and plays the kubelet, which cannot find it for the instance
+	// pod's shipper.
+	createBenchmark := func(namespace string, podStartTimeout *metav1.Duration) {
 		benchmark := newBenchmark(namespace, "nosecret", v1alpha1.CleanupNever)
 		benchmark.Spec.Baseline.Enabled = false
+		benchmark.Spec.PodStartTimeout = podStartTimeout
 		benchmark.Spec.Destinations = []v1alpha1.Destination{{Name: "loki", Type: v1alpha1.DestinationLoki,
 			Loki: &v1alpha1.LokiSpec{URL: "http://loki.monitoring:3100", Auth: &v1alpha1.LokiAuth{
 				BearerToken: &v1alpha1.SecretKeyRef{SecretName: "loki-token", Key: "token"},
@@ -55,10 +57,30 @@ var _ = Describe("LoggingBenchmark reconciler and a missing Secret", func() {
 			},
 		}}}
 		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+	}
 
+	It("names a Secret the shipper cannot find in its destination's status", func() {
+		namespace := newNamespace()
+		DeferCleanup(startOperator(time.Hour))
+		createBenchmark(namespace, nil)
 		Eventually(func(g Gomega) {
 			destinations := getBenchmark(g, namespace, "nosecret").Status.Destinations
 			g.Expect(destinations).To(HaveLen(1))
+			g.Expect(destinations[0].State).To(Equal(v1alpha1.DestinationProvisioning),
+				"within the default podStartTimeout of 2m")
+			g.Expect(destinations[0].Message).To(SatisfyAll(ContainSubstring("nosecret-loki-1"),
+				ContainSubstring(`CreateContainerConfigError: secret "loki-token" not found`)))
+		}, timeout).Should(Succeed())
+	})
+
+	It("fails the destination with the kubelet's words once spec.podStartTimeout has passed", func() {
+		namespace := newNamespace()
+		DeferCleanup(startOperator(time.Hour))
+		createBenchmark(namespace, &metav1.Duration{Duration: 3 * time.Second})
+		Eventually(func(g Gomega) {
+			destinations := getBenchmark(g, namespace, "nosecret").Status.Destinations
+			g.Expect(destinations).To(HaveLen(1))
+			g.Expect(destinations[0].State).To(Equal(v1alpha1.DestinationFailed))
 			g.Expect(destinations[0].Message).To(SatisfyAll(ContainSubstring("nosecret-loki-1"),
 				ContainSubstring(`CreateContainerConfigError: secret "loki-token" not found`)))
 		}, timeout).Should(Succeed())

@@ -53,20 +53,18 @@ type podTrouble struct {
 	ServerRefused bool
 }
 
-// podStartGrace lets the kubelet retry a pull, or a Secret be created late, before what
-// waits for the pod gives up.
-const podStartGrace = 2 * time.Minute
-
 // unstartableFor tells whether what waits for a pod created at created gives up at now
-// for its trouble: at once when no retry can help, once podStartGrace has passed when a
-// container cannot start without a change of the cluster. recheck is when the grace
-// ends, 0 when it has or does not apply.
-func unstartableFor(trouble podTrouble, created, now time.Time) (giveUp bool, recheck time.Duration) {
+// for its trouble: at once when no retry can help, once timeout (spec.podStartTimeout)
+// has passed when a container cannot start without a change of the cluster. recheck is
+// when the timeout ends, 0 when it has or does not apply.
+func unstartableFor(trouble podTrouble, created, now time.Time, timeout time.Duration) (
+	giveUp bool, recheck time.Duration,
+) {
 	if !trouble.Unstartable {
 		return false, 0
 	}
-	if waited := now.Sub(created); !trouble.Hopeless && waited < podStartGrace {
-		return false, podStartGrace - waited
+	if waited := now.Sub(created); !trouble.Hopeless && waited < timeout {
+		return false, timeout - waited
 	}
 	return true, 0
 }

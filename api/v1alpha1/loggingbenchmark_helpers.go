@@ -6,6 +6,7 @@ import (
 	"maps"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // BaselineName is the name of the destination added when spec.baseline.enabled is true
@@ -37,6 +38,17 @@ func (s *LoggingBenchmarkSpec) BaselineDestination() (string, bool) {
 // cluster's primary: its own placement, or the workload's.
 func (s *LoggingBenchmarkSpec) PlacementOf(d Destination) Placement {
 	return cmp.Or(d.Placement, s.Workload.Placement)
+}
+
+// DefaultPodStartTimeout is spec.podStartTimeout when unset.
+const DefaultPodStartTimeout = 2 * time.Minute
+
+// PodStartTimeoutOrDefault is spec.podStartTimeout, DefaultPodStartTimeout when unset.
+func (s *LoggingBenchmarkSpec) PodStartTimeoutOrDefault() time.Duration {
+	if s.PodStartTimeout == nil {
+		return DefaultPodStartTimeout
+	}
+	return s.PodStartTimeout.Duration
 }
 
 // RunsTotal is the number of pgbench executions the benchmark needs; with a ramp, the

@@ -67,8 +67,21 @@ type LoggingBenchmarkSpec struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('24h')",message="clusterReadyTimeout must be between 1s and 24h"
 	ClusterReadyTimeout *metav1.Duration `json:"clusterReadyTimeout,omitempty"`
 
+	// PodStartTimeout bounds the wait for a pod of the benchmark (a cluster's instance or
+	// initdb Job, a run's runner, a syslog receiver) whose container cannot start without
+	// a change of the cluster (an image pull that fails, a missing Secret) or that no node
+	// takes: past it the destination, or the run, fails with the kubelet's or the
+	// scheduler's reason. An image that does not exist fails at once. Unset, 2m: time for
+	// the kubelet to retry a pull, a Secret to be created late or a node to be added.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+h)?([0-9]+m)?([0-9]+s)?$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('24h')",message="podStartTimeout must be between 1s and 24h"
+	PodStartTimeout *metav1.Duration `json:"podStartTimeout,omitempty"`
+
 	// Cleanup says what happens to the benchmark clusters when the benchmark ends.
-	// It may change after creation, as may clusterReadyTimeout; every other field may not.
+	// It may change after creation, as may clusterReadyTimeout and podStartTimeout; every
+	// other field may not.
 	// +kubebuilder:default=OnSuccess
 	Cleanup CleanupPolicy `json:"cleanup,omitempty"`
 }

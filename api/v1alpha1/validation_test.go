@@ -499,6 +499,10 @@ var _ = Describe("LoggingBenchmark admission", func() {
 			"spec.drainTimeout", "should match"),
 		Entry("clusterReadyTimeout of 0s", `clusterReadyTimeout: 0s`,
 			"spec.clusterReadyTimeout", "clusterReadyTimeout must be between 1s and 24h"),
+		Entry("podStartTimeout of 0s", `podStartTimeout: 0s`,
+			"spec.podStartTimeout", "podStartTimeout must be between 1s and 24h"),
+		Entry("podStartTimeout past a day", `podStartTimeout: 25h`,
+			"spec.podStartTimeout", "podStartTimeout must be between 1s and 24h"),
 		Entry("unknown cleanup policy", `cleanup: Sometimes`,
 			"spec.cleanup", "Unsupported value"),
 		Entry("pgaudit without classes", `logging: {pgaudit: {log: []}}`,
@@ -593,6 +597,8 @@ var _ = Describe("LoggingBenchmark admission", func() {
 		Entry("12 destinations", "destinations: ["+flowItems(12, "{name: d%d, type: JSONLog}")+"]"),
 		Entry("the bounds of the durations", `{workload: {duration: 24h}, drainTimeout: 0s, clusterReadyTimeout: 1s}`),
 		Entry("a day to become ready", `clusterReadyTimeout: 24h`),
+		Entry("the bounds of podStartTimeout", `podStartTimeout: 1s`),
+		Entry("a day for a pod to start", `podStartTimeout: 24h`),
 		Entry("durations in hours, minutes and seconds", `{workload: {duration: 1h2m3s}, drainTimeout: 1h}`),
 		Entry(
 			"parameters logbench leaves alone",
@@ -749,9 +755,11 @@ cleanup: OnSuccess
 		)
 
 		// kubectl patch and kubectl edit send only the changed fields, as a merge patch does.
-		It("accepts a change of the cleanup policy", func() {
+		It("accepts a change of the cleanup policy and of the timeouts of a cluster's and a pod's start", func() {
 			patch := client.MergeFrom(benchmark.DeepCopy())
 			benchmark.Spec.Cleanup = v1alpha1.CleanupNever
+			benchmark.Spec.ClusterReadyTimeout = &metav1.Duration{Duration: 20 * time.Minute}
+			benchmark.Spec.PodStartTimeout = &metav1.Duration{Duration: 5 * time.Minute}
 			Expect(k8sClient.Patch(ctx, benchmark, patch)).To(Succeed())
 		})
 

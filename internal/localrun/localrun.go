@@ -474,6 +474,9 @@ func IgnoredFields(spec *v1alpha1.LoggingBenchmarkSpec) []string {
 	note(len(spec.Workload.Resources.Limits)+len(spec.Workload.Resources.Requests) > 0, "spec.workload.resources")
 	note(slices.ContainsFunc(spec.Destinations, func(d v1alpha1.Destination) bool { return d.Placement != "" }),
 		"spec.destinations[].placement")
+	// Local servers start at once or fail with their own message: no pod waits.
+	note(spec.ClusterReadyTimeout != nil, "spec.clusterReadyTimeout")
+	note(spec.PodStartTimeout != nil, "spec.podStartTimeout")
 	return ignored
 }
 
