@@ -46,13 +46,14 @@ var _ = Describe("placement", Label("placement"), func() {
 			expectRunNodes(ctx, sameNode, true)
 		})
 
-	It("fails a run whose runner's pod no node takes within two minutes, with the scheduler's reason",
+	It("fails a run whose runner's pod no node takes within its podStartTimeout, with the scheduler's reason",
 		func(ctx SpecContext) {
 			// On the primary's node, and asking for more cores than any node has.
 			unschedulable := placementBenchmark("no-node", benchv1alpha1.PlacementSameNode)
 			unschedulable.Spec.Workload.Resources.Requests = corev1.ResourceList{
 				corev1.ResourceCPU: resource.MustParse("1000"),
 			}
+			unschedulable.Spec.PodStartTimeout = &metav1.Duration{Duration: shortPodStartTimeout}
 			unschedulable.Spec.Cleanup = benchv1alpha1.CleanupAlways
 			createForThisSpec(ctx, unschedulable)
 			DeferCleanup(func() {
@@ -71,8 +72,8 @@ var _ = Describe("placement", Label("placement"), func() {
 				pod = pods.Items[0]
 			}).WithContext(ctx).WithTimeout(benchmarkTimeout).WithPolling(2 * time.Second).Should(Succeed())
 
-			By("failing the run within two minutes of the pod's creation, with the scheduler's message")
-			deadline := time.Until(pod.CreationTimestamp.Add(2*time.Minute + 45*time.Second))
+			By("failing the run within podStartTimeout of the pod's creation, with the scheduler's message")
+			deadline := time.Until(pod.CreationTimestamp.Add(shortPodStartTimeout + 30*time.Second))
 			var failure string
 			Eventually(func(g Gomega) {
 				g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(unschedulable), unschedulable)).To(Succeed())

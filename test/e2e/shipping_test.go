@@ -147,7 +147,7 @@ var _ = Describe("shipping", Ordered, Label(stackLabel), func() {
 		// take seconds, the collector's retries to the limited tenant tens of seconds or
 		// until this deadline (its held records are then reported as such). The paused
 		// input's drain lasts until the deadline, which bounds the spec's length.
-		benchmark.Spec.DrainTimeout = metav1.Duration{Duration: time.Minute}
+		benchmark.Spec.DrainTimeout = metav1.Duration{Duration: 20 * time.Second}
 		Expect(k8sClient.Create(ctx, benchmark)).To(Succeed())
 		runners = followRunnerLogs(followingRunners, benchmark.Name)
 		waitForPhase(ctx, benchmark, benchv1alpha1.PhaseSucceeded)
