@@ -387,10 +387,11 @@ E2E_FAILURES = grep -F -A 10 -e '[FAILED]' -e '--- FAIL:'
 # and the specs labelled stack in one go test process, the other specs in another, side
 # by side on the running local cluster. The counting at the source and the syslog specs
 # (labels counter, syslog; a label takes a whole ordered container, whose specs share
-# state) join the stack's lane, which makes the lanes about as long (docs/development.md). The lanes create benchmarks of their own names in one
-# namespace and share the operator; a spec that lists the namespace tolerates the other
-# lane's pods (the leak search skips a pod gone since it was listed and a container not
-# started yet). Each lane logs to bin/e2e-<lane>.log, printed when both have ended.
+# state) join the stack's lane, which makes the lanes about as long (docs/development.md).
+# The lanes create benchmarks of their own names in one namespace and share the operator;
+# a spec that lists the namespace tolerates the other lane's pods (the leak search skips
+# a pod gone since it was listed and a container not started yet). Each lane logs to
+# bin/e2e-<lane>.log, printed when both have ended.
 E2E_STACK_LANE = stack || counter || syslog
 .PHONY: e2e-local-lanes
 e2e-local-lanes: loki otelcol ## Run the shipping tests and the specs of E2E_STACK_LANE's labels beside the other e2e specs, on the running local cluster.

@@ -64,7 +64,8 @@ func TestUnstartablePod(t *testing.T) {
 		})
 	}
 	// A shorter spec.podStartTimeout gives up sooner, and a pod whose image does not
-	// exist fails at once whatever it says.
+	// exist fails at once whatever it says: the rows after the first three, whose pods
+	// wait for the timeout or fail at once, at the same share of a timeout of 20s.
 	const podStartTimeout = 20 * time.Second
 	shorter := v1alpha1.DefaultPodStartTimeout / podStartTimeout
 	for _, test := range tests[3:] {

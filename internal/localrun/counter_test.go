@@ -57,12 +57,13 @@ func TestSamplingCountedAtTheSource(t *testing.T) {
 
 // TestSamplingSavingsCountedAtTheSource runs config/samples/sampling-savings-local.yaml,
 // docs/sampling.md's benchmark, with one short run per destination, on the local
-// PostgreSQL (TestSamplingCountedAtTheSource runs the counter on both majors): every statement, a tenth and a hundredth of them at random, and the statements
-// slower than 1 ms and 5 ms, to csvlog files, each row counted at the source and
-// delivered. Each sample and threshold logs fewer records a transaction than the one
-// before it, or the settings did not apply: a transaction, since the rows' runs, side by
-// side on a shared machine, commit different numbers of them. A threshold may log none
-// on a machine fast enough that no statement crosses it.
+// PostgreSQL (TestSamplingCountedAtTheSource runs the counter on both majors): every
+// statement, a tenth and a hundredth of them at random, and the statements slower than
+// 1 ms and 5 ms, to csvlog files, each row counted at the source and delivered. Each
+// sample and threshold logs fewer records a transaction than the one before it, or the
+// settings did not apply: a transaction, since the rows' runs, side by side on a shared
+// machine, commit different numbers of them. A threshold may log none on a machine fast
+// enough that no statement crosses it.
 func TestSamplingSavingsCountedAtTheSource(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a PostgreSQL extension and starts PostgreSQL servers")

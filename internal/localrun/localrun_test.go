@@ -24,8 +24,9 @@ import (
 )
 
 // TestQuickSample runs the README's first benchmark, config/samples/quick.yaml, with
-// shorter and fewer runs, at one client count: every local destination measures TPS, and the destinations logbench
-// reads directly (files and the server's own stderr) lose no record.
+// shorter and fewer runs, at one client count: every local destination measures TPS,
+// and the destinations logbench reads directly (files and the server's own stderr) lose
+// no record.
 func TestQuickSample(t *testing.T) {
 	installation := postgresqlInstallation(t)
 	root := testenv.Root(t)

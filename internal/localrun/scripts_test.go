@@ -23,11 +23,10 @@ import (
 // TestScriptsCountedAtTheSource runs config/samples/scripts-local.yaml, its ConfigMap
 // read from the same file, with one short run per destination after a warm-up, on the
 // local PostgreSQL with logbench_counter built for it (TestSamplingCountedAtTheSource
-// runs the counter on both majors): the sample's reads, writes
-// and slow report, with log_min_duration_statement 5 and auto_explain, to stderr, csvlog
-// and jsonlog files. Every row's expected records are counted at the source, every file
-// holds exactly that many, and the slow report logs some in every row but the
-// baseline's.
+// runs the counter on both majors): the sample's reads, writes and slow report, with
+// log_min_duration_statement 5 and auto_explain, to stderr, csvlog and jsonlog files.
+// Every row's expected records are counted at the source, every file holds exactly that
+// many, and the slow report logs some in every row but the baseline's.
 func TestScriptsCountedAtTheSource(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a PostgreSQL extension and starts PostgreSQL servers")
