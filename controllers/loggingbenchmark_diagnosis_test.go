@@ -13,10 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/controllers/cloudnativepg"
+	"github.com/logbench/logbench/internal/results"
 )
 
 // containerLogs plays the kubelet's logs: each container's, by name, whatever its pod.
@@ -138,7 +140,43 @@ var _ = Describe("LoggingBenchmark reconciler with a destination whose cluster i
 				g.Expect(ready.Message).To(ContainSubstring("destination csv failed: " + want))
 				g.Expect(eventMessages(g, namespace, EventClusterFailed)).To(ContainElement(want))
 			}, timeout).Should(Succeed())
+			record := &v1alpha1.LoggingBenchmarkRun{}
+			Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: builders.RunRecordName("typo",
+				results.RunKey{Destination: "csv", Clients: 1, Repeat: 1})}, record)).To(Succeed())
+			reason, failed := builders.DestinationFailure(record)
+			Expect(failed).To(BeTrue(), "the run's record holds the failure")
+			Expect(reason).To(Equal(want))
 		})
+
+	// A pass that fails a destination records its runs before it writes the status, which
+	// it leaves out when a newer status was written meanwhile: the next pass, which finds
+	// the destination's runs finished and diagnoses it no more, reads its failure from them.
+	It("fails a destination whose failure only its runs' records hold", func() {
+		benchmark := newDestinationsBenchmark("lost", "csv", "json")
+		Expect(k8sClient.Create(ctx, benchmark)).To(Succeed())
+		want := "cluster lost-csv: pod lost-csv-1: container postgres: ImagePullBackOff: " + missingImage
+		failedWithDestination := builders.RunRecord(benchmark, results.RunKey{Destination: "csv", Clients: 1, Repeat: 1},
+			v1alpha1.RepeatResult{Error: want})
+		builders.FailedWithDestination(failedWithDestination)
+		failedByRunner := builders.RunRecord(benchmark, results.RunKey{Destination: "json", Clients: 1, Repeat: 1},
+			v1alpha1.RepeatResult{Error: "pgbench: connection refused"})
+		for _, record := range []*v1alpha1.LoggingBenchmarkRun{failedWithDestination, failedByRunner} {
+			Expect(controllerutil.SetControllerReference(benchmark, record, scheme)).To(Succeed())
+			Expect(k8sClient.Create(ctx, record)).To(Succeed())
+		}
+
+		DeferCleanup(startOperator(time.Hour))
+		finished := expectPhase(namespace, "lost", v1alpha1.PhaseFailed)
+		Expect(finished.Status.Destinations).To(ConsistOf(
+			SatisfyAll(HaveField("Name", "csv"), HaveField("State", v1alpha1.DestinationFailed),
+				HaveField("Message", want)),
+			SatisfyAll(HaveField("Name", "json"), HaveField("State", v1alpha1.DestinationPending),
+				HaveField("Message", BeEmpty())),
+		), "a run its runner failed leaves its destination as it was")
+		Eventually(func(g Gomega) {
+			g.Expect(eventMessages(g, namespace, EventClusterFailed)).To(ConsistOf(want))
+		}, timeout).Should(Succeed())
+	})
 
 	It("says why a cluster is not ready: a pod without a node, a pending volume claim, CloudNativePG's phase", func() {
 		DeferCleanup(startOperator(time.Hour))

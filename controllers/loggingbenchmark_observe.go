@@ -56,6 +56,9 @@ type runsObservation struct {
 	// Unstopped holds the Jobs of recorded runs that still hold a pod: a run that failed
 	// because its pod could not start.
 	Unstopped []*batchv1.Job
+	// DestinationFailures holds, by destination, the failure that the records of a failed
+	// destination's runs hold.
+	DestinationFailures map[string]string
 	// Recheck is when to look again at a run whose pod has not started: the kubelet's
 	// waiting reasons change no Job, so no watch brings the pass that fails it.
 	Recheck time.Duration
@@ -71,6 +74,8 @@ type finishedRun struct {
 	// Announced says that its end was announced already: by an operator that saved the
 	// result in the Job's annotation, before runs had records.
 	Announced bool
+	// WithDestination says that the run failed with its destination.
+	WithDestination bool
 }
 
 // observe reads the benchmark's run records, Jobs and Clusters; it writes nothing.
@@ -93,7 +98,7 @@ func (r *LoggingBenchmarkReconciler) observe(
 		seed:         seed,
 		runs:         runs,
 		clusters:     clusters,
-		destinations: destinationStates(benchmark, clusters),
+		destinations: destinationStates(benchmark, clusters, runs.DestinationFailures),
 		phase:        cmp.Or(benchmark.Status.Phase, v1alpha1.PhasePending),
 	}
 	for _, dest := range pass.destinations {
@@ -124,10 +129,12 @@ func (r *LoggingBenchmarkReconciler) ownedClusters(
 }
 
 // destinationStates derives each destination's state from its cluster; Failed and Deleted
-// are final and come from the previous status.
+// are final and come from the previous status, or, for a failure whose status write was
+// lost to a newer status, from the records of the failed destination's runs (failures).
 func destinationStates(
 	benchmark *v1alpha1.LoggingBenchmark,
 	clusters map[string]*unstructured.Unstructured,
+	failures map[string]string,
 ) []v1alpha1.DestinationStatus {
 	previous := map[string]v1alpha1.DestinationStatus{}
 	for _, dest := range benchmark.Status.Destinations {
@@ -146,6 +153,8 @@ func destinationStates(
 		switch before := previous[dest.Name]; {
 		case before.State == v1alpha1.DestinationFailed || before.State == v1alpha1.DestinationDeleted:
 			state.State, state.Message = before.State, before.Message
+		case failures[dest.Name] != "":
+			state.State, state.Message = v1alpha1.DestinationFailed, failures[dest.Name]
 		case cluster != nil && cloudnativepg.ObserveReadiness(cluster).Ready:
 			state.State = v1alpha1.DestinationReady
 		case cluster != nil:
@@ -230,9 +239,10 @@ func (r *LoggingBenchmarkReconciler) observeRuns(
 	benchmark *v1alpha1.LoggingBenchmark,
 ) (runsObservation, error) {
 	observed := runsObservation{
-		Finished: map[results.RunKey]v1alpha1.RepeatResult{},
-		Recorded: map[results.RunKey]bool{},
-		Started:  map[results.RunKey]bool{},
+		Finished:            map[results.RunKey]v1alpha1.RepeatResult{},
+		Recorded:            map[results.RunKey]bool{},
+		Started:             map[results.RunKey]bool{},
+		DestinationFailures: map[string]string{},
 	}
 	var records v1alpha1.LoggingBenchmarkRunList
 	if err := r.List(ctx, &records, client.InNamespace(benchmark.Namespace),
@@ -246,6 +256,9 @@ func (r *LoggingBenchmarkReconciler) observeRuns(
 		}
 		key, result := results.Recorded(record)
 		observed.Finished[key], observed.Recorded[key], observed.Started[key] = result, true, true
+		if reason, failed := builders.DestinationFailure(record); failed {
+			observed.DestinationFailures[key.Destination] = reason
+		}
 		if progress := benchmark.Status.Progress; progress.CurrentSince != nil && progress.Current == key.String() {
 			observed.Arrived = append(observed.Arrived, finishedRun{Run: key, Result: result})
 		}

@@ -180,7 +180,7 @@ func (r *LoggingBenchmarkReconciler) recordFailedRuns(ctx context.Context, pass 
 	for _, run := range pass.planned {
 		key := run.Key()
 		if result, done := pass.runs.Finished[key]; done && !pass.runs.Recorded[key] {
-			unrecorded = append(unrecorded, finishedRun{Run: key, Result: result})
+			unrecorded = append(unrecorded, finishedRun{Run: key, Result: result, WithDestination: true})
 		}
 	}
 	return r.recordRuns(ctx, pass, unrecorded, func(_ finishedRun, created bool) {
@@ -218,6 +218,9 @@ func (r *LoggingBenchmarkReconciler) recordRun(
 	ctx context.Context, pass *benchmarkPass, finished finishedRun,
 ) (created bool, err error) {
 	record := builders.RunRecord(pass.benchmark, finished.Run, finished.Result)
+	if finished.WithDestination {
+		builders.FailedWithDestination(record)
+	}
 	created, err = ensureOwned(ctx, r, pass.benchmark, record, controlledBy, nil)
 	if err != nil {
 		return false, fmt.Errorf("recording run %s: %w", finished.Run, err)

@@ -35,6 +35,11 @@ const (
 	// that wrote no LoggingBenchmarkRuns saved it: read to record the runs of a benchmark
 	// such an operator began.
 	AnnotationResult = "bench.logbench.io/result"
+
+	// AnnotationDestinationFailed marks the LoggingBenchmarkRun of a run that failed with
+	// its destination and never reached a runner: the destination's failure is read back
+	// from it when the status that said so was not written.
+	AnnotationDestinationFailed = "bench.logbench.io/destination-failed"
 )
 
 // maxObjectNameLength is what Kubernetes allows the name of an object.

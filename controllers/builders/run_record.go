@@ -26,3 +26,21 @@ func RunRecord(
 		Status: result,
 	}
 }
+
+// FailedWithDestination marks record as the run of a destination that failed: its error
+// is the destination's.
+func FailedWithDestination(record *v1alpha1.LoggingBenchmarkRun) {
+	if record.Annotations == nil {
+		record.Annotations = map[string]string{}
+	}
+	record.Annotations[AnnotationDestinationFailed] = "true"
+}
+
+// DestinationFailure is the failure of the destination whose run record holds, when
+// record is the run of a destination that failed.
+func DestinationFailure(record *v1alpha1.LoggingBenchmarkRun) (reason string, failed bool) {
+	if record.Annotations[AnnotationDestinationFailed] != "true" {
+		return "", false
+	}
+	return record.Status.Error, true
+}
