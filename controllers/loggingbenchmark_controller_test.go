@@ -729,6 +729,53 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(assignedRun(namespace, "unpulled", []string{builders.RunRecordName("unpulled", stuck)})).NotTo(Equal(stuck))
 	})
 
+	It("fails the assigned run, with the runner's last words, when its runner's pod keeps failing", func() {
+		DeferCleanup(startOperator(time.Minute))
+		benchmark := newBenchmark(namespace, "crashing", v1alpha1.CleanupNever)
+		benchmark.Spec.Workload.Seed = seedRunningFirst(&benchmark.Spec, "csv")
+		Expect(k8sClient.Create(ctx, benchmark)).To(Succeed())
+		markClusterReady(namespace, "crashing-baseline")
+		markClusterReady(namespace, "crashing-csv")
+		stuck := assignedRun(namespace, "crashing", nil)
+		Expect(stuck.Destination).To(Equal("csv"))
+
+		By("playing the kubelet: the runner exits with an error at each start, its log in its status")
+		runner := getRunner(namespace, builders.RunnerName("crashing", "csv"))
+		Expect(runner.Spec.Template.Spec.Containers[0].TerminationMessagePolicy).
+			To(Equal(corev1.TerminationMessageFallbackToLogsOnError))
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: runner.Name + "-x", Labels: runner.Spec.Template.Labels},
+			Spec:       runner.Spec.Template.Spec,
+		}
+		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+		const lastWords = `error: pgbench not found in the PostgreSQL image: exec: "pgbench": executable file not found in $PATH`
+		crashed := func(restarts int32) {
+			pod.Status.Phase = corev1.PodRunning
+			pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: builders.AgentContainer, RestartCount: restarts,
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+					ExitCode: 1, Reason: "Error", Message: `{"level":"info","msg":"starting"}` + "\n" + lastWords + "\n",
+				}},
+			}}
+			Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+			// The operator watches no pod: a change of the benchmark brings the pass at once.
+			Eventually(func(g Gomega) {
+				touched := getBenchmark(g, namespace, "crashing")
+				touched.Annotations = map[string]string{"restarts": strconv.Itoa(int(restarts))}
+				g.Expect(k8sClient.Update(ctx, touched)).To(Succeed())
+			}, timeout).Should(Succeed())
+		}
+		crashed(1)
+		Consistently(func(g Gomega) {
+			g.Expect(getBenchmark(g, namespace, "crashing").Status.Progress.RunsDone).To(BeZero(),
+				"a runner that failed once is restarted, not given up")
+		}, 2*time.Second).Should(Succeed())
+
+		crashed(runnerFailures)
+		expectRunFailed(namespace, "crashing", stuck,
+			"the runner's pod "+pod.Name+" failed 3 times: container agent exited with code 1: "+lastWords)
+	})
+
 	It("reports a run whose records cannot all be right as Degraded", func() {
 		DeferCleanup(startOperator(time.Minute))
 		Expect(k8sClient.Create(ctx, newBenchmark(namespace, "overcount", v1alpha1.CleanupNever))).To(Succeed())

@@ -409,6 +409,29 @@ func unstartablePod(pod *corev1.Pod, now time.Time, timeout time.Duration) (reas
 	return fmt.Sprintf("the run's pod %s could not start: %s", pod.Name, trouble.Message), 0
 }
 
+// runnerFailures is how often a runner's container may fail before the run assigned to
+// it fails with the container's last words: a one-off crash is retried, while a runner
+// that cannot work (an image without pgbench) is not waited for until the run's deadline.
+const runnerFailures = 3
+
+// crashingPod tells why a runner's pod keeps failing: once one of its containers (its
+// init container's while the pod is pending) has exited with an error runnerFailures
+// times, its exit and last words; recheck is when to look again at a running pod whose
+// runner is not ready, since no watch brings its restarts (unstartablePod's covers a
+// pending pod), 0 otherwise.
+func crashingPod(pod *corev1.Pod) (reason string, recheck time.Duration) {
+	if pod == nil || pod.Status.Phase != corev1.PodRunning && pod.Status.Phase != corev1.PodPending {
+		return "", 0
+	}
+	switch trouble := diagnosePod(pod, nil); {
+	case trouble.Crashed && trouble.Failures >= runnerFailures:
+		return fmt.Sprintf("the runner's pod %s failed %d times: %s", pod.Name, trouble.Failures, trouble.Message), 0
+	case pod.Status.Phase == corev1.PodRunning && !podReady(pod):
+		return "", pendingRecheck
+	}
+	return "", 0
+}
+
 // primaryNode is the node of a cluster's primary instance pod, "" when there is none.
 func (r *LoggingBenchmarkReconciler) primaryNode(ctx context.Context, namespace, cluster string) (string, error) {
 	var pods corev1.PodList

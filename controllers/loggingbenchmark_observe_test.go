@@ -80,3 +80,54 @@ func TestUnstartablePod(t *testing.T) {
 		})
 	}
 }
+
+// TestCrashingPod: a runner's pod whose container exits with an error is restarted
+// runnerFailures times before its run fails with the container's exit and last words;
+// a pod that is not ready is looked at again, since no watch brings its restarts.
+func TestCrashingPod(t *testing.T) {
+	ready := corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue}
+	pod := func(phase corev1.PodPhase, init bool, restarts int32, conditions ...corev1.PodCondition) *corev1.Pod {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "b-csv-runner-x"}}
+		pod.Status.Phase, pod.Status.Conditions = phase, conditions
+		status := corev1.ContainerStatus{Name: builders.AgentContainer, RestartCount: restarts}
+		if restarts > 0 {
+			status.State.Waiting = &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}
+			status.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{
+				ExitCode: 1, Message: "starting\nerror: pgbench not found\n",
+			}
+		}
+		if init {
+			status.Name = "install-agent"
+			pod.Status.InitContainerStatuses = []corev1.ContainerStatus{status}
+		} else {
+			pod.Status.ContainerStatuses = []corev1.ContainerStatus{status}
+		}
+		return pod
+	}
+	tests := []struct {
+		name        string
+		pod         *corev1.Pod
+		wantReason  string
+		wantRecheck time.Duration
+	}{
+		{"no pod", nil, "", 0},
+		{"pending", pod(corev1.PodPending, false, 0), "", 0},
+		{"running and ready", pod(corev1.PodRunning, false, 0, ready), "", 0},
+		{"running, not ready yet", pod(corev1.PodRunning, false, 0), "", pendingRecheck},
+		{"failed twice", pod(corev1.PodRunning, false, runnerFailures-1), "", pendingRecheck},
+		{"failed runnerFailures times", pod(corev1.PodRunning, false, runnerFailures),
+			"the runner's pod b-csv-runner-x failed 3 times: container agent exited with code 1: error: pgbench not found", 0},
+		{"its init container failed twice", pod(corev1.PodPending, true, runnerFailures-1), "", 0},
+		{"its init container failed runnerFailures times", pod(corev1.PodPending, true, runnerFailures),
+			"the runner's pod b-csv-runner-x failed 3 times: container install-agent exited with code 1: error: pgbench not found", 0},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			reason, recheck := crashingPod(test.pod)
+			if (test.wantReason == "") != (reason == "") || !strings.Contains(reason, test.wantReason) ||
+				recheck != test.wantRecheck {
+				t.Errorf("reason %q, recheck %s; want %q, %s", reason, recheck, test.wantReason, test.wantRecheck)
+			}
+		})
+	}
+}

@@ -274,9 +274,9 @@ func (r *LoggingBenchmarkReconciler) ensureRunner(
 
 // superviseRun watches over the assigned run until its runner records it: it restores
 // the runner if it was deleted, and records the run failed when the runner's pod cannot
-// start, or when the run's deadline passed unrecorded. The record's watch brings the
-// pass that assigns the next run; requeued for the recheck of a pod not started, or the
-// deadline.
+// start or keeps failing, or when the run's deadline passed unrecorded. The record's
+// watch brings the pass that assigns the next run; requeued for the recheck of a pod not
+// started or not ready, or the deadline.
 func (r *LoggingBenchmarkReconciler) superviseRun(
 	ctx context.Context, pass *benchmarkPass, run builders.Run,
 ) (ctrl.Result, error) {
@@ -295,16 +295,21 @@ func (r *LoggingBenchmarkReconciler) superviseRun(
 	}
 	now := time.Now()
 	stuck, recheck := unstartablePod(pod, now, benchmark.Spec.PodStartTimeoutOrDefault())
+	crashing, crashRecheck := crashingPod(pod)
 	left := builders.RunDeadline(&benchmark.Spec) - now.Sub(benchmark.Status.Progress.CurrentSince.Time)
 	switch {
 	case stuck != "":
 		return ctrl.Result{}, r.failAssignedRun(ctx, pass, run, stuck)
+	case crashing != "":
+		return ctrl.Result{}, r.failAssignedRun(ctx, pass, run, crashing)
 	case left <= 0:
 		return ctrl.Result{}, r.failAssignedRun(ctx, pass, run, fmt.Sprintf(
 			"the runner did not record the run within %s of its assignment", builders.RunDeadline(&benchmark.Spec)))
 	}
-	if recheck > 0 {
-		left = min(left, recheck)
+	for _, wait := range []time.Duration{recheck, crashRecheck} {
+		if wait > 0 {
+			left = min(left, wait)
+		}
 	}
 	return ctrl.Result{RequeueAfter: left}, nil
 }

@@ -114,7 +114,9 @@ func diagnosePod(pod *corev1.Pod, logs map[containerRef]string) podTrouble {
 			trouble.Failures++
 		}
 		trouble.Failures = max(trouble.Failures, 1)
-		last := terminated.Message
+		// A termination message the kubelet filled from the log (FallbackToLogsOnError)
+		// holds its last lines: the last is the program's last word.
+		last := lastLine(terminated.Message)
 		if last == "" {
 			log, read := logs[containerRef{Pod: pod.Name, Container: container.Name, Previous: previous}]
 			if read {
@@ -139,6 +141,12 @@ func diagnosePod(pod *corev1.Pod, logs map[containerRef]string) podTrouble {
 		}
 	}
 	return podTrouble{}
+}
+
+// lastLine is the last line of text that is not blank.
+func lastLine(text string) string {
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 func allContainerStatuses(pod *corev1.Pod) []corev1.ContainerStatus {
