@@ -695,34 +695,44 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 		Expect(testutil.ToFloat64(runsTotal.WithLabelValues(namespace, "stuck", outcomeFailed))).To(Equal(1.0))
 	})
 
-	It("fails the assigned run, with the kubelet's words, when its runner's pod cannot start", func() {
+	// runnerPodOfAssignedRun starts a benchmark whose first run is csv's, and plays the
+	// kubelet creating its runner's pod, whose status the caller sets with setPodStatus.
+	runnerPodOfAssignedRun := func(name string) (assigned results.RunKey, pod *corev1.Pod) {
 		DeferCleanup(startOperator(time.Minute))
-		benchmark := newBenchmark(namespace, "unpulled", v1alpha1.CleanupNever)
+		benchmark := newBenchmark(namespace, name, v1alpha1.CleanupNever)
 		benchmark.Spec.Workload.Seed = seedRunningFirst(&benchmark.Spec, "csv")
 		Expect(k8sClient.Create(ctx, benchmark)).To(Succeed())
-		markClusterReady(namespace, "unpulled-baseline")
-		markClusterReady(namespace, "unpulled-csv")
-		stuck := assignedRun(namespace, "unpulled", nil)
-		Expect(stuck.Destination).To(Equal("csv"))
-
-		By("playing the kubelet: the runner's image does not exist")
-		runner := getRunner(namespace, builders.RunnerName("unpulled", "csv"))
-		pod := &corev1.Pod{
+		markClusterReady(namespace, name+"-baseline")
+		markClusterReady(namespace, name+"-csv")
+		assigned = assignedRun(namespace, name, nil)
+		Expect(assigned.Destination).To(Equal("csv"))
+		runner := getRunner(namespace, builders.RunnerName(name, "csv"))
+		pod = &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: runner.Name + "-x", Labels: runner.Spec.Template.Labels},
 			Spec:       runner.Spec.Template.Spec,
 		}
 		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
-		pod.Status.Phase = corev1.PodPending
-		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: builders.AgentContainer, State: corev1.ContainerState{
-			Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "manifest unknown"},
-		}}}
+		return assigned, pod
+	}
+	// setPodStatus writes the runner pod's status and brings a pass: the operator watches
+	// no pod, but a change of the benchmark brings the pass at once.
+	setPodStatus := func(benchmark string, pod *corev1.Pod, status corev1.PodStatus) {
+		pod.Status = status
 		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
-		// The operator watches no pod: a change of the benchmark brings the pass at once.
 		Eventually(func(g Gomega) {
-			touched := getBenchmark(g, namespace, "unpulled")
-			touched.Annotations = map[string]string{"touched": "yes"}
+			touched := getBenchmark(g, namespace, benchmark)
+			touched.Annotations = map[string]string{"pod-version": pod.ResourceVersion}
 			g.Expect(k8sClient.Update(ctx, touched)).To(Succeed())
 		}, timeout).Should(Succeed())
+	}
+
+	It("fails the assigned run, with the kubelet's words, when its runner's pod cannot start", func() {
+		stuck, pod := runnerPodOfAssignedRun("unpulled")
+		By("playing the kubelet: the runner's image does not exist")
+		setPodStatus("unpulled", pod, corev1.PodStatus{Phase: corev1.PodPending,
+			ContainerStatuses: []corev1.ContainerStatus{{Name: builders.AgentContainer, State: corev1.ContainerState{
+				Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "manifest unknown"},
+			}}}})
 
 		expectRunFailed(namespace, "unpulled", stuck, "could not start: container agent: ErrImagePull: manifest unknown")
 		By("going on with the next run")
@@ -730,40 +740,19 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 	})
 
 	It("fails the assigned run, with the runner's last words, when its runner's pod keeps failing", func() {
-		DeferCleanup(startOperator(time.Minute))
-		benchmark := newBenchmark(namespace, "crashing", v1alpha1.CleanupNever)
-		benchmark.Spec.Workload.Seed = seedRunningFirst(&benchmark.Spec, "csv")
-		Expect(k8sClient.Create(ctx, benchmark)).To(Succeed())
-		markClusterReady(namespace, "crashing-baseline")
-		markClusterReady(namespace, "crashing-csv")
-		stuck := assignedRun(namespace, "crashing", nil)
-		Expect(stuck.Destination).To(Equal("csv"))
+		stuck, pod := runnerPodOfAssignedRun("crashing")
+		Expect(pod.Spec.Containers[0].TerminationMessagePolicy).To(Equal(corev1.TerminationMessageFallbackToLogsOnError))
 
 		By("playing the kubelet: the runner exits with an error at each start, its log in its status")
-		runner := getRunner(namespace, builders.RunnerName("crashing", "csv"))
-		Expect(runner.Spec.Template.Spec.Containers[0].TerminationMessagePolicy).
-			To(Equal(corev1.TerminationMessageFallbackToLogsOnError))
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: runner.Name + "-x", Labels: runner.Spec.Template.Labels},
-			Spec:       runner.Spec.Template.Spec,
-		}
-		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
 		const lastWords = `error: pgbench not found in the PostgreSQL image: exec: "pgbench": executable file not found in $PATH`
 		crashed := func(restarts int32) {
-			pod.Status.Phase = corev1.PodRunning
-			pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: builders.AgentContainer, RestartCount: restarts,
-				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
-				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-					ExitCode: 1, Reason: "Error", Message: `{"level":"info","msg":"starting"}` + "\n" + lastWords + "\n",
-				}},
-			}}
-			Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
-			// The operator watches no pod: a change of the benchmark brings the pass at once.
-			Eventually(func(g Gomega) {
-				touched := getBenchmark(g, namespace, "crashing")
-				touched.Annotations = map[string]string{"restarts": strconv.Itoa(int(restarts))}
-				g.Expect(k8sClient.Update(ctx, touched)).To(Succeed())
-			}, timeout).Should(Succeed())
+			setPodStatus("crashing", pod, corev1.PodStatus{Phase: corev1.PodRunning,
+				ContainerStatuses: []corev1.ContainerStatus{{Name: builders.AgentContainer, RestartCount: restarts,
+					State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+					LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+						ExitCode: 1, Reason: "Error", Message: `{"level":"info","msg":"starting"}` + "\n" + lastWords + "\n",
+					}},
+				}}})
 		}
 		crashed(1)
 		Consistently(func(g Gomega) {
