@@ -36,8 +36,8 @@ func FailedWithDestination(record *v1alpha1.LoggingBenchmarkRun) {
 	record.Annotations[AnnotationDestinationFailed] = "true"
 }
 
-// DestinationFailure is the failure of the destination whose run record holds, when
-// record is the run of a destination that failed.
+// DestinationFailure is the error of the failed destination whose run record is, when
+// FailedWithDestination marked it; failed is false for any other record.
 func DestinationFailure(record *v1alpha1.LoggingBenchmarkRun) (reason string, failed bool) {
 	if record.Annotations[AnnotationDestinationFailed] != "true" {
 		return "", false
