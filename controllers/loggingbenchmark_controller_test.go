@@ -751,6 +751,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 					State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
 					LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 						ExitCode: 1, Reason: "Error", Message: `{"level":"info","msg":"starting"}` + "\n" + lastWords + "\n",
+						FinishedAt: metav1.Now(),
 					}},
 				}}})
 		}

@@ -416,15 +416,18 @@ const runnerFailures = 3
 
 // crashingPod tells why a runner's pod keeps failing: once one of its containers (its
 // init container's while the pod is pending) has exited with an error runnerFailures
-// times, its exit and last words; recheck is when to look again at a running pod whose
-// runner is not ready, since no watch brings its restarts (unstartablePod's covers a
-// pending pod), 0 otherwise.
-func crashingPod(pod *corev1.Pod) (reason string, recheck time.Duration) {
+// times, the last time since the run was assigned at assigned, its exit and last words;
+// recheck is when to look again at a running pod whose runner is not ready, since no
+// watch brings its restarts (unstartablePod's covers a pending pod), 0 otherwise. A pod
+// whose failures all came before the assignment (a long-lived runner that crashed now
+// and then) is given its restart: the run fails if it fails again.
+func crashingPod(pod *corev1.Pod, assigned time.Time) (reason string, recheck time.Duration) {
 	if pod == nil || pod.Status.Phase != corev1.PodRunning && pod.Status.Phase != corev1.PodPending {
 		return "", 0
 	}
 	switch trouble := diagnosePod(pod, nil); {
-	case trouble.Crashed && trouble.Failures >= runnerFailures:
+	case trouble.Crashed && trouble.Failures >= runnerFailures &&
+		(trouble.LastFailure.IsZero() || !trouble.LastFailure.Before(assigned)):
 		return fmt.Sprintf("the runner's pod %s failed %d times: %s", pod.Name, trouble.Failures, trouble.Message), 0
 	case pod.Status.Phase == corev1.PodRunning && !podReady(pod):
 		return "", pendingRecheck

@@ -82,10 +82,21 @@ func TestUnstartablePod(t *testing.T) {
 }
 
 // TestCrashingPod: a runner's pod whose container exits with an error is restarted
-// runnerFailures times before its run fails with the container's exit and last words;
-// a pod that is not ready is looked at again, since no watch brings its restarts.
+// runnerFailures times before its run fails with the container's exit and last words,
+// unless its last failure came before the run's assignment; a pod that is not ready is
+// looked at again, since no watch brings its restarts.
 func TestCrashingPod(t *testing.T) {
 	ready := corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue}
+	assigned := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	// lastFailedAt sets when the pod's last failure ended.
+	lastFailedAt := func(at time.Time, pod *corev1.Pod) *corev1.Pod {
+		for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+			for i := range statuses {
+				statuses[i].LastTerminationState.Terminated.FinishedAt = metav1.NewTime(at)
+			}
+		}
+		return pod
+	}
 	pod := func(phase corev1.PodPhase, init bool, restarts int32, conditions ...corev1.PodCondition) *corev1.Pod {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "b-csv-runner-x"}}
 		pod.Status.Phase, pod.Status.Conditions = phase, conditions
@@ -120,10 +131,17 @@ func TestCrashingPod(t *testing.T) {
 		{"its init container failed twice", pod(corev1.PodPending, true, runnerFailures-1), "", 0},
 		{"its init container failed runnerFailures times", pod(corev1.PodPending, true, runnerFailures),
 			"the runner's pod b-csv-runner-x failed 3 times: container install-agent exited with code 1: error: pgbench not found", 0},
+		{"failed runnerFailures times, the last since the assignment",
+			lastFailedAt(assigned.Add(time.Second), pod(corev1.PodRunning, false, runnerFailures)),
+			"the runner's pod b-csv-runner-x failed 3 times", 0},
+		{"failed runnerFailures times, all before the assignment",
+			lastFailedAt(assigned.Add(-time.Second), pod(corev1.PodRunning, false, runnerFailures)), "", pendingRecheck},
+		{"its init container failed runnerFailures times, all before the assignment",
+			lastFailedAt(assigned.Add(-time.Second), pod(corev1.PodPending, true, runnerFailures)), "", 0},
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
-			reason, recheck := crashingPod(test.pod)
+			reason, recheck := crashingPod(test.pod, assigned)
 			if (test.wantReason == "") != (reason == "") || !strings.Contains(reason, test.wantReason) ||
 				recheck != test.wantRecheck {
 				t.Errorf("reason %q, recheck %s; want %q, %s", reason, recheck, test.wantReason, test.wantRecheck)

@@ -295,8 +295,9 @@ func (r *LoggingBenchmarkReconciler) superviseRun(
 	}
 	now := time.Now()
 	stuck, recheck := unstartablePod(pod, now, benchmark.Spec.PodStartTimeoutOrDefault())
-	crashing, crashRecheck := crashingPod(pod)
-	left := builders.RunDeadline(&benchmark.Spec) - now.Sub(benchmark.Status.Progress.CurrentSince.Time)
+	assigned := benchmark.Status.Progress.CurrentSince.Time
+	crashing, crashRecheck := crashingPod(pod, assigned)
+	left := builders.RunDeadline(&benchmark.Spec) - now.Sub(assigned)
 	switch {
 	case stuck != "":
 		return ctrl.Result{}, r.failAssignedRun(ctx, pass, run, stuck)

@@ -46,10 +46,12 @@ type podTrouble struct {
 	Hopeless bool
 	// Unschedulable: the scheduler found no node for the pod.
 	Unschedulable bool
-	// Crashed: a container exited with an error; Failures counts its exits so far, and
+	// Crashed: a container exited with an error; Failures counts its exits so far,
+	// LastFailure is when the last one ended (zero when the kubelet did not say), and
 	// ServerRefused says that its last message is PostgreSQL refusing to start.
 	Crashed       bool
 	Failures      int32
+	LastFailure   time.Time
 	ServerRefused bool
 }
 
@@ -109,7 +111,7 @@ func diagnosePod(pod *corev1.Pod, logs map[containerRef]string) podTrouble {
 		if terminated == nil {
 			continue
 		}
-		trouble := podTrouble{Crashed: true, Failures: container.RestartCount}
+		trouble := podTrouble{Crashed: true, Failures: container.RestartCount, LastFailure: terminated.FinishedAt.Time}
 		if container.State.Terminated != nil {
 			trouble.Failures++
 		}
