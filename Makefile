@@ -172,9 +172,13 @@ lint-fix: golangci-lint ## Run golangci-lint and apply the fixes it can.
 
 # side-by-side,FIRST,SECOND runs make FIRST and make SECOND at once, SECOND's output in
 # bin/ci-<its first target>.log, printed when both have ended, and fails if either failed.
+# FIRST's targets run one after the other, each one's end timed, until one fails.
 define side-by-side
 $(MAKE) --no-print-directory $(2) >$(LOCALBIN)/ci-$(firstword $(2)).log 2>&1 & second=$$!; \
-first_rc=0; $(MAKE) --no-print-directory $(1) || first_rc=$$?; \
+first_rc=0; for target in $(1); do \
+	$(MAKE) --no-print-directory $$target || { first_rc=$$?; break; }; \
+	echo "make ci: make $$target ended after $$(( $$(date +%s) - start ))s"; \
+done; \
 second_rc=0; wait $$second || second_rc=$$?; \
 echo "make ci: make $(2) ended (exit $$second_rc) after $$(( $$(date +%s) - start ))s; its log:"; \
 cat $(LOCALBIN)/ci-$(firstword $(2)).log; \
