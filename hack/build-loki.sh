@@ -18,26 +18,7 @@ module=github.com/grafana/loki/v3
 # against Loki. Its one local replace (./pkg/push) points into the repository, outside
 # the module's zip; the pseudo-version Loki requires for that module is what the proxy
 # serves instead.
-copy_directives() {
-  local loki_dir
-  loki_dir=$(go_module_dir "$1")
-  awk '{ sub(/\/\/.*/, "") }
-    /^replace[ \t]*\(/ { block = "replace"; next }
-    /^exclude[ \t]*\(/ { block = "exclude"; next }
-    /^\)/ { block = ""; next }
-    {
-      kind = block
-      if ($1 == "replace" || $1 == "exclude") { kind = $1; sub(/^[a-z]+[ \t]+/, "") }
-      n = split($0, f, /[ \t]+/)
-      if (f[1] == "") { for (i = 1; i < n; i++) f[i] = f[i + 1]; n-- }
-    }
-    kind == "exclude" && n == 2 { print "-exclude=" f[1] "@" f[2] }
-    # A replacement without a version is a local path.
-    kind == "replace" && f[n - 1] != "=>" {
-      old = f[1]; if (f[2] != "=>") old = old "@" f[2]
-      print "-replace=" old "=" f[n - 1] "@" f[n]
-    }' "${loki_dir}/go.mod" | xargs go mod edit
-}
+copy_directives() { go_mod_directives replace exclude <"$(go_module_dir "$1")/go.mod" | xargs go mod edit; }
 
 if [ ! -x "$binary" ]; then
   work=${CACHE_DIR}/loki-build-v${LOKI_VERSION}

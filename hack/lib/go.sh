@@ -10,6 +10,29 @@
 # downloading it from the proxy first if needed.
 go_module_dir() { go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'; }
 
+# go_mod_directives KIND... reads a go.mod on stdin and prints, one a line, the go mod
+# edit flags (-require=, -replace=, -exclude=) that repeat its directives of each KIND
+# (require, replace, exclude) in another module. A replacement by a local path is left
+# out: it points into the module's own tree.
+go_mod_directives() {
+  awk -v kinds=" $* " '{ sub(/\/\/.*/, "") }
+    /^(require|replace|exclude)[ \t]*\(/ { block = $1; next }
+    /^\)/ { block = ""; next }
+    {
+      kind = block
+      if ($1 == "require" || $1 == "replace" || $1 == "exclude") { kind = $1; sub(/^[a-z]+[ \t]+/, "") }
+      n = split($0, f, /[ \t]+/)
+      if (f[1] == "") { for (i = 1; i < n; i++) f[i] = f[i + 1]; n-- }
+      if (n < 2 || index(kinds, " " kind " ") == 0) next
+    }
+    kind != "replace" { print "-" kind "=" f[1] "@" f[2] }
+    # A replacement without a version is a local path.
+    kind == "replace" && f[n - 1] != "=>" {
+      old = f[1]; if (f[2] != "=>") old = old "@" f[2]
+      print "-replace=" old "=" f[n - 1] "@" f[n]
+    }'
+}
+
 # go_module_init [--edit FUNCTION] DIR MODULE@VERSION [PACKAGE...] makes DIR a throwaway
 # module that requires MODULE at VERSION and imports each PACKAGE (tools.go), so that the
 # module's own go.mod rules the dependencies: go mod tidy then resolves them. FUNCTION,
