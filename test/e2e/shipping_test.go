@@ -658,21 +658,31 @@ func clusterOf(benchmark *benchv1alpha1.LoggingBenchmark, destination string) st
 	return ""
 }
 
-// kubeletPodLogsDir is where the kubelet of the first node keeps the pods' logs, which the
-// /var/log/containers links point into: its podLogsDir, read from its configz through
-// the API server, /var/log/pods by default.
+// kubeletPodLogsDir is where the kubelets keep the pods' logs, which the
+// /var/log/containers links point into: their podLogsDir, read from each node's configz
+// through the API server, /var/log/pods by default. The node agent's DaemonSet mounts one
+// path on every node, so the nodes must agree.
 func kubeletPodLogsDir(ctx context.Context) string {
 	nodes, err := clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(nodes.Items).NotTo(BeEmpty())
-	body, err := clientset.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", nodes.Items[0].Name, "proxy", "configz").
-		DoRaw(ctx)
-	Expect(err).NotTo(HaveOccurred(), "reading the kubelet's configz: %s", body)
-	var configz struct {
-		KubeletConfig struct {
-			PodLogsDir string `json:"podLogsDir"`
-		} `json:"kubeletconfig"`
+	dirs := map[string][]string{}
+	for _, node := range nodes.Items {
+		body, err := clientset.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", node.Name, "proxy", "configz").
+			DoRaw(ctx)
+		Expect(err).NotTo(HaveOccurred(), "reading the kubelet's configz on node %s: %s", node.Name, body)
+		var configz struct {
+			KubeletConfig struct {
+				PodLogsDir string `json:"podLogsDir"`
+			} `json:"kubeletconfig"`
+		}
+		Expect(json.Unmarshal(body, &configz)).To(Succeed(), string(body))
+		dir := cmp.Or(configz.KubeletConfig.PodLogsDir, "/var/log/pods")
+		dirs[dir] = append(dirs[dir], node.Name)
 	}
-	Expect(json.Unmarshal(body, &configz)).To(Succeed(), string(body))
-	return cmp.Or(configz.KubeletConfig.PodLogsDir, "/var/log/pods")
+	Expect(dirs).To(HaveLen(1), "the kubelets keep pod logs in different folders, by node: %v", dirs)
+	for dir := range dirs {
+		return dir
+	}
+	return ""
 }
