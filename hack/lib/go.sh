@@ -108,6 +108,8 @@ go_module_build() {
 }
 
 # build_netpol builds NETPOL_BINARY from hack/local-cluster/netpol, kube-router's network
-# policy controller alone at the version its go.mod pins, which both clusters run.
+# policy controller alone at the version its go.mod pins, which both clusters run. Its
+# other requirements are at least logbench's, as Kubernetes builds (hack/build-kube.sh),
+# so that the three share client-go and the packages around it.
 NETPOL_BINARY=${REPO_ROOT}/bin/local-cluster/netpol
 build_netpol() { go_build "${REPO_ROOT}/hack/local-cluster/netpol" "$NETPOL_BINARY" .; }
