@@ -55,7 +55,7 @@ replace_staging() {
 # versions: none of Kubernetes's goes down.
 kube_module() {
   replace_staging "$1"
-  go_mod_directives require <"${REPO_ROOT}/go.mod" | xargs go mod edit
+  go_mod_copy "${REPO_ROOT}/go.mod" require
 }
 
 # The build module imports every component it can build, so that go.sum holds their

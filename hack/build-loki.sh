@@ -18,7 +18,7 @@ module=github.com/grafana/loki/v3
 # against Loki. Its one local replace (./pkg/push) points into the repository, outside
 # the module's zip; the pseudo-version Loki requires for that module is what the proxy
 # serves instead.
-copy_directives() { go_mod_directives replace exclude <"$(go_module_dir "$1")/go.mod" | xargs go mod edit; }
+copy_directives() { go_mod_copy "$(go_module_dir "$1")/go.mod" replace exclude; }
 
 if [ ! -x "$binary" ]; then
   work=${CACHE_DIR}/loki-build-v${LOKI_VERSION}

@@ -38,8 +38,7 @@ build_pause() {
 # e2e-up runs first, and its build takes a sixth of the CPU time. Requirements only raise
 # versions: none of CoreDNS's goes down.
 with_prometheus_versions() {
-  go_mod_directives require <"$(go_module_dir "github.com/prometheus/prometheus@v${PROMETHEUS_MODULE_VERSION}")/go.mod" |
-    xargs go mod edit
+  go_mod_copy "$(go_module_dir "github.com/prometheus/prometheus@v${PROMETHEUS_MODULE_VERSION}")/go.mod" require
 }
 
 # CoreDNS is built with only the plugins of the Corefiles that run it, the local

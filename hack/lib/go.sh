@@ -10,11 +10,12 @@
 # downloading it from the proxy first if needed.
 go_module_dir() { go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'; }
 
-# go_mod_directives KIND... reads a go.mod on stdin and prints, one a line, the go mod
-# edit flags (-require=, -replace=, -exclude=) that repeat its directives of each KIND
-# (require, replace, exclude) in another module. A replacement by a local path is left
-# out: it points into the module's own tree.
-go_mod_directives() {
+# go_mod_copy GOMOD KIND... repeats the directives of each KIND (require, replace,
+# exclude) of the go.mod file GOMOD in the go.mod of the current folder. A replacement by
+# a local path is left out: it points into GOMOD's own tree.
+go_mod_copy() {
+  local gomod=$1
+  shift
   awk -v kinds=" $* " '{ sub(/\/\/.*/, "") }
     /^(require|replace|exclude)[ \t]*\(/ { block = $1; next }
     /^\)/ { block = ""; next }
@@ -30,7 +31,7 @@ go_mod_directives() {
     kind == "replace" && f[n - 1] != "=>" {
       old = f[1]; if (f[2] != "=>") old = old "@" f[2]
       print "-replace=" old "=" f[n - 1] "@" f[n]
-    }'
+    }' "$gomod" | xargs go mod edit
 }
 
 # go_module_init [--edit FUNCTION] DIR MODULE@VERSION [PACKAGE...] makes DIR a throwaway
