@@ -3,24 +3,15 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/logbench/logbench/api/v1alpha1"
-	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/internal/report"
-	"github.com/logbench/logbench/internal/results"
 )
 
 func init() {
@@ -44,10 +35,8 @@ type reportOptions struct {
 	file       string
 	output     string
 	outputFile string
-	kubeconfig string
-	context    string
-	namespace  string
 	against    string
+	cluster    clusterOptions
 }
 
 func newReportCommand() *cobra.Command {
@@ -91,11 +80,7 @@ then run "kubectl logbench report NAME".`,
 	flags.StringVar(&opts.outputFile, "output-file", "", "write the report to this file instead of standard output")
 	flags.StringVar(&opts.against, "against", "",
 		"measure overheads against this destination instead of the baseline, paired by round")
-	flags.StringVar(&opts.kubeconfig, "kubeconfig", "",
-		"path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
-	flags.StringVar(&opts.context, "context", "", "kubeconfig context to use (default: the current context)")
-	flags.StringVarP(&opts.namespace, "namespace", "n", "",
-		"namespace of the LoggingBenchmark (default: the context's namespace)")
+	opts.cluster.addFlags(flags)
 	return cmd
 }
 
@@ -113,7 +98,10 @@ func runReport(ctx context.Context, opts reportOptions, args []string, stdout io
 		}
 		benchmark, err = report.ReadFile(opts.file, name)
 	case len(args) > 0:
-		benchmark, err = getBenchmark(ctx, opts, args[0])
+		var benchmarks []*v1alpha1.LoggingBenchmark
+		if benchmarks, err = opts.cluster.readBenchmarks(ctx, args[0]); err == nil {
+			benchmark = benchmarks[0]
+		}
 	default:
 		return errors.New("give the NAME of a LoggingBenchmark in the cluster (kubectl get lbench lists them) or -f FILE")
 	}
@@ -150,48 +138,4 @@ func writeReportFile(path string, format report.Format, benchmark *v1alpha1.Logg
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
-}
-
-// getBenchmark reads the benchmark through the kubeconfig, as kubectl would.
-func getBenchmark(ctx context.Context, opts reportOptions, name string) (*v1alpha1.LoggingBenchmark, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = opts.kubeconfig
-	overrides := &clientcmd.ConfigOverrides{CurrentContext: opts.context}
-	overrides.Context.Namespace = opts.namespace
-	config := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
-	restConfig, err := config.ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("no cluster to read %s from (%w); give -f FILE to report from a file", name, err)
-	}
-	namespace, _, err := config.Namespace()
-	if err != nil {
-		return nil, err
-	}
-	scheme := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	c, err := client.New(restConfig, client.Options{Scheme: scheme})
-	if err != nil {
-		return nil, err
-	}
-	var benchmark v1alpha1.LoggingBenchmark
-	if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &benchmark); err != nil {
-		if meta.IsNoMatchError(err) {
-			return nil, errors.New("the cluster does not know LoggingBenchmarks: install the logbench CRDs and operator first")
-		}
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("LoggingBenchmark %s not found in namespace %s "+
-				"(kubectl get lbench -A lists them; -n selects the namespace)", name, namespace)
-		}
-		return nil, fmt.Errorf("reading LoggingBenchmark %s/%s: %w", namespace, name, err)
-	}
-	// A status written by an operator that recorded no runs holds their results itself.
-	var records v1alpha1.LoggingBenchmarkRunList
-	err = c.List(ctx, &records, client.InNamespace(namespace), client.MatchingLabels{builders.LabelBenchmark: name})
-	if err != nil && !meta.IsNoMatchError(err) {
-		return nil, fmt.Errorf("reading the runs of LoggingBenchmark %s/%s: %w", namespace, name, err)
-	}
-	benchmark.Status.Results = results.WithRepeats(&benchmark, records.Items)
-	return &benchmark, nil
 }
