@@ -3,6 +3,9 @@ package agent
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -16,9 +19,8 @@ import (
 const FileLogDirectory = shipping.LogDirectory
 
 // applySettings sets the destination's settings with ALTER SYSTEM, reloads, and waits
-// until new sessions see them. A server that has them already, from its runner's
-// earlier run, is left alone: a reload and the logging collector's moment after it
-// would cost every run more than a second.
+// until new sessions see them and the logging collector writes where they say. A server
+// that has them already, from its runner's earlier run, is left alone.
 func applySettings(
 	ctx context.Context,
 	conn *pgx.Conn,
@@ -45,13 +47,13 @@ func applySettings(
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		applied, err := settingsApplied(ctx, connect, settings)
+		if err == nil && applied {
+			applied, err = collectorSwitched(ctx, conn, settings)
+		}
 		if err != nil {
 			return err
 		}
 		if applied {
-			// The logging collector switches destinations when it handles the same
-			// reload signal; give it a moment after the postmaster has.
-			time.Sleep(time.Second)
 			return nil
 		}
 		if time.Now().After(deadline) {
@@ -59,6 +61,45 @@ func applySettings(
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// logFileFormats are the formats of log_destination that the logging collector writes
+// to files (pg_current_logfile's formats).
+var logFileFormats = []string{"stderr", "csvlog", "jsonlog"}
+
+// collectorSwitched tells whether the logging collector writes each file format of the
+// settings' log_destination in their log_directory. It switches files when it handles
+// the reload, after the postmaster: until then, it writes the records of sessions that
+// see the new destination to the file of the old one.
+func collectorSwitched(ctx context.Context, conn *pgx.Conn, settings map[string]string) (bool, error) {
+	destinations, set := settings["log_destination"]
+	if !set {
+		return true, nil
+	}
+	var collector string
+	if err := conn.QueryRow(ctx, "SELECT current_setting('logging_collector')").Scan(&collector); err != nil {
+		return false, fmt.Errorf("reading logging_collector: %w", err)
+	}
+	if collector != "on" {
+		return true, nil
+	}
+	for destination := range strings.SplitSeq(destinations, ",") {
+		format := strings.TrimSpace(destination)
+		if !slices.Contains(logFileFormats, format) {
+			continue
+		}
+		var file *string
+		if err := conn.QueryRow(ctx, "SELECT pg_current_logfile($1)", format).Scan(&file); err != nil {
+			return false, fmt.Errorf("reading the current %s file: %w", format, err)
+		}
+		if file == nil {
+			return false, nil
+		}
+		if directory, set := settings["log_directory"]; set && filepath.Dir(*file) != filepath.Clean(directory) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 func settingsApplied(
