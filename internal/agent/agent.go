@@ -132,7 +132,7 @@ func destinationFor(ctx context.Context, req Request, route destination.Route, e
 		if err != nil {
 			return nil, noop, fmt.Errorf("connecting to the Kubernetes API to read the container log: %w", err)
 		}
-		return newContainerLogRun(ctx, client, req, route.PodFormat(), tag)
+		return newContainerLogRun(ctx, client, req, route.PodFormat(), tag, env.Connect)
 	case route.Counted == destination.ServerFiles:
 		return serverFiles(ctx, route, env, tag)
 	case route.Counted == destination.SyslogReceiver && shipping.UsesRsyslog(req.Destination):

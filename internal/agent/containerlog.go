@@ -2,10 +2,12 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -40,6 +42,19 @@ type containerLogRun struct {
 	// sampler rebuilds CloudNativePG's sampler windows of the run's csvlog records, each
 	// printed as the same message; nil for the other formats, which it does not sample.
 	sampler *records.SamplerWindows
+	// marks tells when the stream of a sampled run has caught up with the server; nil
+	// without a marker to log or a sampler.
+	marks *bench.StreamMarks
+}
+
+// InFlight tells when a sampled stream has caught up with the server, for its drain to
+// end then rather than after a quiet period (bench.StreamMarks); without marks it
+// cannot tell.
+func (r containerLogRun) InFlight(ctx context.Context) (int64, error) {
+	if r.marks == nil {
+		return 0, errors.New("the container log's stream logs no markers")
+	}
+	return r.marks.InFlight(ctx)
 }
 
 // Account reconciles the records the stream delivered: records it missed at a rotation
@@ -108,9 +123,11 @@ func (r containerLogRun) rotated(ctx context.Context, delivered int64) (bool, er
 
 // newContainerLogRun follows the postgres container log of the request's primary from
 // shortly before now, as a log collector on the node would read it, counting the records
-// of format that hold tag.
+// of format that hold tag. A sampled run's drain has the server log markers through a
+// session connect opens, unless connect is nil.
 func newContainerLogRun(
 	ctx context.Context, client kubernetes.Interface, req Request, format records.Format, tag string,
+	connect func(context.Context) (*pgx.Conn, error),
 ) (containerLogRun, func(), error) {
 	namespace, cluster := req.Namespace, req.ClusterName
 	pod, err := primaryPod(ctx, client, namespace, cluster)
@@ -139,13 +156,30 @@ func newContainerLogRun(
 	}
 	run := containerLogRun{inNewestFile: inNewestFile}
 	var counted io.Reader = stream
+	closeLog := func() { stream.Close() }
 	// The baseline is read here only to show it logged nothing: no sampler to judge.
 	if req.Destination.Type == v1alpha1.DestinationStdout && req.Destination.EffectiveFormat() == v1alpha1.FormatCSVLog {
 		run.sampler = records.NewSamplerWindows(tag)
-		counted = io.TeeReader(stream, run.sampler)
+		watchers := []io.Writer{run.sampler}
+		if connect != nil {
+			marker, err := connect(ctx)
+			if err != nil {
+				stream.Close()
+				return containerLogRun{}, func() {}, err
+			}
+			closeStream := closeLog
+			closeLog = func() { closeStream(); marker.Close(context.Background()) }
+			sessions := func(ctx context.Context) (int64, error) { return bench.SourceOver(marker).Sessions(ctx, tag) }
+			if run.marks, err = bench.NewStreamMarks(bench.RaiseLogWith(marker), sessions); err != nil {
+				closeLog()
+				return containerLogRun{}, func() {}, err
+			}
+			watchers = append(watchers, run.marks)
+		}
+		counted = io.TeeReader(stream, io.MultiWriter(watchers...))
 	}
 	run.StreamDestination = bench.NewStreamDestination(readCloser{counted, stream}, format, tag)
-	return run, func() { stream.Close() }, nil
+	return run, closeLog, nil
 }
 
 // readCloser reads through a reader that wraps the stream it closes.

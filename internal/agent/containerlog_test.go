@@ -2,9 +2,11 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
@@ -87,13 +89,21 @@ func TestContainerLogSamplerOnlyForStdout(t *testing.T) {
 	} {
 		req := Request{Namespace: "bench", ClusterName: "bench", Destination: tc.destination}
 		run, closeLog, err := newContainerLogRun(context.Background(), fake.NewClientset(primary), req,
-			records.FormatCSVLog, "lb_tag")
+			records.FormatCSVLog, "lb_tag", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		closeLog()
 		if got := run.sampler != nil; got != tc.sampled {
 			t.Errorf("%s: sampler windows kept %t, want %t", tc.destination.Type, got, tc.sampled)
+		}
+		// Only a sampled run opens a session to log the markers that end its drain.
+		refused := errors.New("refused")
+		_, closeLog, err = newContainerLogRun(context.Background(), fake.NewClientset(primary), req,
+			records.FormatCSVLog, "lb_tag", func(context.Context) (*pgx.Conn, error) { return nil, refused })
+		closeLog()
+		if connected := errors.Is(err, refused); connected != tc.sampled {
+			t.Errorf("%s: connected for markers %t, want %t (%v)", tc.destination.Type, connected, tc.sampled, err)
 		}
 	}
 }

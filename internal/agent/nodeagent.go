@@ -77,7 +77,7 @@ func newNodeAgentRun(
 	if !req.Destination.CountsContainerLog() {
 		return run, func() {}, nil
 	}
-	containerLog, closeLog, err := newContainerLogRun(ctx, client, req, format, tag)
+	containerLog, closeLog, err := newContainerLogRun(ctx, client, req, format, tag, nil)
 	if err != nil {
 		return nil, func() {}, err
 	}

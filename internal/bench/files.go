@@ -323,6 +323,74 @@ func (d *StreamDestination) Delivered(context.Context) (int64, error) {
 	return d.counter.Count(), d.err
 }
 
+// errNotCaughtUp: no marker of the drain has reached the stream yet.
+var errNotCaughtUp = errors.New("no marker logged since the run's sessions ended has reached the stream yet")
+
+// StreamMarks tells when a live stream of the server's log has caught up with it, for a
+// stream that drops records on their way, whose count then never reaches the expected
+// one (CloudNativePG's instance manager samples what it prints up to 1.30.0): the server
+// writes records in the order it gets them, so once a marker it logged after the run's
+// sessions ended is in the stream, every record of the run is in it or was dropped.
+// Written to, it watches the stream for its markers.
+type StreamMarks struct {
+	mark LogMarker
+	// sessions counts the run's sessions still on the server, which may log as they end.
+	sessions func(ctx context.Context) (int64, error)
+	id       string
+	needle   []byte
+	mu       sync.Mutex
+	// tail is the end of what was written, which may hold the start of a marker.
+	tail []byte
+	seen bool
+	sent int
+}
+
+// NewStreamMarks watches for markers that mark has the server log once sessions finds
+// none of the run's left.
+func NewStreamMarks(mark LogMarker, sessions func(ctx context.Context) (int64, error)) (*StreamMarks, error) {
+	id, err := workload.RandomNonce()
+	if err != nil {
+		return nil, err
+	}
+	return &StreamMarks{mark: mark, sessions: sessions, id: id, needle: []byte(markerPrefix + id)}, nil
+}
+
+func (m *StreamMarks) Write(p []byte) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.seen {
+		return len(p), nil
+	}
+	window := append(m.tail, p...)
+	m.seen = bytes.Contains(window, m.needle)
+	m.tail = append(m.tail[:0], window[max(0, len(window)-len(m.needle)+1):]...)
+	return len(p), nil
+}
+
+// InFlight says nothing is in flight once one of the markers it had the server log
+// reached the stream. Until then it cannot tell, and, once the run's sessions have
+// ended, has the server log one more: the stream may drop a marker as it drops records.
+func (m *StreamMarks) InFlight(ctx context.Context) (int64, error) {
+	m.mu.Lock()
+	seen := m.seen
+	m.mu.Unlock()
+	if seen {
+		return 0, nil
+	}
+	sessions, err := m.sessions(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if sessions > 0 {
+		return 0, fmt.Errorf("%d of the run's sessions are still on the server", sessions)
+	}
+	m.sent++
+	if err := m.mark(ctx, fmt.Sprintf("%sn%d", m.id, m.sent)); err != nil {
+		return 0, fmt.Errorf("logging a marker: %w", err)
+	}
+	return 0, errNotCaughtUp
+}
+
 type lockedWriter struct{ d *StreamDestination }
 
 func (w lockedWriter) Write(p []byte) (int, error) {

@@ -189,6 +189,24 @@ var _ = Describe("logbench", Ordered, func() {
 		for _, destination := range spec.Destinations {
 			formats[destination.Name] = destination.Format
 		}
+		caughtUp := 0
+		for _, row := range rowsWithRuns(ctx, benchmark) {
+			if row.Type != benchv1alpha1.DestinationStdout {
+				continue
+			}
+			if formats[row.Destination] != benchv1alpha1.FormatJSONLog {
+				// The sampled stream's drain ends once a marker the server logged after
+				// the run reaches it, or, should none pass the sampler, after a quiet period.
+				for _, repeat := range row.Repeats {
+					_, _ = fmt.Fprintf(GinkgoWriter, "%s with %d clients, repeat %d: drain %.1f s, %s\n",
+						row.Destination, row.Clients, repeat.Repeat, repeat.DrainSeconds, repeat.DrainEnd)
+					if repeat.DrainEnd == benchv1alpha1.DrainSettled {
+						caughtUp++
+					}
+				}
+			}
+		}
+		Expect(caughtUp).To(BeNumerically(">", 0), "no sampled stdout drain ended on a marker")
 		for _, row := range benchmark.Status.Results {
 			if row.Type != benchv1alpha1.DestinationStdout {
 				continue
