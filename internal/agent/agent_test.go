@@ -36,9 +36,6 @@ func TestRunCountsEveryFileDestination(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a PostgreSQL server")
 	}
-	if _, err := localpg.FindInstallation(); err != nil {
-		t.Fatalf("the agent test needs PostgreSQL (.ci/run installs it): %v", err)
-	}
 	localpgtest.Run(t, func(t *testing.T, installation localpg.Installation) {
 		spec := v1alpha1.LoggingBenchmarkSpec{
 			Logging: v1alpha1.LoggingSpec{Statement: v1alpha1.StatementAll, LinePrefix: "%m [%p] %q%u@%d %a "},
@@ -126,10 +123,7 @@ func TestFileCountStartsAtARecordBoundaryOverSQL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a PostgreSQL server")
 	}
-	installation, err := localpg.FindInstallation()
-	if err != nil {
-		t.Fatalf("the agent test needs PostgreSQL (.ci/run installs it): %v", err)
-	}
+	installation := localpgtest.Local(t)
 	ctx := context.Background()
 	server, err := localpg.Start(ctx, localpg.Config{Installation: installation, Settings: map[string]string{
 		"logging_collector": "on", "log_destination": "csvlog", "log_statement": "all"}})
@@ -264,11 +258,13 @@ func TestRunCountsAtTheSourceFromAnExtensionImage(t *testing.T) {
 }
 
 // startInstance plays a CloudNativePG instance: a local server with the settings and
-// its logging collector on, stopped when the test ends, which libpq's PG* variables
-// describe, as in an agent's pod.
+// its logging collector on unless they say otherwise, stopped when the test ends, which
+// libpq's PG* variables describe, as in an agent's pod.
 func startInstance(t *testing.T, installation localpg.Installation, settings map[string]string) Environment {
 	t.Helper()
-	settings["logging_collector"] = "on"
+	if _, set := settings["logging_collector"]; !set {
+		settings["logging_collector"] = "on"
+	}
 	// Under root the server runs as the postgres user, who cannot enter t.TempDir().
 	server, err := localpg.Start(context.Background(), localpg.Config{Installation: installation, Settings: settings})
 	if err != nil {

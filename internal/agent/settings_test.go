@@ -8,9 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/logbench/logbench/internal/localpg"
+	"github.com/logbench/logbench/internal/localpg/localpgtest"
 )
 
 // TestApplySettingsWaitsForTheLoggingCollector moves a real server's records to another
@@ -21,11 +19,7 @@ func TestApplySettingsWaitsForTheLoggingCollector(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a PostgreSQL server")
 	}
-	installation, err := localpg.FindInstallation()
-	if err != nil {
-		t.Fatalf("the agent test needs PostgreSQL (.ci/run installs it): %v", err)
-	}
-	env := startInstance(t, installation, map[string]string{"log_destination": "stderr"})
+	env := startInstance(t, localpgtest.Local(t), map[string]string{"log_destination": "stderr"})
 	ctx := context.Background()
 	conn, err := env.Connect(ctx)
 	if err != nil {
@@ -88,18 +82,9 @@ func TestCollectorSwitchedWithoutTheCollector(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a PostgreSQL server")
 	}
-	installation, err := localpg.FindInstallation()
-	if err != nil {
-		t.Fatalf("the agent test needs PostgreSQL (.ci/run installs it): %v", err)
-	}
+	env := startInstance(t, localpgtest.Local(t), map[string]string{"logging_collector": "off"})
 	ctx := context.Background()
-	server, err := localpg.Start(ctx, localpg.Config{Installation: installation,
-		Settings: map[string]string{"logging_collector": "off"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = server.Stop(context.Background()) })
-	conn, err := pgx.Connect(ctx, server.ConnString())
+	conn, err := env.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
