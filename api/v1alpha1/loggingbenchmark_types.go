@@ -1435,8 +1435,9 @@ const (
 	// DrainComplete: the destination held every expected record.
 	DrainComplete DrainEnd = "Complete"
 	// DrainSettled: the shipper had nothing in flight (every record it read sent or
-	// dropped, none unread in the file it reads), and a count taken after it said so
-	// found no record more.
+	// dropped, none unread in the file it reads), or a container log that CloudNativePG
+	// samples held a marker the server logged after the run's sessions ended, and a
+	// count taken after that found no record more.
 	DrainSettled DrainEnd = "Settled"
 	// DrainQuiet: the count stayed unchanged for the destination's quiet period, longer
 	// than its shipper waits before a retry.
