@@ -36,10 +36,15 @@ import (
 // ReadFile loads the LoggingBenchmark in path, beside which it may hold ConfigMaps
 // (Read).
 func ReadFile(path string) (*v1alpha1.LoggingBenchmark, error) {
-	return ReadFileWith(path, func(data []byte) (*v1alpha1.LoggingBenchmark, error) {
-		documents, err := DecodeDocuments(data)
-		return documents.Benchmark, err
-	})
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	documents, err := DecodeDocuments(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return documents.Benchmark, nil
 }
 
 // Documents are what a file holds, as kubectl apply -f takes it: one LoggingBenchmark
@@ -100,23 +105,6 @@ func DecodeDocuments(data []byte) (Documents, error) {
 		return Documents{}, errors.New("no LoggingBenchmark in the file")
 	}
 	return documents, nil
-}
-
-// ReadFileWith loads the LoggingBenchmark in path with decode, naming the file in its
-// errors.
-func ReadFileWith(
-	path string,
-	decode func([]byte) (*v1alpha1.LoggingBenchmark, error),
-) (*v1alpha1.LoggingBenchmark, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	benchmark, err := decode(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return benchmark, nil
 }
 
 // Decode parses one LoggingBenchmark, applies the CRD's defaults and validates it.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -18,7 +19,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/logbench/logbench/api/v1alpha1"
-	"github.com/logbench/logbench/internal/manifest"
 	"github.com/logbench/logbench/internal/results"
 	"github.com/logbench/logbench/internal/text"
 )
@@ -261,9 +261,15 @@ func destinations(spec *v1alpha1.LoggingBenchmarkSpec) string {
 // from a list that holds it with its runs' records (`kubectl get lbench,lbrun -o yaml`);
 // name selects the benchmark in a list of several, "" takes the only one (Decode).
 func ReadFile(path, name string) (*v1alpha1.LoggingBenchmark, error) {
-	return manifest.ReadFileWith(path, func(data []byte) (*v1alpha1.LoggingBenchmark, error) {
-		return Decode(data, name)
-	})
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	benchmark, err := Decode(data, name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return benchmark, nil
 }
 
 // Decode parses a LoggingBenchmark, or a list of LoggingBenchmarks and
