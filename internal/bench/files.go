@@ -337,12 +337,10 @@ type StreamMarks struct {
 	// sessions counts the run's sessions still on the server, which may log as they end.
 	sessions func(ctx context.Context) (int64, error)
 	id       string
-	needle   []byte
 	mu       sync.Mutex
-	// tail is the end of what was written, which may hold the start of a marker.
-	tail []byte
-	seen bool
-	sent int
+	// search finds in what is written the text every marker starts with.
+	search markerSearch
+	sent   int
 }
 
 // NewStreamMarks watches for markers that mark has the server log once sessions finds
@@ -352,18 +350,15 @@ func NewStreamMarks(mark LogMarker, sessions func(ctx context.Context) (int64, e
 	if err != nil {
 		return nil, err
 	}
-	return &StreamMarks{mark: mark, sessions: sessions, id: id, needle: []byte(markerPrefix + id)}, nil
+	return &StreamMarks{mark: mark, sessions: sessions, id: id, search: markerSearch{text: []byte(markerPrefix + id)}}, nil
 }
 
 func (m *StreamMarks) Write(p []byte) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.seen {
-		return len(p), nil
+	if !m.search.seen {
+		m.search.skip(p)
 	}
-	window := append(m.tail, p...)
-	m.seen = bytes.Contains(window, m.needle)
-	m.tail = append(m.tail[:0], window[max(0, len(window)-len(m.needle)+1):]...)
 	return len(p), nil
 }
 
@@ -372,7 +367,7 @@ func (m *StreamMarks) Write(p []byte) (int, error) {
 // ended, has the server log one more: the stream may drop a marker as it drops records.
 func (m *StreamMarks) InFlight(ctx context.Context) (int64, error) {
 	m.mu.Lock()
-	seen := m.seen
+	seen := m.search.seen
 	m.mu.Unlock()
 	if seen {
 		return 0, nil
