@@ -15,6 +15,7 @@ import (
 
 	"github.com/logbench/logbench/api/v1alpha1"
 	"github.com/logbench/logbench/controllers/builders"
+	"github.com/logbench/logbench/internal/report"
 	"github.com/logbench/logbench/internal/results"
 )
 
@@ -34,8 +35,9 @@ func (o *clusterOptions) addFlags(flags *pflag.FlagSet) {
 		"namespace of the LoggingBenchmarks (default: the context's namespace)")
 }
 
-// readBenchmarks reads the benchmarks named names, with their runs' records, through
-// the kubeconfig, as kubectl would.
+// readBenchmarks reads the benchmarks named names (NAME, in the namespace of -n or the
+// context, or NAMESPACE/NAME), with their runs' records, through the kubeconfig, as
+// kubectl would.
 func (o clusterOptions) readBenchmarks(ctx context.Context, names ...string) ([]*v1alpha1.LoggingBenchmark, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = o.kubeconfig
@@ -70,9 +72,19 @@ func (o clusterOptions) readBenchmarks(ctx context.Context, names ...string) ([]
 	return benchmarks, nil
 }
 
-// readBenchmark reads the benchmark name in namespace with the repeats of its rows
-// filled from its runs' records, as kubectl logbench report shows it.
-func readBenchmark(ctx context.Context, c client.Reader, namespace, name string) (*v1alpha1.LoggingBenchmark, error) {
+// readBenchmark reads the benchmark named reference, NAME in namespace or
+// NAMESPACE/NAME, with the repeats of its rows filled from its runs' records, as kubectl
+// logbench report shows it.
+func readBenchmark(
+	ctx context.Context, c client.Reader, namespace, reference string,
+) (*v1alpha1.LoggingBenchmark, error) {
+	own, name, err := report.SplitName(reference)
+	if err != nil {
+		return nil, err
+	}
+	if own != "" {
+		namespace = own
+	}
 	var benchmark v1alpha1.LoggingBenchmark
 	if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &benchmark); err != nil {
 		if meta.IsNoMatchError(err) {
@@ -80,13 +92,13 @@ func readBenchmark(ctx context.Context, c client.Reader, namespace, name string)
 		}
 		if apierrors.IsNotFound(err) {
 			return nil, fmt.Errorf("LoggingBenchmark %s not found in namespace %s "+
-				"(kubectl get lbench -A lists them; -n selects the namespace)", name, namespace)
+				"(kubectl get lbench -A lists them; -n or NAMESPACE/NAME selects the namespace)", name, namespace)
 		}
 		return nil, fmt.Errorf("reading LoggingBenchmark %s/%s: %w", namespace, name, err)
 	}
 	// A status written by an operator that recorded no runs holds their results itself.
 	var records v1alpha1.LoggingBenchmarkRunList
-	err := c.List(ctx, &records, client.InNamespace(namespace), client.MatchingLabels{builders.LabelBenchmark: name})
+	err = c.List(ctx, &records, client.InNamespace(namespace), client.MatchingLabels{builders.LabelBenchmark: name})
 	if err != nil && !meta.IsNoMatchError(err) {
 		return nil, fmt.Errorf("reading the runs of LoggingBenchmark %s/%s: %w", namespace, name, err)
 	}

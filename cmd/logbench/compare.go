@@ -35,11 +35,14 @@ both intervals. A change that the repeats cannot tell from noise is marked ~, as
 benchstat marks it. Typical use: the same benchmark before and after a logging change.
 
 The benchmarks come from the cluster of the current kubeconfig context (BEFORE and
-AFTER, with -n for their namespace: each benchmark and its runs' LoggingBenchmarkRuns),
-or from YAML or JSON files (-f: the output of "logbench run --local --save FILE", or of
-"kubectl get lbench,lbrun -o yaml"): one file that holds both, named BEFORE and AFTER,
-or one file each, with their names when a file holds several.`,
+AFTER, with -n for their namespace, or each as NAMESPACE/NAME: each benchmark and its
+runs' LoggingBenchmarkRuns), or from YAML or JSON files (-f: the output of
+"logbench run --local --save FILE", or of "kubectl get lbench,lbrun -o yaml"): one file
+that holds both, named BEFORE and AFTER, or one file each, with their names when a file
+holds several (NAMESPACE/NAME tells apart benchmarks of one name that
+"kubectl get -A" saved from several namespaces).`,
 		Example: `  logbench compare nightly-before nightly-after -n benchmarks
+  logbench compare staging/nightly production/nightly
   kubectl get lbench,lbrun -n benchmarks -o yaml > saved.yaml
   logbench compare -f saved.yaml nightly-before nightly-after
   logbench compare -f before.yaml -f after.yaml -o markdown`,
@@ -99,7 +102,7 @@ func readCompared(ctx context.Context, opts compareOptions, args []string) ([2]c
 			return compared, err
 		}
 		for i, benchmark := range benchmarks {
-			compared[i] = comparedBenchmark{benchmark, "LoggingBenchmark " + benchmark.Name}
+			compared[i] = comparedBenchmark{benchmark, "LoggingBenchmark " + benchmark.Namespace + "/" + benchmark.Name}
 		}
 		return compared, nil
 	case 1:

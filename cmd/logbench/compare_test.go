@@ -35,6 +35,10 @@ func TestCompare(t *testing.T) {
 	list := filepath.Join(dir, "list.yaml")
 	writeYAML(t, list, map[string]any{"apiVersion": "v1", "kind": "List",
 		"items": []any{renamed(quick, "before"), renamed(quick, "after")}})
+	// As kubectl get -A saves one name from two namespaces.
+	namespaces := filepath.Join(dir, "namespaces.yaml")
+	writeYAML(t, namespaces, map[string]any{"apiVersion": "v1", "kind": "List",
+		"items": []any{renamed(quick, "staging/nightly"), renamed(quick, "production/nightly")}})
 	empty := filepath.Join(dir, "empty.yaml")
 	if err := os.WriteFile(empty, []byte("apiVersion: bench.logbench.io/v1alpha1\nkind: LoggingBenchmark\n"+
 		"metadata: {name: empty}\n"), 0o600); err != nil {
@@ -54,7 +58,10 @@ func TestCompare(t *testing.T) {
 		"two files and one name":     {args: []string{"-f", list, "-f", list, "before"}, message: "both BEFORE and AFTER"},
 		"three files": {args: []string{"-f", list, "-f", list, "-f", list},
 			message: "-f given 3 times"},
-		"a name the list lacks": {args: []string{"-f", list, "before", "x"}, message: "holds no LoggingBenchmark x"},
+		"a name the list lacks":      {args: []string{"-f", list, "before", "x"}, message: "holds no LoggingBenchmark x"},
+		"one name in two namespaces": {args: []string{"-f", namespaces, "staging/nightly", "production/nightly"}},
+		"a name in two namespaces, without either": {args: []string{"-f", namespaces, "nightly", "production/nightly"},
+			message: "(staging/nightly, production/nightly): give the NAME of one, or NAMESPACE/NAME"},
 		"without results": {args: []string{"-f", savedQuickRun, "-f", empty},
 			message: "LoggingBenchmark empty of " + empty + " holds no results"},
 		"html":    {args: []string{"-f", savedQuickRun, "-f", savedQuickRun, "-o", "html"}, message: "html"},
@@ -100,14 +107,21 @@ func TestReadBenchmark(t *testing.T) {
 	}
 	const namespace = "benchmarks"
 	var objects []client.Object
-	for _, name := range []string{"before", "after"} {
+	// "after" twice: the other one, in namespace staging, has no runs.
+	for _, name := range []string{"before", "after", "staging/after"} {
 		benchmark := quick.DeepCopy()
-		benchmark.Name, benchmark.Namespace = name, namespace
+		benchmark.Namespace, benchmark.Name = namespace, name
+		if own, short, found := strings.Cut(name, "/"); found {
+			benchmark.Namespace, benchmark.Name = own, short
+			benchmark.Status.Results = benchmark.Status.Results[:1]
+			benchmark.Status.Results[0].Repeats = nil
+		}
+		name := benchmark.Name
 		for i := range benchmark.Status.Results {
 			row := &benchmark.Status.Results[i]
 			for _, repeat := range row.Repeats {
 				objects = append(objects, &v1alpha1.LoggingBenchmarkRun{
-					ObjectMeta: metav1.ObjectMeta{Namespace: namespace,
+					ObjectMeta: metav1.ObjectMeta{Namespace: benchmark.Namespace,
 						Name:   fmt.Sprintf("%s-%s-%d-%d", name, row.Destination, row.Clients, repeat.Repeat),
 						Labels: map[string]string{builders.LabelBenchmark: name}},
 					Spec: v1alpha1.LoggingBenchmarkRunSpec{Benchmark: name, Destination: row.Destination,
@@ -133,16 +147,35 @@ func TestReadBenchmark(t *testing.T) {
 			t.Errorf("%s with %d clients: repeats %v, want %v", row.Destination, row.Clients, row.Repeats, want)
 		}
 	}
-	if _, err := readBenchmark(ctx, c, namespace, "absent"); err == nil ||
-		!strings.Contains(err.Error(), "LoggingBenchmark absent not found in namespace benchmarks") {
-		t.Errorf("reading a benchmark the namespace lacks: %v", err)
+	for _, reference := range []string{"staging/after", namespace + "/after"} {
+		own, _, _ := strings.Cut(reference, "/")
+		read, err := readBenchmark(ctx, c, "default", reference)
+		if err != nil || read.Namespace != own {
+			t.Fatalf("reading %s from namespace default: %v, %v", reference, read, err)
+		}
+		if own == "staging" && (len(read.Status.Results) != 1 || len(read.Status.Results[0].Repeats) != 0) {
+			t.Errorf("%s holds the runs of another namespace's benchmark of its name: %v", reference, read.Status.Results)
+		}
+	}
+	for reference, message := range map[string]string{
+		"absent":         "LoggingBenchmark absent not found in namespace benchmarks",
+		"staging/before": "LoggingBenchmark before not found in namespace staging",
+		"after/":         `"after/" names no LoggingBenchmark: give NAME or NAMESPACE/NAME`,
+	} {
+		if _, err := readBenchmark(ctx, c, namespace, reference); err == nil || !strings.Contains(err.Error(), message) {
+			t.Errorf("reading %s: %v, want an error that contains %q", reference, err, message)
+		}
 	}
 }
 
 // renamed is benchmark under another name, as a list item.
+// renamed copies benchmark under name: NAME, or NAMESPACE/NAME.
 func renamed(benchmark *v1alpha1.LoggingBenchmark, name string) *v1alpha1.LoggingBenchmark {
 	copied := benchmark.DeepCopy()
 	copied.Name = name
+	if namespace, short, found := strings.Cut(name, "/"); found {
+		copied.Namespace, copied.Name = namespace, short
+	}
 	return copied
 }
 

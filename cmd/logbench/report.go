@@ -45,10 +45,11 @@ func newReportCommand() *cobra.Command {
 		Use:   "report (NAME | -f FILE [NAME])",
 		Short: "Show the results of a LoggingBenchmark as a table, Markdown or an HTML page with charts",
 		Long: `Report reads a LoggingBenchmark with its results, either from the cluster of the
-current kubeconfig context (NAME, with -n for the namespace: the benchmark and its runs'
-LoggingBenchmarkRuns) or from a YAML or JSON file (-f: the output of
-"logbench run --local --save FILE", or of "kubectl get lbench,lbrun -o yaml", with
-the NAME of the benchmark when the list holds several), and renders it:
+current kubeconfig context (NAME, with -n for the namespace, or NAMESPACE/NAME: the
+benchmark and its runs' LoggingBenchmarkRuns) or from a YAML or JSON file (-f: the
+output of "logbench run --local --save FILE", or of "kubectl get lbench,lbrun -o yaml",
+with the NAME or NAMESPACE/NAME of the benchmark when the list holds several), and
+renders it:
 
   table      the results table for the terminal (default)
   markdown   the same as Markdown, for issues and READMEs

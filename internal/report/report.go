@@ -259,7 +259,8 @@ func destinations(spec *v1alpha1.LoggingBenchmarkSpec) string {
 // ReadFile loads a LoggingBenchmark with its status from a YAML or JSON file, such as
 // the output of `logbench run --local --save` or `kubectl get lbench NAME -o yaml`, or
 // from a list that holds it with its runs' records (`kubectl get lbench,lbrun -o yaml`);
-// name selects the benchmark in a list of several, "" takes the only one (Decode).
+// name (NAME or NAMESPACE/NAME) selects the benchmark in a list of several, "" takes the
+// only one (Decode).
 func ReadFile(path, name string) (*v1alpha1.LoggingBenchmark, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -274,11 +275,16 @@ func ReadFile(path, name string) (*v1alpha1.LoggingBenchmark, error) {
 
 // Decode parses a LoggingBenchmark, or a list of LoggingBenchmarks and
 // LoggingBenchmarkRuns (other kinds in it are ignored), from which it takes the
-// benchmark named name, or the only one when name is "", with the repeats of its rows
+// benchmark named name (NAME or NAMESPACE/NAME, as kubectl get -A saves benchmarks of
+// one name in several namespaces), or the only one when name is "", with the repeats of its rows
 // filled from the records of its runs (results.WithRepeats). Unlike manifest.Decode it
 // keeps the status and does not validate the spec: the report shows what the cluster
 // holds, and fields a newer operator added are ignored rather than refused.
 func Decode(data []byte, name string) (*v1alpha1.LoggingBenchmark, error) {
+	wanted, err := selectBenchmark(name)
+	if err != nil {
+		return nil, err
+	}
 	var document struct {
 		metav1.TypeMeta `json:",inline"`
 		Items           []json.RawMessage `json:"items"`
@@ -288,8 +294,8 @@ func Decode(data []byte, name string) (*v1alpha1.LoggingBenchmark, error) {
 	}
 	if !strings.HasSuffix(document.Kind, "List") {
 		benchmark, err := decodeBenchmark(data)
-		if err == nil && name != "" && benchmark.Name != name {
-			return nil, fmt.Errorf("the file holds LoggingBenchmark %s, not %s", benchmark.Name, name)
+		if err == nil && !wanted(benchmark) {
+			return nil, fmt.Errorf("the file holds LoggingBenchmark %s, not %s", qualifiedName(benchmark), name)
 		}
 		return benchmark, err
 	}
@@ -311,7 +317,7 @@ func Decode(data []byte, name string) (*v1alpha1.LoggingBenchmark, error) {
 			if err != nil {
 				return nil, fmt.Errorf("item %d of the list: %w", i+1, err)
 			}
-			if name == "" || benchmark.Name == name {
+			if wanted(benchmark) {
 				benchmarks = append(benchmarks, benchmark)
 			}
 		case "LoggingBenchmarkRun":
@@ -330,14 +336,51 @@ func Decode(data []byte, name string) (*v1alpha1.LoggingBenchmark, error) {
 	case len(benchmarks) > 1:
 		var names []string
 		for _, benchmark := range benchmarks {
-			names = append(names, benchmark.Namespace+"/"+benchmark.Name)
+			names = append(names, qualifiedName(benchmark))
 		}
-		return nil, fmt.Errorf("the list holds %d LoggingBenchmarks (%s): give the NAME of one "+
-			"(of two of one name, save one namespace's)", len(benchmarks), strings.Join(names, ", "))
+		return nil, fmt.Errorf("the list holds %d LoggingBenchmarks (%s): give the NAME of one, "+
+			"or NAMESPACE/NAME", len(benchmarks), strings.Join(names, ", "))
 	}
 	benchmark := benchmarks[0]
 	benchmark.Status.Results = results.WithRepeats(benchmark, records)
 	return benchmark, nil
+}
+
+// SplitName splits a LoggingBenchmark's name as the commands take it, NAME or
+// NAMESPACE/NAME, into its namespace ("" for NAME) and its name.
+func SplitName(reference string) (namespace, name string, err error) {
+	parts := strings.Split(reference, "/")
+	switch {
+	case len(parts) == 1 && parts[0] != "":
+		return "", parts[0], nil
+	case len(parts) == 2 && parts[0] != "" && parts[1] != "":
+		return parts[0], parts[1], nil
+	}
+	return "", "", fmt.Errorf("%q names no LoggingBenchmark: give NAME or NAMESPACE/NAME", reference)
+}
+
+// selectBenchmark tells which benchmarks of a file reference (SplitName) selects:
+// every one when it is "".
+func selectBenchmark(reference string) (func(*v1alpha1.LoggingBenchmark) bool, error) {
+	if reference == "" {
+		return func(*v1alpha1.LoggingBenchmark) bool { return true }, nil
+	}
+	namespace, name, err := SplitName(reference)
+	if err != nil {
+		return nil, err
+	}
+	return func(benchmark *v1alpha1.LoggingBenchmark) bool {
+		return benchmark.Name == name && (namespace == "" || benchmark.Namespace == namespace)
+	}, nil
+}
+
+// qualifiedName is NAMESPACE/NAME, or NAME for a benchmark saved without a namespace
+// (logbench run --local --save).
+func qualifiedName(benchmark *v1alpha1.LoggingBenchmark) string {
+	if benchmark.Namespace == "" {
+		return benchmark.Name
+	}
+	return benchmark.Namespace + "/" + benchmark.Name
 }
 
 // decodeBenchmark parses one LoggingBenchmark.

@@ -358,4 +358,38 @@ func TestDecodeList(t *testing.T) {
 	if _, err := Decode(twice, ""); err == nil || !strings.Contains(err.Error(), "give the NAME of one") {
 		t.Errorf("Decode of a list of two benchmarks without a name: %v", err)
 	}
+
+	// kubectl get -A saves benchmarks of one name from several namespaces.
+	elsewhere := saved.DeepCopy()
+	elsewhere.Namespace = "staging"
+	elsewhere.Status.Results[0].Repeats = []v1alpha1.RepeatResult{{Repeat: 1, TPS: 1}}
+	namespaces, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List",
+		"items": []any{saved, elsewhere}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for reference, namespace := range map[string]string{"team/" + saved.Name: "team", "staging/" + saved.Name: "staging"} {
+		decoded, err := Decode(namespaces, reference)
+		if err != nil || decoded.Namespace != namespace {
+			t.Errorf("Decode(%q) = %v, %v; want the benchmark of namespace %s", reference, decoded, err, namespace)
+		}
+	}
+	for reference, message := range map[string]string{
+		saved.Name:            "(team/" + saved.Name + ", staging/" + saved.Name + "): give the NAME of one, or NAMESPACE/NAME",
+		"other/" + saved.Name: "no LoggingBenchmark other/" + saved.Name,
+		"a/b/c":               `"a/b/c" names no LoggingBenchmark: give NAME or NAMESPACE/NAME`,
+		"/" + saved.Name:      "give NAME or NAMESPACE/NAME",
+	} {
+		if _, err := Decode(namespaces, reference); err == nil || !strings.Contains(err.Error(), message) {
+			t.Errorf("Decode(%q) error = %v, want it to contain %q", reference, err, message)
+		}
+	}
+	one, err := yaml.Marshal(elsewhere)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Decode(one, "team/"+saved.Name); err == nil ||
+		!strings.Contains(err.Error(), "holds LoggingBenchmark staging/"+saved.Name+", not team/"+saved.Name) {
+		t.Errorf("Decode of one benchmark of another namespace: %v", err)
+	}
 }
