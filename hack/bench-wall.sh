@@ -9,7 +9,8 @@
 # record appeared (both seen by watching): the runner's time beyond warm-up, pgbench and
 # drain (picking the run up, connecting, the drain's wait past the last record, the
 # final recount, writing the record), and record written -> next run assigned (the
-# operator's pass).
+# operator's pass); then each run in the order they ran, with its drain and its runner's
+# time beyond warm-up, pgbench and drain.
 # Usage: hack/bench-wall.sh [REPEATS] [BENCHMARK.yaml]
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
@@ -58,10 +59,12 @@ report() {
       "ratio wall / (pgbench + warm-up + drain): \($wall / $needed * 100 | round / 100); runs alone (first run assigned -> Complete): \(($completed - $first) / $needed * 100 | round / 100)",
       "per-run overhead (mean, first run assigned -> last run recorded, beyond pgbench + warm-up + drain): \((($runs | map(.recorded) | max) - $first - $needed) / ($runs | length) * 10 | round / 10) s; last run recorded -> Complete seen \(($completed - ($runs | map(.recorded) | max)) * 10 | round / 10) s",
       "per-run overhead (median): runner beyond warm-up + pgbench + drain \($o | map(.runner) | median * 10 | round / 10) s, record written -> next run assigned \($o | map(.operator) | median * 10 | round / 10) s",
-      "rows (destination/clients/repeat: drain to the last record, why it ended, and for shippers when the last count started):",
-      (.status.results[] | .destination as $d | .clients as $c | .repeats[]
-       | "  \($d)/\($c)/\(.repeat): \(.drainSeconds * 10 | round / 10) s, \(.drainEnd // "-")"
-         + (if .drainCurve then ", last count at \(.drainCurve | last | .afterSeconds * 10 | round / 10) s" else "" end))
+      "rows (destination/clients/repeat: drain to the last record, why it ended, for shippers when the last count started; the runner'"'"'s time beyond warm-up, pgbench and drain):",
+      ($runs[] as $run | .status.results[] | .destination as $d | .clients as $c | .repeats[]
+       | select("\($d)/\($c)/\(.repeat)" == $run.key)
+       | "  \($run.key): \(.drainSeconds * 10 | round / 10) s, \(.drainEnd // "-")"
+         + (if .drainCurve then ", last count at \(.drainCurve | last | .afterSeconds * 10 | round / 10) s" else "" end)
+         + "; runner beyond \((($run.recorded - $run.assigned) - ($pgbench + $run.warmup + $run.drain)) * 10 | round / 10) s")
   ' "$1"
 }
 
