@@ -53,7 +53,7 @@ func TestPlannedObjectsNameWhatTheBuildersCreate(t *testing.T) {
 		}
 		built = append(built, cluster, builders.NetworkPolicy(benchmark, dest, builders.NetworkPeers{}), runner)
 		if shipping.ForwardsSyslog(dest) {
-			built = append(built, builders.SyslogReceiverDeployment(benchmark, dest, nil),
+			built = append(built, builders.SyslogReceiverDeployment(benchmark, dest, "meter", nil),
 				builders.SyslogReceiverService(benchmark, dest), builders.SyslogReceiverNetworkPolicy(benchmark, dest))
 		}
 	}

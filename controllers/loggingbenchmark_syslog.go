@@ -37,8 +37,8 @@ func (r *LoggingBenchmarkReconciler) createSyslogReceiver(
 	if err := r.reconcileNetworkPolicy(ctx, benchmark, builders.SyslogReceiverNetworkPolicy(benchmark, dest)); err != nil {
 		return err
 	}
-	_, err := ensureOwned(ctx, r, benchmark, builders.SyslogReceiverDeployment(benchmark, dest, r.ImagePullSecrets),
-		controlledBy, nil)
+	deployment := builders.SyslogReceiverDeployment(benchmark, dest, r.AgentImage, r.ImagePullSecrets)
+	_, err := ensureOwned(ctx, r, benchmark, deployment, controlledBy, nil)
 	if err != nil {
 		return err
 	}

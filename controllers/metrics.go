@@ -130,6 +130,21 @@ var (
 		Help: "Most memory the sidecar held (shared pages counted once), highest of a result row's repeats; " +
 			"absent for other destinations.",
 	}, resultLabels)
+	resultReceiverCPUCores = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_receiver_cpu_cores",
+		Help: "CPU cores a forwarding Syslog destination's receiver pod used over the same time as its sidecar, " +
+			"median of a result row's repeats; absent for other destinations.",
+	}, resultLabels)
+	resultReceiverCPUPerRecords = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_receiver_cpu_ms_per_1k_records",
+		Help: "CPU milliseconds the receiver pod used per 1,000 records the server wrote, median of a result " +
+			"row's repeats; absent for other destinations.",
+	}, resultLabels)
+	resultReceiverPeakMemory = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "logbench_result_receiver_peak_memory_bytes",
+		Help: "Most memory the receiver pod held (shared pages counted once), highest of a result row's repeats; " +
+			"absent for other destinations.",
+	}, resultLabels)
 	resultAccountingError = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "logbench_result_accounting_error",
 		Help: "1 when the records of a result row do not add up (more arrived than the server can have emitted), " +
@@ -173,6 +188,7 @@ var (
 		resultRecordsArrivedLate, resultDrain, resultLogBytesPerRecord, resultLogGigabytesPerHour,
 		resultAccountingError, resultServerCPUCores, resultServerCPUPerTransactions, resultServerPeakMemory,
 		resultShipperCPUCores, resultShipperCPUPerRecords, resultShipperPeakMemory, resultRecordsAtStage,
+		resultReceiverCPUCores, resultReceiverCPUPerRecords, resultReceiverPeakMemory,
 	}
 	phases = []v1alpha1.Phase{
 		v1alpha1.PhasePending, v1alpha1.PhaseProvisioning, v1alpha1.PhaseRunning,
@@ -250,6 +266,9 @@ func exportBenchmarkMetrics(benchmark *v1alpha1.LoggingBenchmark) {
 		setOptional(resultShipperCPUCores, labels, row.ShipperCPUCores)
 		setOptional(resultShipperCPUPerRecords, labels, row.ShipperCPUMsPer1kRecords)
 		setOptional(resultShipperPeakMemory, labels, asFloat(row.ShipperPeakMemoryBytes))
+		setOptional(resultReceiverCPUCores, labels, row.ReceiverCPUCores)
+		setOptional(resultReceiverCPUPerRecords, labels, row.ReceiverCPUMsPer1kRecords)
+		setOptional(resultReceiverPeakMemory, labels, asFloat(row.ReceiverPeakMemoryBytes))
 		var low, high, significant *float64
 		if interval := row.OverheadInterval; interval != nil {
 			low, high = &interval.LowPercent, &interval.HighPercent

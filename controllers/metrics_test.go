@@ -51,6 +51,35 @@ func TestStagesAreExportedAsCounted(t *testing.T) {
 	}
 }
 
+// TestReceiverCostIsExportedApartFromTheShipper: a forwarding Syslog row exports its
+// receiver's cost beside the sidecar's; a row without a receiver exports none.
+func TestReceiverCostIsExportedApartFromTheShipper(t *testing.T) {
+	benchmark := &v1alpha1.LoggingBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "metrics-test", Name: "receiver"},
+		Status: v1alpha1.LoggingBenchmarkStatus{Results: []v1alpha1.Result{{
+			Destination: "udp", Type: v1alpha1.DestinationSyslog, Clients: 2,
+			ShipperCPUCores: new(0.25), ReceiverCPUCores: new(0.07), ReceiverCPUMsPer1kRecords: new(8.5),
+			ReceiverPeakMemoryBytes: new(int64(14 << 20)),
+		}, {Destination: "local", Type: v1alpha1.DestinationSyslog, Clients: 2, ShipperCPUCores: new(0.2)}}},
+	}
+	t.Cleanup(func() { forgetBenchmarkMetrics(benchmark.Namespace, benchmark.Name) })
+	exportBenchmarkMetrics(benchmark)
+	labels := []string{"metrics-test", "receiver", "udp", "Syslog", "2"}
+	for gauge, want := range map[*prometheus.GaugeVec]float64{
+		resultShipperCPUCores: 0.25, resultReceiverCPUCores: 0.07, resultReceiverCPUPerRecords: 8.5,
+		resultReceiverPeakMemory: 14 << 20,
+	} {
+		if got := testutil.ToFloat64(gauge.WithLabelValues(labels...)); got != want {
+			t.Errorf("%v: %v, want %v", labels, got, want)
+		}
+	}
+	for _, gauge := range []*prometheus.GaugeVec{resultReceiverCPUCores, resultReceiverCPUPerRecords, resultReceiverPeakMemory} {
+		if got := testutil.CollectAndCount(gauge); got != 1 {
+			t.Errorf("%d series of a receiver gauge, want the forwarding row's alone", got)
+		}
+	}
+}
+
 // TestUnverifiedAndDuplicatesAreExportedApartFromDrops: a row whose records logbench could
 // not all see, and that stored duplicates, exports both beside a drop they do not change.
 func TestUnverifiedAndDuplicatesAreExportedApartFromDrops(t *testing.T) {

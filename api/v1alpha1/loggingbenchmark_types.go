@@ -1497,6 +1497,10 @@ type RepeatResult struct {
 	// to the end of the drain, while it shipped the run's records.
 	// +optional
 	Shipper *ProcessUsage `json:"shipper,omitempty"`
+	// Receiver is what a forwarding Syslog destination's receiver pod spent over the same
+	// time as the shipper.
+	// +optional
+	Receiver *ProcessUsage `json:"receiver,omitempty"`
 	// ClientNode ran the pgbench pod and ServerNode the cluster's primary when the run
 	// ended, as the pods said; equal when the client competed with the server for a
 	// node's cores. Local runs leave them out.
@@ -1591,6 +1595,17 @@ type Result struct {
 	// ShipperPeakMemoryBytes is the sidecar's highest memory peak of the repeats.
 	// +optional
 	ShipperPeakMemoryBytes *int64 `json:"shipperPeakMemoryBytes,omitempty"`
+	// ReceiverCPUCores is the median over the repeats of a forwarding Syslog
+	// destination's receiver's CPU time per second, over the same time as the shipper's.
+	// +optional
+	ReceiverCPUCores *float64 `json:"receiverCPUCores,omitempty"`
+	// ReceiverCPUMsPer1kRecords is the median over the repeats of the receiver's CPU
+	// milliseconds per 1,000 records the server wrote.
+	// +optional
+	ReceiverCPUMsPer1kRecords *float64 `json:"receiverCPUMsPer1kRecords,omitempty"`
+	// ReceiverPeakMemoryBytes is the receiver's highest memory peak of the repeats.
+	// +optional
+	ReceiverPeakMemoryBytes *int64 `json:"receiverPeakMemoryBytes,omitempty"`
 	// Knee marks the row at its destination's knee (spec.workload.ramp): the highest
 	// client count that met every bound of the ramp.
 	// +optional

@@ -131,21 +131,36 @@ func Cluster(
 func MeterPatch(image string) []shipping.PatchOperation {
 	return []shipping.PatchOperation{
 		shipping.Add("/spec/shareProcessNamespace", true),
-		shipping.Add("/spec/containers/-", corev1.Container{
-			Name:  meter.ContainerName,
-			Image: image,
-			Args:  []string{"meter"},
-			Ports: []corev1.ContainerPort{{Name: meter.ContainerName, ContainerPort: meter.Port, Protocol: corev1.ProtocolTCP}},
-			// Reading /proc four times a second while a run is measured, idle otherwise.
-			Resources: corev1.ResourceRequirements{
-				Requests: corev1.ResourceList{
-					corev1.ResourceCPU:    resource.MustParse("10m"),
-					corev1.ResourceMemory: resource.MustParse("16Mi"),
-				},
-				Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
-			},
-			VolumeMounts:    []corev1.VolumeMount{shipping.NoAPITokenMount},
-			SecurityContext: shipping.SidecarSecurityContext(meter.UID, meter.UID),
-		}),
+		shipping.Add("/spec/containers/-", instanceMeter(image)),
 	}
 }
+
+// instanceMeter is the meter of an instance pod, whose ServiceAccount token it does not
+// mount: the pod mounts one for CloudNativePG's instance manager.
+func instanceMeter(image string) corev1.Container {
+	container := meterContainer(image, "meter")
+	container.VolumeMounts = []corev1.VolumeMount{shipping.NoAPITokenMount}
+	return container
+}
+
+// meterContainer runs logbench meter with args in a pod that shares its process
+// namespace.
+func meterContainer(image string, args ...string) corev1.Container {
+	return corev1.Container{
+		Name:  meter.ContainerName,
+		Image: image,
+		Args:  args,
+		Ports: []corev1.ContainerPort{meterPort},
+		// Reading /proc four times a second while a run is measured, idle otherwise.
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{
+				corev1.ResourceCPU:    resource.MustParse("10m"),
+				corev1.ResourceMemory: resource.MustParse("16Mi"),
+			},
+			Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
+		},
+		SecurityContext: shipping.SidecarSecurityContext(meter.UID, meter.UID),
+	}
+}
+
+var meterPort = corev1.ContainerPort{Name: meter.ContainerName, ContainerPort: meter.Port, Protocol: corev1.ProtocolTCP}

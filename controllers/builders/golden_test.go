@@ -94,7 +94,7 @@ func TestGolden(t *testing.T) {
 		"networkpolicy-csvlog":          object(NetworkPolicy(benchmark, goldenCSV, peers)),
 		"networkpolicy-loki":            object(NetworkPolicy(benchmark, goldenLoki, peers)),
 		"networkpolicy-syslog-receiver": object(SyslogReceiverNetworkPolicy(benchmark, goldenSyslog)),
-		"deployment-syslog-receiver":    object(SyslogReceiverDeployment(benchmark, goldenSyslog, testPullSecrets)),
+		"deployment-syslog-receiver":    object(SyslogReceiverDeployment(benchmark, goldenSyslog, "logbench:golden", testPullSecrets)),
 		"service-syslog-receiver":       object(SyslogReceiverService(benchmark, goldenSyslog)),
 		"configmap-shipper": object(ShipperConfigMap(benchmark, goldenLoki,
 			ShipperConfigMapName(ClusterName(benchmark.Name, goldenLoki.Name)), []byte("[SERVICE]\n    flush 1\n"))),

@@ -163,13 +163,14 @@ func runPodPeers(benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination
 // SyslogReceiverNetworkPolicy returns the NetworkPolicy of a forwarding Syslog
 // destination's receiver, without owner reference: its syslog port admits only the
 // instance pods of the destination's cluster, whose sidecar forwards, and its metrics
-// port only the destination's run pods (runPodPeers), whose agent counts.
+// and meter ports only the destination's run pods (runPodPeers), whose agent counts and
+// measures.
 func SyslogReceiverNetworkPolicy(
 	benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination,
 ) *networkingv1.NetworkPolicy {
 	name := SyslogReceiverName(benchmark.Name, dest.Name)
 	ingress := make([]networkingv1.NetworkPolicyIngressRule, 0, 2)
-	for _, port := range shipping.SyslogReceiverPorts(dest) {
+	for _, port := range syslogReceiverPorts(dest) {
 		from := runPodPeers(benchmark, dest)
 		if port.Name == shipping.SyslogPortName {
 			from = []networkingv1.NetworkPolicyPeer{{PodSelector: instancePodSelector(ClusterName(benchmark.Name, dest.Name))}}

@@ -13,14 +13,18 @@ import (
 
 // SyslogReceiverDeployment returns the Deployment of a forwarding Syslog destination's
 // receiver, without owner reference: one Fluent Bit, its configuration from the ConfigMap
-// of the same name (SyslogReceiverConfigMap), pulling its image with pullSecrets, on
-// another node than its cluster's primary when one can take it.
+// of the same name (SyslogReceiverConfigMap), and the meter from meterImage, which
+// measures it as the instance pod's meter measures the sidecar; pulling its images with
+// pullSecrets, on another node than its cluster's primary when one can take it.
 func SyslogReceiverDeployment(
-	benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination, pullSecrets []corev1.LocalObjectReference,
+	benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination, meterImage string,
+	pullSecrets []corev1.LocalObjectReference,
 ) *appsv1.Deployment {
 	name := SyslogReceiverName(benchmark.Name, dest.Name)
 	labels := SyslogReceiverLabels(benchmark.Name, dest.Name)
 	pod := shipping.SyslogReceiverPodSpec(ShippingTarget(benchmark, dest), name)
+	pod.ShareProcessNamespace = new(true)
+	pod.Containers = append(pod.Containers, meterContainer(meterImage, "meter", "--receiver"))
 	pod.ImagePullSecrets = pullSecrets
 	pod.Affinity = syslogReceiverAffinity(ClusterName(benchmark.Name, dest.Name))
 	return &appsv1.Deployment{
@@ -37,10 +41,10 @@ func SyslogReceiverDeployment(
 
 // SyslogReceiverService returns the ClusterIP Service of a forwarding Syslog
 // destination's receiver, without owner reference: the syslog port, over the
-// destination's transport, and the metrics port the agent scrapes.
+// destination's transport, and the metrics and meter ports the agent reads.
 func SyslogReceiverService(benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.Destination) *corev1.Service {
 	labels := SyslogReceiverLabels(benchmark.Name, dest.Name)
-	containerPorts := shipping.SyslogReceiverPorts(dest)
+	containerPorts := syslogReceiverPorts(dest)
 	ports := make([]corev1.ServicePort, 0, len(containerPorts))
 	for _, port := range containerPorts {
 		ports = append(ports, corev1.ServicePort{
@@ -57,6 +61,12 @@ func SyslogReceiverService(benchmark *v1alpha1.LoggingBenchmark, dest v1alpha1.D
 			Ports:    ports,
 		},
 	}
+}
+
+// syslogReceiverPorts are the ports of a receiver's pod: Fluent Bit's syslog and
+// metrics ports, and the meter's.
+func syslogReceiverPorts(dest v1alpha1.Destination) []corev1.ContainerPort {
+	return append(shipping.SyslogReceiverPorts(dest), meterPort)
 }
 
 // syslogReceiverAffinity prefers another node than the cluster's primary's, so that the

@@ -26,14 +26,15 @@ func forwardingDestination(transport v1alpha1.SyslogTransport) v1alpha1.Destinat
 // TestSyslogReceiverServesTheTransportAndTheMetrics: one hardened Fluent Bit of the
 // destination's image and resources, with its configuration from the ConfigMap of its
 // name, behind a Service that selects it alone and serves the syslog port over the
-// destination's transport and the metrics port over TCP.
+// destination's transport and the metrics and meter ports over TCP.
 func TestSyslogReceiverServesTheTransportAndTheMetrics(t *testing.T) {
 	benchmark := &v1alpha1.LoggingBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "b"}}
 	for transport, protocol := range map[v1alpha1.SyslogTransport]corev1.Protocol{
 		v1alpha1.SyslogUDP: corev1.ProtocolUDP, v1alpha1.SyslogTCP: corev1.ProtocolTCP,
 	} {
 		dest := forwardingDestination(transport)
-		deployment, service := SyslogReceiverDeployment(benchmark, dest, testPullSecrets), SyslogReceiverService(benchmark, dest)
+		deployment, service := SyslogReceiverDeployment(benchmark, dest, "logbench:test", testPullSecrets),
+			SyslogReceiverService(benchmark, dest)
 		if deployment.Name != "b-sys-syslog" || service.Name != deployment.Name || deployment.Namespace != "team" {
 			t.Errorf("%s: named %s/%s and %s, want team/b-sys-syslog", transport, deployment.Namespace, deployment.Name,
 				service.Name)
@@ -42,8 +43,14 @@ func TestSyslogReceiverServesTheTransportAndTheMetrics(t *testing.T) {
 			t.Errorf("%s: %d replicas, want one set of counters", transport, *deployment.Spec.Replicas)
 		}
 		pod := deployment.Spec.Template.Spec
-		if len(pod.Containers) != 1 {
-			t.Fatalf("%s: %d containers, want Fluent Bit alone", transport, len(pod.Containers))
+		if len(pod.Containers) != 2 {
+			t.Fatalf("%s: %d containers, want Fluent Bit and the meter", transport, len(pod.Containers))
+		}
+		// The meter measures the receiver's pod as the instance pod's measures the sidecar.
+		if meter := pod.Containers[1]; meter.Image != "logbench:test" || !slices.Equal(meter.Args, []string{"meter", "--receiver"}) ||
+			pod.ShareProcessNamespace == nil || !*pod.ShareProcessNamespace || *meter.SecurityContext.RunAsUser == 0 {
+			t.Errorf("%s: meter %+v, sharing the process namespace %v; want logbench meter --receiver, unprivileged",
+				transport, meter, pod.ShareProcessNamespace)
 		}
 		container := pod.Containers[0]
 		security := container.SecurityContext
@@ -76,6 +83,7 @@ func TestSyslogReceiverServesTheTransportAndTheMetrics(t *testing.T) {
 		want := []corev1.ServicePort{
 			{Name: shipping.SyslogPortName, Protocol: protocol, Port: 5140},
 			{Name: "shipper-metrics", Protocol: corev1.ProtocolTCP, Port: 2020},
+			{Name: "logbench-meter", Protocol: corev1.ProtocolTCP, Port: 9190},
 		}
 		if len(service.Spec.Ports) != len(want) {
 			t.Fatalf("%s: ports %+v, want %+v", transport, service.Spec.Ports, want)
@@ -94,7 +102,7 @@ func TestSyslogReceiverServesTheTransportAndTheMetrics(t *testing.T) {
 // cluster still runs it; it requires nothing and leaves the other clusters' pods alone.
 func TestSyslogReceiverPrefersAnotherNodeThanThePrimary(t *testing.T) {
 	benchmark := &v1alpha1.LoggingBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "b"}}
-	affinity := SyslogReceiverDeployment(benchmark, forwardingDestination(v1alpha1.SyslogTCP), nil).Spec.Template.Spec.Affinity
+	affinity := SyslogReceiverDeployment(benchmark, forwardingDestination(v1alpha1.SyslogTCP), "logbench:test", nil).Spec.Template.Spec.Affinity
 	if affinity == nil || affinity.PodAntiAffinity == nil || affinity.PodAffinity != nil || affinity.NodeAffinity != nil ||
 		affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
 		t.Fatalf("affinity %+v, want only a preferred pod anti-affinity", affinity)
@@ -131,12 +139,12 @@ func TestSyslogReceiverPrefersAnotherNodeThanThePrimary(t *testing.T) {
 
 // TestSyslogReceiverNetworkPolicyAdmitsTheClusterAndTheRuns: the receiver's syslog port
 // takes only the destination's instance pods, not those of a cluster of the same name
-// logbench did not create, its metrics port only the destination's run pods.
+// logbench did not create, its metrics and meter ports only the destination's run pods.
 func TestSyslogReceiverNetworkPolicyAdmitsTheClusterAndTheRuns(t *testing.T) {
 	benchmark := &v1alpha1.LoggingBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "b"}}
 	dest := forwardingDestination(v1alpha1.SyslogUDP)
 	policy := SyslogReceiverNetworkPolicy(benchmark, dest)
-	deployment := SyslogReceiverDeployment(benchmark, dest, nil)
+	deployment := SyslogReceiverDeployment(benchmark, dest, "logbench:test", nil)
 	if selector, err := metav1.LabelSelectorAsSelector(&policy.Spec.PodSelector); err != nil ||
 		!selector.Matches(labels.Set(deployment.Spec.Template.Labels)) {
 		t.Fatalf("the policy does not select the receiver's pod: %v", err)
@@ -177,6 +185,8 @@ func TestSyslogReceiverNetworkPolicyAdmitsTheClusterAndTheRuns(t *testing.T) {
 		{5140, corev1.ProtocolUDP, "the runner pod", runPod, false},
 		{2020, corev1.ProtocolTCP, "the runner pod", runPod, true},
 		{2020, corev1.ProtocolTCP, "the instance pod", instance, false},
+		{9190, corev1.ProtocolTCP, "the runner pod", runPod, true},
+		{9190, corev1.ProtocolTCP, "the instance pod", instance, false},
 	} {
 		got := false
 		for _, rule := range policy.Spec.Ingress {

@@ -62,9 +62,7 @@ func newShippedRun(
 	if pod.Status.PodIP == "" {
 		return nil, fmt.Errorf("the primary pod %s of %s has no IP yet", pod.Name, req.ClusterName)
 	}
-	target := shipping.Target{
-		Namespace: req.Namespace, Benchmark: req.Benchmark, Destination: req.Destination, Cluster: req.ClusterName,
-	}
+	target := req.shippingTarget()
 	var loki *shipping.LokiClient
 	if req.Destination.ShipsToLoki() {
 		if req.Destination.Loki == nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/logbench/logbench/internal/bench"
 	"github.com/logbench/logbench/internal/meter"
+	"github.com/logbench/logbench/internal/shipping"
 )
 
 // serverDirectory reads a log directory of the database server through SQL
@@ -67,9 +68,10 @@ func primaryPod(ctx context.Context, client kubernetes.Interface, namespace, clu
 	return nil, fmt.Errorf("cluster %s has no primary pod", cluster)
 }
 
-// podMeter measures the run with the meter of the primary's instance pod; nil when there
-// is no cluster (tests) or the pod has no meter (a cluster created before logbench added
-// one).
+// podMeter measures the run with the meter of the primary's instance pod, and that of
+// the receiver's pod for a forwarding Syslog destination (through its Service); nil when
+// there is no cluster (tests) or the pod has no meter (a cluster created before logbench
+// added one).
 func podMeter(ctx context.Context, env Environment, req Request) (bench.Meter, error) {
 	if env.Kubernetes == nil {
 		return nil, nil
@@ -88,5 +90,21 @@ func podMeter(ctx context.Context, env Environment, req Request) (bench.Meter, e
 	if pod.Status.PodIP == "" {
 		return nil, fmt.Errorf("pod %s has no IP for its meter", pod.Name)
 	}
-	return meter.Client{URL: "http://" + net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(meter.Port))}, nil
+	instance := meter.Client{URL: meterURL(pod.Status.PodIP)}
+	if !shipping.ForwardsSyslog(req.Destination) {
+		return instance, nil
+	}
+	receiver := meter.Client{URL: meterURL(req.shippingTarget().SyslogReceiverHost())}
+	return meter.WithReceiver{Pod: instance, Receiver: receiver}, nil
+}
+
+func meterURL(host string) string {
+	return "http://" + net.JoinHostPort(host, strconv.Itoa(meter.Port))
+}
+
+// shippingTarget is where the run's destination ships, for the shipping package.
+func (r Request) shippingTarget() shipping.Target {
+	return shipping.Target{
+		Namespace: r.Namespace, Benchmark: r.Benchmark, Destination: r.Destination, Cluster: r.ClusterName,
+	}
 }

@@ -64,6 +64,9 @@ type Measurement interface {
 	Server() (v1alpha1.ProcessUsage, error)
 	// Shipper ends the shipper's when the drain ends; nil when there is no shipper.
 	Shipper() (*v1alpha1.ProcessUsage, error)
+	// Receiver ends a forwarding Syslog destination's receiver's when the drain ends;
+	// nil when there is no receiver.
+	Receiver() (*v1alpha1.ProcessUsage, error)
 	// End ends the measurement, whichever of the above were read.
 	End()
 }
@@ -168,10 +171,13 @@ func Run(
 		return v1alpha1.RepeatResult{}, fmt.Errorf("counting delivered records: %w", err)
 	}
 	expectation = drained.Expected
-	var shipper *v1alpha1.ProcessUsage
+	var shipper, receiver *v1alpha1.ProcessUsage
 	if measurement != nil {
 		if shipper, err = measurement.Shipper(); err != nil {
 			return v1alpha1.RepeatResult{}, fmt.Errorf("measuring the shipper: %w", err)
+		}
+		if receiver, err = measurement.Receiver(); err != nil {
+			return v1alpha1.RepeatResult{}, fmt.Errorf("measuring the syslog receiver: %w", err)
 		}
 	}
 	accounted, err := reconcile(ctx, dest, expectation, drained)
@@ -217,6 +223,7 @@ func Run(
 		DrainEnd:           drained.End,
 		Server:             server,
 		Shipper:            shipper,
+		Receiver:           receiver,
 	}
 	if meter, ok := dest.(VolumeMeter); ok {
 		if written, measured := meter.LogBytes(); measured {

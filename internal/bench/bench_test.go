@@ -158,6 +158,11 @@ func (j *journal) Shipper() (*v1alpha1.ProcessUsage, error) {
 	return &v1alpha1.ProcessUsage{CPUSeconds: new(3.0), WallSeconds: 4}, nil
 }
 
+func (j *journal) Receiver() (*v1alpha1.ProcessUsage, error) {
+	j.events = append(j.events, "receiver")
+	return &v1alpha1.ProcessUsage{CPUSeconds: new(5.0), WallSeconds: 4}, nil
+}
+
 func (j *journal) End() { j.events = append(j.events, "end") }
 
 type journaledDestination struct {
@@ -171,8 +176,8 @@ func (d *journaledDestination) Delivered(ctx context.Context) (int64, error) {
 }
 
 // TestRunMeasuresTheServerDuringPgbenchAndTheShipperUntilTheDrainEnds: the server is
-// measured while pgbench runs; the shipper works on after it, until the drain's last
-// count.
+// measured while pgbench runs; the shipper, and a syslog receiver, work on after it,
+// until the drain's last count.
 func TestRunMeasuresTheServerDuringPgbenchAndTheShipperUntilTheDrainEnds(t *testing.T) {
 	var events journal
 	runner := func(context.Context, []string, []string) ([]byte, error) {
@@ -188,12 +193,13 @@ func TestRunMeasuresTheServerDuringPgbenchAndTheShipperUntilTheDrainEnds(t *test
 	}
 	// The drain ends at the first count that holds every record; the final recount
 	// follows the shipper's measurement.
-	want := []string{"start", "pgbench", "server", "count", "shipper", "count", "end"}
+	want := []string{"start", "pgbench", "server", "count", "shipper", "receiver", "count", "end"}
 	if !slices.Equal(events.events, want) {
 		t.Errorf("events %v, want %v", events.events, want)
 	}
-	if result.Server == nil || *result.Server.CPUSeconds != 1 || result.Shipper == nil || *result.Shipper.CPUSeconds != 3 {
-		t.Errorf("server %+v, shipper %+v", result.Server, result.Shipper)
+	if result.Server == nil || *result.Server.CPUSeconds != 1 || result.Shipper == nil || *result.Shipper.CPUSeconds != 3 ||
+		result.Receiver == nil || *result.Receiver.CPUSeconds != 5 {
+		t.Errorf("server %+v, shipper %+v, receiver %+v", result.Server, result.Shipper, result.Receiver)
 	}
 }
 

@@ -32,4 +32,6 @@ func (t treeMeasurement) Server() (v1alpha1.ProcessUsage, error) {
 
 func (treeMeasurement) Shipper() (*v1alpha1.ProcessUsage, error) { return nil, nil }
 
+func (treeMeasurement) Receiver() (*v1alpha1.ProcessUsage, error) { return nil, nil }
+
 func (t treeMeasurement) End() { t.window.Close() }

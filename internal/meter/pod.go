@@ -46,6 +46,19 @@ const (
 // meter itself (self). It reads only the files of /proc that every user may read
 // (procfs.CgroupGroups), so that the meter runs as a user of its own.
 func PodSample(proc string, self int) Sample {
+	return podSample(proc, self, Server)
+}
+
+// ReceiverPodSample reads the usage of a syslog receiver's pod as PodSample does: every
+// container but the sandbox and the meter is the receiver.
+func ReceiverPodSample(proc string, self int) Sample {
+	return podSample(proc, self, Receiver)
+}
+
+// podSample reads a pod's containers by role: Server, the postgres container and the
+// shipper beside it, or Receiver, every container; required is the role that must be in
+// sight.
+func podSample(proc string, self int, required string) Sample {
 	return func() (map[string]procfs.Usage, error) {
 		groups, err := procfs.CgroupGroups(proc)
 		if err != nil {
@@ -57,6 +70,8 @@ func PodSample(proc string, self int) Sample {
 			switch {
 			case slices.Contains(group.PIDs, 1) || slices.Contains(group.PIDs, self):
 				continue
+			case required == Receiver:
+				role = Receiver
 			case slices.Contains(group.Commands, "postgres"):
 				role = Server
 			}
@@ -66,8 +81,8 @@ func PodSample(proc string, self int) Sample {
 				roles[role] = group.Usage
 			}
 		}
-		if _, found := roles[Server]; !found {
-			return nil, errors.New("no postgres process in sight: the pod must share its process namespace")
+		if _, found := roles[required]; !found {
+			return nil, fmt.Errorf("no %s process in sight: the pod must share its process namespace", required)
 		}
 		return roles, nil
 	}
@@ -207,9 +222,53 @@ func (m *podMeasurement) Server() (v1alpha1.ProcessUsage, error) {
 
 func (m *podMeasurement) Shipper() (*v1alpha1.ProcessUsage, error) { return m.read(Shipper) }
 
+func (m *podMeasurement) Receiver() (*v1alpha1.ProcessUsage, error) { return m.read(Receiver) }
+
 // End closes the window; a meter that no longer answers lets it expire.
 func (m *podMeasurement) End() {
 	_, _, _ = m.client.do(http.MethodDelete, m.path, http.StatusNoContent)
+}
+
+// WithReceiver measures a forwarding Syslog destination's runs with the meter of its
+// instance pod and that of its receiver's pod, both opened when pgbench starts.
+type WithReceiver struct {
+	Pod, Receiver Client
+}
+
+var _ bench.Meter = WithReceiver{}
+
+// Start opens a window on each meter.
+func (c WithReceiver) Start() (bench.Measurement, error) {
+	pod, err := c.Pod.Start()
+	if err != nil {
+		return nil, err
+	}
+	receiver, err := c.Receiver.Start()
+	if err != nil {
+		pod.End()
+		return nil, fmt.Errorf("the syslog receiver's meter: %w", err)
+	}
+	return receiverMeasurement{Measurement: pod, receiver: receiver}, nil
+}
+
+// receiverMeasurement reads the server and the shipper from the instance pod's window,
+// the receiver from the receiver pod's.
+type receiverMeasurement struct {
+	bench.Measurement
+	receiver bench.Measurement
+}
+
+func (m receiverMeasurement) Receiver() (*v1alpha1.ProcessUsage, error) {
+	usage, err := m.receiver.Receiver()
+	if err == nil && usage == nil {
+		err = errors.New("the syslog receiver's meter measured no receiver")
+	}
+	return usage, err
+}
+
+func (m receiverMeasurement) End() {
+	m.Measurement.End()
+	m.receiver.End()
 }
 
 // do sends a request and returns the header and the body of an answer with status want.

@@ -65,6 +65,58 @@ func TestPodSample(t *testing.T) {
 	if _, err := PodSample(alone.Root, 1)(); err == nil || !strings.Contains(err.Error(), "share its process namespace") {
 		t.Errorf("a meter alone in its namespace: %v, want an error naming the namespace", err)
 	}
+	if _, err := ReceiverPodSample(alone.Root, 1)(); err == nil ||
+		!strings.Contains(err.Error(), "no receiver process in sight") {
+		t.Errorf("a receiver's meter alone in its namespace: %v, want an error naming the receiver", err)
+	}
+}
+
+// receiverPod lays out a syslog receiver's pod as its meter sees it: the sandbox, Fluent
+// Bit and the meter.
+func receiverPod(proc procfstest.Proc, ticks string, kilobytes int) {
+	proc.Process(1, 0, "pause", "0 0 0 0", procfstest.Holding(50, 40, 10, 0).Denied(), sandboxCgroup)
+	proc.Process(30, 0, "fluent-bit", ticks+" 0 0 0", procfstest.Holding(kilobytes, kilobytes-500, 500, 0).Denied(),
+		shipperCgroup)
+	proc.Process(meterPID, 0, "logbench", "900 0 0 0", procfstest.Pss(9999), meterCgroup)
+}
+
+// TestReceiverMeasuresARun measures a run as the agent does for a forwarding Syslog
+// destination: the server and the sidecar in the instance pod, the receiver in its own.
+func TestReceiverMeasuresARun(t *testing.T) {
+	instance, pod := servedPod(t)
+	receiver := procfstest.New(t)
+	receiverPod(receiver, "10", 7000)
+	server := httptest.NewServer(NewService(ReceiverPodSample(receiver.Root, meterPID)).Handler())
+	t.Cleanup(server.Close)
+
+	measurement, err := WithReceiver{Pod: pod, Receiver: Client{URL: server.URL}}.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	instancePod(instance, "300", "90", 8000)
+	receiverPod(receiver, "260", 12000)
+	shipper, err := measurement.Shipper()
+	if err != nil || shipper == nil || *shipper.CPUSeconds != 0.5 {
+		t.Errorf("shipper %+v, %v; want 0.5 CPU seconds", shipper, err)
+	}
+	usage, err := measurement.Receiver()
+	if err != nil || usage == nil || *usage.CPUSeconds != 2.5 || *usage.PeakMemoryBytes != 12000<<10 {
+		t.Errorf("receiver %+v, %v; want 2.5 CPU seconds and a 12000 KiB peak", usage, err)
+	}
+	measurement.End()
+	if _, err := measurement.Receiver(); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("an ended receiver's measurement read: %v, want 404", err)
+	}
+
+	// An instance pod's meter measures no receiver.
+	alone, err := pod.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alone.End()
+	if usage, err := alone.Receiver(); usage != nil || err != nil {
+		t.Errorf("the instance pod's receiver: %+v, %v; want none", usage, err)
+	}
 }
 
 // servedPod serves the meter of an idle instancePod over HTTP for the test's length.

@@ -20,6 +20,8 @@ const (
 	Server = "server"
 	// Shipper is the log shipper sidecar of a shipping destination's pod.
 	Shipper = "shipper"
+	// Receiver is the pod of a forwarding Syslog destination's receiver.
+	Receiver = "receiver"
 )
 
 // Sampling is how often a window reads the memory of the processes it measures.

@@ -102,7 +102,7 @@ func humanCells(row v1alpha1.Result) []string {
 	)
 }
 
-// CoresCell shows the CPU cores of a row's server or shipper, "" when absent.
+// CoresCell shows the CPU cores of a row's server, shipper or receiver, "" when absent.
 func CoresCell(cores *float64) string {
 	return optional(cores, func(v float64) string { return fmt.Sprintf("%.2f", v) })
 }
@@ -174,6 +174,9 @@ func footnotes(rows []v1alpha1.Result) []string {
 				drops = append(drops, DropNote(row))
 			}
 			drops = append(drops, RecordNotes(row)...)
+			if note := ReceiverNote(row); note != "" {
+				drops = append(drops, note)
+			}
 		}
 		for _, r := range row.Repeats {
 			if r.Error != "" {
@@ -364,6 +367,18 @@ func RecordNotes(row v1alpha1.Result) []string {
 	return notes
 }
 
+// ReceiverNote says what a forwarding Syslog destination's receiver spent, which the
+// shipper's columns leave out; "" for other rows.
+func ReceiverNote(row v1alpha1.Result) string {
+	if row.ReceiverCPUCores == nil && row.ReceiverPeakMemoryBytes == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s: the syslog receiver's pod spent %s cores (%s ms per 1,000 records the server wrote), "+
+		"%s MiB at most", results.RowName(row), cmp.Or(CoresCell(row.ReceiverCPUCores), missing),
+		cmp.Or(CPUPer1kCell(row.ReceiverCPUMsPer1kRecords), missing),
+		cmp.Or(MemoryCell(row.ReceiverPeakMemoryBytes), missing))
+}
+
 // samplerVerdict is a row's verdict against CloudNativePG's sampler, "" without one.
 func samplerVerdict(r v1alpha1.Records) string {
 	if r.Sampler == nil {
@@ -539,6 +554,7 @@ var csvHeader = []string{
 	"log_bytes_per_record", "log_gigabytes_per_hour",
 	"knee", "ramp_stop", "server_cpu_cores", "server_cpu_ms_per_1k_transactions", "server_peak_memory_bytes",
 	"shipper_cpu_cores", "shipper_cpu_ms_per_1k_records", "shipper_peak_memory_bytes",
+	"receiver_cpu_cores", "receiver_cpu_ms_per_1k_records", "receiver_peak_memory_bytes",
 }
 
 // renderCSV writes full-precision numbers for further processing; absent values
@@ -572,6 +588,8 @@ func renderCSV(w io.Writer, rows []v1alpha1.Result) error {
 			optional(row.ServerPeakMemoryBytes, formatInt),
 			optional(row.ShipperCPUCores, formatFloat), optional(row.ShipperCPUMsPer1kRecords, formatFloat),
 			optional(row.ShipperPeakMemoryBytes, formatInt),
+			optional(row.ReceiverCPUCores, formatFloat), optional(row.ReceiverCPUMsPer1kRecords, formatFloat),
+			optional(row.ReceiverPeakMemoryBytes, formatInt),
 		}
 		if err := cw.Write(record); err != nil {
 			return err

@@ -253,3 +253,23 @@ func TestOverheadAgainstText(t *testing.T) {
 		})
 	}
 }
+
+// TestReceiverNote: a forwarding Syslog destination's row says what its receiver spent
+// under the table, which the shipper's columns leave out; other rows say nothing.
+func TestReceiverNote(t *testing.T) {
+	row := v1alpha1.Result{Destination: "udp", Type: v1alpha1.DestinationSyslog, Clients: 2,
+		Repeats:          []v1alpha1.RepeatResult{{Repeat: 1, TPS: 100}},
+		ReceiverCPUCores: new(0.125), ReceiverCPUMsPer1kRecords: new(3.25), ReceiverPeakMemoryBytes: new(int64(18 << 20))}
+	want := "udp/2: the syslog receiver's pod spent 0.12 cores (3.2 ms per 1,000 records the server " +
+		"wrote), 18 MiB at most"
+	if got := ReceiverNote(row); got != want {
+		t.Errorf("note %q, want %q", got, want)
+	}
+	if notes := footnotes([]v1alpha1.Result{row}); !slices.Contains(notes, want) {
+		t.Errorf("footnotes %q lack the receiver's", notes)
+	}
+	row.ReceiverCPUCores, row.ReceiverCPUMsPer1kRecords, row.ReceiverPeakMemoryBytes = nil, nil, nil
+	if got := ReceiverNote(row); got != "" {
+		t.Errorf("a row without a receiver has the note %q", got)
+	}
+}

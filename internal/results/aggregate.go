@@ -260,10 +260,13 @@ func aggregateRow(
 	row.ServerCPUCores, row.ServerCPUMsPer1kTransactions, row.ServerPeakMemoryBytes = processCost(ok,
 		func(r v1alpha1.RepeatResult) *v1alpha1.ProcessUsage { return r.Server },
 		func(r v1alpha1.RepeatResult) int64 { return r.Transactions })
-	// The shipper handles every record the server writes, delivered or not.
+	// The shipper handles every record the server writes, delivered or not, and so does
+	// the receiver it forwards them to, but for those lost on the way.
+	written := func(r v1alpha1.RepeatResult) int64 { return r.Records.Expected }
 	row.ShipperCPUCores, row.ShipperCPUMsPer1kRecords, row.ShipperPeakMemoryBytes = processCost(ok,
-		func(r v1alpha1.RepeatResult) *v1alpha1.ProcessUsage { return r.Shipper },
-		func(r v1alpha1.RepeatResult) int64 { return r.Records.Expected })
+		func(r v1alpha1.RepeatResult) *v1alpha1.ProcessUsage { return r.Shipper }, written)
+	row.ReceiverCPUCores, row.ReceiverCPUMsPer1kRecords, row.ReceiverPeakMemoryBytes = processCost(ok,
+		func(r v1alpha1.RepeatResult) *v1alpha1.ProcessUsage { return r.Receiver }, written)
 	return row
 }
 

@@ -121,6 +121,37 @@ func TestShipperCost(t *testing.T) {
 	if fluent.ServerCPUCores != nil {
 		t.Errorf("server cores %v from no server measurement", *fluent.ServerCPUCores)
 	}
+	if fluent.ReceiverCPUCores != nil || fluent.ReceiverPeakMemoryBytes != nil {
+		t.Errorf("receiver cores %v from no receiver measurement", *fluent.ReceiverCPUCores)
+	}
+}
+
+// TestReceiverCost: a forwarding Syslog destination's receiver, as the shipper: per
+// second and per 1,000 records the server wrote, beside the sidecar's own figures.
+func TestReceiverCost(t *testing.T) {
+	spec := testSpec(v1alpha1.AggregateMedian, 2)
+	withReceiver := func(r v1alpha1.RepeatResult, cpuSeconds, wallSeconds float64, peak int64) v1alpha1.RepeatResult {
+		r = withShipper(r, 1, wallSeconds, 10<<20)
+		r.Receiver = &v1alpha1.ProcessUsage{CPUSeconds: &cpuSeconds, WallSeconds: wallSeconds, PeakMemoryBytes: &peak}
+		return r
+	}
+	rows := Aggregate(spec, map[RunKey]v1alpha1.RepeatResult{
+		{"csv", 2, 1}: withReceiver(exact(1000, 10000, 10000), 3, 10, 20<<20),
+		{"csv", 2, 2}: withReceiver(exact(1000, 20000, 20000), 4, 10, 60<<20),
+	})
+	row := rows[0]
+	if got := row.ReceiverCPUCores; got == nil || *got != 0.35 {
+		t.Errorf("receiver cores %v, want the median of 0.3 and 0.4", got)
+	}
+	if got := row.ReceiverCPUMsPer1kRecords; got == nil || *got != 250 {
+		t.Errorf("receiver CPU per 1,000 records %v ms, want the median of 300 and 200", got)
+	}
+	if got := row.ReceiverPeakMemoryBytes; got == nil || *got != 60<<20 {
+		t.Errorf("receiver peak memory %v, want the highest, 60 MiB", got)
+	}
+	if got := row.ShipperCPUCores; got == nil || *got != 0.1 {
+		t.Errorf("shipper cores %v, want the sidecar's 0.1 alone", got)
+	}
 }
 
 // TestLogVolume: bytes per record of the run written, and an hour's worth at the runs'

@@ -49,7 +49,7 @@ func (fluentBit) MetricsPath() string { return fluentBitMetricsPath }
 // and serve metrics on fluentBitMetricsPort.
 func (fluentBit) Config(t Target) ([]byte, error) {
 	if ForwardsSyslog(t.Destination) {
-		sidecar, _, err := syslogForwardingConfigs(t, t.syslogReceiverHost())
+		sidecar, _, err := syslogForwardingConfigs(t, t.SyslogReceiverHost())
 		return sidecar, err
 	}
 	output, err := fluentBitOutputConfig(t, t.Destination.EffectiveShipper().Output)

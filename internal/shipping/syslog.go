@@ -190,15 +190,15 @@ func SyslogReceiverName(cluster string) string {
 	return cluster + "-syslog"
 }
 
-// syslogReceiverHost is the DNS name of the target's receiver Service.
-func (t Target) syslogReceiverHost() string {
+// SyslogReceiverHost is the DNS name of the target's receiver Service.
+func (t Target) SyslogReceiverHost() string {
 	return SyslogReceiverName(t.Cluster) + "." + t.Namespace + ".svc"
 }
 
 // SyslogReceiverConfig is the configuration of a forwarding Syslog destination's
 // receiver, the content of its ConfigMap under ConfigKey.
 func SyslogReceiverConfig(t Target) ([]byte, error) {
-	_, receiver, err := syslogForwardingConfigs(t, t.syslogReceiverHost())
+	_, receiver, err := syslogForwardingConfigs(t, t.SyslogReceiverHost())
 	return receiver, err
 }
 
@@ -257,7 +257,7 @@ func SyslogReceiverPodSpec(t Target, configMap string) corev1.PodSpec {
 // SyslogReceiverScraper returns the scraper of the target's receiver, through its
 // Service.
 func (t Target) SyslogReceiverScraper(httpClient *http.Client) ShipperScraper {
-	return t.Scraper(t.syslogReceiverHost(), httpClient)
+	return t.Scraper(t.SyslogReceiverHost(), httpClient)
 }
 
 // ForwardedStages counts a run's records at each stage of a forwarding Syslog

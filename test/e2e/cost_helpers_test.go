@@ -9,10 +9,13 @@ import (
 	"runtime"
 	"time"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/controllers/builders"
 	"github.com/logbench/logbench/internal/meter"
 	shippingpkg "github.com/logbench/logbench/internal/shipping"
 )
@@ -114,6 +117,34 @@ func expectPlausibleCost(ctx context.Context, benchmark *benchv1alpha1.LoggingBe
 			expectWithinContainer(g, what+": shipper", row.Repeats, func(r benchv1alpha1.RepeatResult) *benchv1alpha1.ProcessUsage {
 				return r.Shipper
 			}, containers[shippingpkg.ContainerName], nodeMemory)
+		}
+	}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(5 * time.Second).Should(Succeed())
+}
+
+// expectPlausibleReceiverCost checks what the meter of each forwarding Syslog row's
+// receiver pod measured against the kubelet's figures for its Fluent Bit, as
+// expectPlausibleCost does for the sidecars.
+func expectPlausibleReceiverCost(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark, rows []benchv1alpha1.Result) {
+	receivers := map[string]corev1.Pod{}
+	for _, row := range rows {
+		receivers[row.Destination] = onlyPod(ctx, builders.SyslogReceiverLabels(benchmark.Name, row.Destination))
+	}
+	Eventually(func(g Gomega) {
+		stats := kubeletContainers(ctx, g, benchmark.Namespace)
+		for _, row := range rows {
+			what := rowName(row)
+			receiver := receivers[row.Destination]
+			node, err := clientset.CoreV1().Nodes().Get(ctx, receiver.Spec.NodeName, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(row.ReceiverCPUCores).To(HaveValue(BeNumerically(">", 0)), "%s: receiver CPU", what)
+			g.Expect(row.ReceiverCPUMsPer1kRecords).To(HaveValue(BeNumerically(">", 0)), "%s: receiver CPU per record", what)
+			g.Expect(row.ReceiverPeakMemoryBytes).To(HaveValue(BeNumerically(">", 1<<20)), "%s: receiver memory", what)
+			_, _ = fmt.Fprintf(GinkgoWriter, "%s: receiver %.3f cores, %.1f ms per 1,000 records, %d MiB; sidecar %.3f cores\n",
+				what, *row.ReceiverCPUCores, *row.ReceiverCPUMsPer1kRecords, *row.ReceiverPeakMemoryBytes>>20,
+				*row.ShipperCPUCores)
+			expectWithinContainer(g, what+": receiver", row.Repeats, func(r benchv1alpha1.RepeatResult) *benchv1alpha1.ProcessUsage {
+				return r.Receiver
+			}, stats[receiver.Name][shippingpkg.ContainerName], node.Status.Capacity.Memory().Value())
 		}
 	}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(5 * time.Second).Should(Succeed())
 }

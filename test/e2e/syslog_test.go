@@ -177,6 +177,9 @@ var _ = Describe("syslog", Ordered, Label("syslog"), func() {
 			}
 		}
 
+		By("measuring each receiver's pod as the sidecars are measured")
+		expectPlausibleReceiverCost(ctx, benchmark, rows)
+
 		By("finding each receiver on another node than its cluster's primary")
 		receiverNodes, primaryNodes := map[string]string{}, map[string]string{}
 		for _, dest := range []string{"udp", "tcp"} {
