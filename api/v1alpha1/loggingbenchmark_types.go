@@ -1501,6 +1501,11 @@ type RepeatResult struct {
 	// time as the shipper.
 	// +optional
 	Receiver *ProcessUsage `json:"receiver,omitempty"`
+	// Scripts are each script's share of a run of workload.scripts' files, in their
+	// order; absent for a run of one script.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	Scripts []ScriptResult `json:"scripts,omitempty"`
 	// ClientNode ran the pgbench pod and ServerNode the cluster's primary when the run
 	// ended, as the pods said; equal when the client competed with the server for a
 	// node's cores. Local runs leave them out.

@@ -72,3 +72,25 @@ func (s *WorkloadScripts) Keys() []ConfigMapKey {
 	}
 	return keys
 }
+
+// ScriptResult is one script's share of a run of several, as pgbench reports it. With
+// more than one thread (workload.threads) pgbench adds the scripts' figures up without a
+// lock, and may miss a few transactions: the scripts' transactions can then fall short of
+// the run's, which the report says.
+type ScriptResult struct {
+	// Key of the script in the ConfigMap.
+	Key ConfigMapKey `json:"key"`
+	// Transactions the script processed successfully.
+	Transactions int64 `json:"transactions"`
+	// FailedTransactions of the script (serialization or deadlock errors not retried).
+	// +optional
+	FailedTransactions int64 `json:"failedTransactions,omitempty"`
+	// TPS of the script's transactions, without the initial connection time.
+	TPS float64 `json:"tps"`
+	// LatencyAvgMs of the script's transactions.
+	LatencyAvgMs float64 `json:"latencyAvgMs"`
+	// LatencyStdDevMs of the script's transactions; absent where pgbench printed NaN (a
+	// variance its unlocked sums left below zero).
+	// +optional
+	LatencyStdDevMs *float64 `json:"latencyStdDevMs,omitempty"`
+}

@@ -224,6 +224,7 @@ func Run(
 		Server:             server,
 		Shipper:            shipper,
 		Receiver:           receiver,
+		Scripts:            scriptResults(exec.Workload.Scripts, measured.Scripts),
 	}
 	if meter, ok := dest.(VolumeMeter); ok {
 		if written, measured := meter.LogBytes(); measured {
@@ -235,6 +236,22 @@ func Run(
 		result.DrainCurve = drained.Curve
 	}
 	return result, nil
+}
+
+// scriptResults names each script's report by its key: pgbench reports them in the order
+// of their -f options, which is that of the files. None for a run of one script.
+func scriptResults(scripts *v1alpha1.WorkloadScripts, measured []pgbench.ScriptStat) []v1alpha1.ScriptResult {
+	if scripts == nil || len(measured) != len(scripts.Files) {
+		return nil
+	}
+	results := make([]v1alpha1.ScriptResult, len(measured))
+	for i, stat := range measured {
+		results[i] = v1alpha1.ScriptResult{
+			Key: scripts.Files[i].Key, Transactions: stat.Transactions, FailedTransactions: stat.Failed,
+			TPS: stat.TPS, LatencyAvgMs: stat.LatencyAvgMs, LatencyStdDevMs: stat.LatencyStdDevMs,
+		}
+	}
+	return results
 }
 
 // settingsFor returns the logging settings of the execution's server, the workload's

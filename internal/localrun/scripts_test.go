@@ -3,6 +3,7 @@ package localrun
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,8 +47,28 @@ func TestScriptsCountedAtTheSource(t *testing.T) {
 		if logs := row.Type != v1alpha1.DestinationNone; logs != (expected > 0) {
 			t.Errorf("%s: %d records expected; every row but the baseline's logs the slow report", name, expected)
 		}
-		if row.Repeats[0].Transactions == 0 {
+		repeat := row.Repeats[0]
+		if repeat.Transactions == 0 {
 			t.Errorf("%s: no transaction", name)
+		}
+		// pgbench reports each script's share, which logbench names by its key. With more
+		// than one thread pgbench adds them up without a lock, and misses a few.
+		keys := make([]v1alpha1.ConfigMapKey, 0, len(repeat.Scripts))
+		var transactions int64
+		for _, script := range repeat.Scripts {
+			keys = append(keys, script.Key)
+			transactions += script.Transactions
+			if script.TPS <= 0 || script.LatencyAvgMs <= 0 {
+				t.Errorf("%s: script %s has TPS %v and latency %v ms", name, script.Key, script.TPS, script.LatencyAvgMs)
+			}
+		}
+		want := make([]v1alpha1.ConfigMapKey, 0, len(spec.Workload.Scripts.Files))
+		for _, file := range spec.Workload.Scripts.Files {
+			want = append(want, file.Key)
+		}
+		if !slices.Equal(keys, want) || transactions > repeat.Transactions || transactions < repeat.Transactions*99/100 {
+			t.Errorf("%s: scripts %v with %d transactions, want %v with nearly all of the run's %d",
+				name, keys, transactions, want, repeat.Transactions)
 		}
 	}
 }

@@ -99,6 +99,20 @@ type Result struct {
 	// Statements are the -r report: every command of the script, meta-commands
 	// included, in script order.
 	Statements []StatementStat
+	// Scripts are each script's share of a run of several, in the order of their -f
+	// options; pgbench reports none for a run of one.
+	Scripts []ScriptStat
+}
+
+// ScriptStat is one script's report in a run of several.
+type ScriptStat struct {
+	Transactions int64
+	Failed       int64
+	TPS          float64
+	LatencyAvgMs float64
+	// LatencyStdDevMs is nil where pgbench printed NaN: with several threads it adds the
+	// scripts' figures up without a lock, which can leave a variance below zero.
+	LatencyStdDevMs *float64
 }
 
 // StatementStat is one command of the per-command report (-r).
@@ -120,6 +134,15 @@ const (
 	stddevPrefix    = "latency stddev = "
 	tpsPrefix       = "tps = "
 	commandsHeader  = "statement latencies in milliseconds"
+	// A run of several scripts reports each after a line "SQL script N: FILE", in lines
+	// that start with scriptLine.
+	scriptHeader = "SQL script "
+	scriptLine   = " - "
+	// A script's transactions: "N transactions (P% of total, tps = T)" up to pgbench 17,
+	// "N transactions (P% of total)" then "number of transactions actually processed: N
+	// (tps = T)" from pgbench 18.
+	scriptTransactions = " transactions ("
+	scriptTPS          = "tps = "
 )
 
 // TPS line suffixes that mean "without connection time": pgbench 14+ prints the first,
@@ -135,10 +158,18 @@ func Parse(output []byte) (Result, error) {
 		commandColumns       int // numeric columns of -r rows; 0 outside that section
 		err                  error
 	)
+	// A script's report that does not read leaves every script's out, never the run's.
+	var scriptsUnread bool
 	scanner := bufio.NewScanner(bytes.NewReader(output))
 	scanner.Buffer(make([]byte, 64*1024), 1024*1024)
 	for scanner.Scan() {
 		line := scanner.Text()
+		if script := len(result.Scripts) - 1; script >= 0 && strings.HasPrefix(line, scriptLine) {
+			if parseScriptLine(&result.Scripts[script], strings.TrimPrefix(line, scriptLine)) != nil {
+				scriptsUnread = true
+			}
+			continue
+		}
 		if commandColumns > 0 {
 			stat, ok := parseCommand(line, commandColumns)
 			if ok {
@@ -169,6 +200,8 @@ func Parse(output []byte) (Result, error) {
 			}
 		case strings.HasPrefix(line, commandsHeader) && strings.HasSuffix(line, ":"):
 			commandColumns = columnsOf(line)
+		case strings.HasPrefix(line, scriptHeader) && strings.Contains(line, ": "):
+			result.Scripts = append(result.Scripts, ScriptStat{})
 		}
 		if err != nil {
 			return Result{}, fmt.Errorf("pgbench report line %q: %w", line, err)
@@ -181,7 +214,52 @@ func Parse(output []byte) (Result, error) {
 		return Result{}, errors.New(
 			"pgbench output has no final report (transactions processed and tps): the run did not complete")
 	}
+	if scriptsUnread {
+		result.Scripts = nil
+	}
 	return result, nil
+}
+
+// parseScriptLine reads a line of a script's report into stat; lines it does not know
+// (its weight, the per-command report of -r, which Statements leaves out for a run of
+// several scripts) are skipped.
+func parseScriptLine(stat *ScriptStat, line string) error {
+	var err error
+	switch {
+	case strings.HasPrefix(line, processedPrefix):
+		done, tps, _ := strings.Cut(strings.TrimPrefix(line, processedPrefix), " ")
+		if stat.Transactions, err = count(done); err == nil {
+			stat.TPS, err = scriptTPSOf(tps)
+		}
+	case strings.Contains(line, scriptTransactions):
+		done, share, _ := strings.Cut(line, scriptTransactions)
+		if stat.Transactions, err = count(done); err == nil && strings.Contains(share, scriptTPS) {
+			stat.TPS, err = scriptTPSOf(share)
+		}
+	case strings.HasPrefix(line, failedPrefix):
+		stat.Failed, err = leadingCount(strings.TrimPrefix(line, failedPrefix))
+	case strings.HasPrefix(line, latencyPrefix):
+		stat.LatencyAvgMs, err = milliseconds(strings.TrimPrefix(line, latencyPrefix))
+	case strings.HasPrefix(line, stddevPrefix):
+		stddev := strings.TrimPrefix(line, stddevPrefix)
+		if strings.HasPrefix(stddev, "NaN ") {
+			return nil
+		}
+		var ms float64
+		if ms, err = milliseconds(stddev); err == nil {
+			stat.LatencyStdDevMs = &ms
+		}
+	}
+	return err
+}
+
+// scriptTPSOf reads T out of "(..., tps = T)" or "(tps = T)".
+func scriptTPSOf(s string) (float64, error) {
+	_, tps, found := strings.Cut(s, scriptTPS)
+	if !found {
+		return 0, fmt.Errorf("no %q in %q", scriptTPS, s)
+	}
+	return measure(strings.TrimSuffix(tps, ")"))
 }
 
 func isTPSWithoutConnections(kind string) bool {

@@ -206,6 +206,9 @@ func TestParse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if got.Scripts != nil {
+				t.Errorf("a run of one script reports scripts %+v", got.Scripts)
+			}
 			if len(got.Statements) != tt.statements {
 				t.Fatalf("%d statements, want %d: %+v", len(got.Statements), tt.statements, got.Statements)
 			}
@@ -217,6 +220,48 @@ func TestParse(t *testing.T) {
 				t.Errorf("Parse = %+v\nwant    %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestParseScripts reads each script's report of a run of two, in the formats of
+// pgbench 15 and 18 (real runs on the project's machine, -T 1, weights 3 and 1, the second
+// script's statements sleeping 1 ms).
+func TestParseScripts(t *testing.T) {
+	for file, want := range map[string]Result{
+		"pg15-two-scripts.out": {Transactions: 3321, TPS: 3378.622405, LatencyAvgMs: 0.592, Scripts: []ScriptStat{
+			{Transactions: 2453, TPS: 2495.561807, LatencyAvgMs: 0.041, LatencyStdDevMs: new(0.092)},
+			{Transactions: 868, TPS: 883.060599, LatencyAvgMs: 2.144, LatencyStdDevMs: new(0.44)},
+		}},
+		"pg18-two-scripts.out": {Transactions: 3422, TPS: 3440.582587, LatencyAvgMs: 0.581, Scripts: []ScriptStat{
+			{Transactions: 2542, TPS: 2555.803897, LatencyAvgMs: 0.042, LatencyStdDevMs: new(0.043)},
+			{Transactions: 880, TPS: 884.778690, LatencyAvgMs: 2.131, LatencyStdDevMs: new(0.336)},
+		}},
+	} {
+		t.Run(file, func(t *testing.T) {
+			output, err := os.ReadFile(filepath.Join("testdata", file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Parse(output)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("Parse = %+v\nwant    %+v", got, want)
+			}
+		})
+	}
+	// A script's report that does not read leaves the scripts out, not the run; pgbench's
+	// NaN for a variance its unlocked sums left below zero leaves the stddev out.
+	report := "number of transactions actually processed: 2\ntps = 2.0 (without initial connection time)\n" +
+		"SQL script 1: a.sql\n - 1 transactions (50.0% of total, tps = TPS)\n - latency stddev = NaN ms\n"
+	got, err := Parse([]byte(strings.Replace(report, "TPS", "1.0", 1)))
+	if err != nil || len(got.Scripts) != 1 || got.Scripts[0].TPS != 1 || got.Scripts[0].LatencyStdDevMs != nil {
+		t.Errorf("a script's NaN stddev: %+v, %v; want the script without a stddev", got, err)
+	}
+	got, err = Parse([]byte(strings.Replace(report, "TPS", "fast", 1)))
+	if err != nil || got.Transactions != 2 || got.Scripts != nil {
+		t.Errorf("a script's garbled tps: %+v, %v; want the run without scripts", got, err)
 	}
 }
 
@@ -271,6 +316,12 @@ func FuzzParse(f *testing.F) {
 		for _, s := range result.Statements {
 			if s.LatencyMs < 0 || s.Failures < 0 || s.Retries < 0 {
 				t.Fatalf("negative figure in statement %+v", s)
+			}
+		}
+		for _, s := range result.Scripts {
+			if s.Transactions < 0 || s.Failed < 0 || s.TPS < 0 || s.LatencyAvgMs < 0 ||
+				(s.LatencyStdDevMs != nil && *s.LatencyStdDevMs < 0) {
+				t.Fatalf("negative figure in script %+v", s)
 			}
 		}
 	})

@@ -446,8 +446,10 @@ func newRecordsChart(all []series, counts []int32) (recordsChart, bool) {
 			r.Delivered.Label += ", " + groupedInt(rec.Unverified) + " unverified"
 		}
 		chart.Notes = append(chart.Notes, RecordNotes(row)...)
-		if note := ReceiverNote(row); note != "" {
-			chart.Notes = append(chart.Notes, note)
+		for _, note := range []string{ReceiverNote(row), ScriptsNote(row)} {
+			if note != "" {
+				chart.Notes = append(chart.Notes, note)
+			}
 		}
 		for _, b := range []*bar{&r.Expected, &r.Delivered} {
 			b.LabelX, b.LabelY = zero+max(r.Expected.Width, r.Delivered.Width)+6, b.Y+barHeight-3

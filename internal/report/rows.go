@@ -174,8 +174,10 @@ func footnotes(rows []v1alpha1.Result) []string {
 				drops = append(drops, DropNote(row))
 			}
 			drops = append(drops, RecordNotes(row)...)
-			if note := ReceiverNote(row); note != "" {
-				drops = append(drops, note)
+			for _, note := range []string{ReceiverNote(row), ScriptsNote(row)} {
+				if note != "" {
+					drops = append(drops, note)
+				}
 			}
 		}
 		for _, r := range row.Repeats {
@@ -377,6 +379,28 @@ func ReceiverNote(row v1alpha1.Result) string {
 		"%s MiB at most", results.RowName(row), cmp.Or(CoresCell(row.ReceiverCPUCores), missing),
 		cmp.Or(CPUPer1kCell(row.ReceiverCPUMsPer1kRecords), missing),
 		cmp.Or(MemoryCell(row.ReceiverPeakMemoryBytes), missing))
+}
+
+// ScriptsNote gives each script's TPS and latency in a row of runs of several scripts,
+// medians over its repeats, and how many of the runs' transactions pgbench left out of
+// the scripts' figures; "" for other rows.
+func ScriptsNote(row v1alpha1.Result) string {
+	scripts, runTransactions := results.Scripts(row)
+	if len(scripts) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(scripts))
+	var transactions int64
+	for _, script := range scripts {
+		parts = append(parts, fmt.Sprintf("%s %.1f TPS, %.3f ms", script.Key, script.TPS, script.LatencyAvgMs))
+		transactions += script.Transactions
+	}
+	note := fmt.Sprintf("%s scripts: %s", results.RowName(row), strings.Join(parts, "; "))
+	if transactions != runTransactions {
+		note += fmt.Sprintf(" (their transactions are %d of the runs' %d: with several threads pgbench adds "+
+			"them up without a lock)", transactions, runTransactions)
+	}
+	return note
 }
 
 // samplerVerdict is a row's verdict against CloudNativePG's sampler, "" without one.

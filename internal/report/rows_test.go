@@ -273,3 +273,29 @@ func TestReceiverNote(t *testing.T) {
 		t.Errorf("a row without a receiver has the note %q", got)
 	}
 }
+
+// TestScriptsNote: a row of runs of several scripts gives each script's figures under the
+// table, and says when pgbench's figures of the scripts miss some of the runs'.
+func TestScriptsNote(t *testing.T) {
+	row := v1alpha1.Result{Destination: "csv", Type: v1alpha1.DestinationCSVLog, Clients: 2,
+		Repeats: []v1alpha1.RepeatResult{{Repeat: 1, TPS: 100, Transactions: 1000, Scripts: []v1alpha1.ScriptResult{
+			{Key: "read.sql", Transactions: 800, TPS: 80, LatencyAvgMs: 0.0412},
+			{Key: "report.sql", Transactions: 197, TPS: 19.7, LatencyAvgMs: 12.5},
+		}}}}
+	want := "csv/2 scripts: read.sql 80.0 TPS, 0.041 ms; report.sql 19.7 TPS, 12.500 ms (their transactions are " +
+		"997 of the runs' 1000: with several threads pgbench adds them up without a lock)"
+	if got := ScriptsNote(row); got != want {
+		t.Errorf("note %q, want %q", got, want)
+	}
+	if notes := footnotes([]v1alpha1.Result{row}); !slices.Contains(notes, want) {
+		t.Errorf("footnotes %q lack the scripts'", notes)
+	}
+	row.Repeats[0].Transactions = 997
+	if got := ScriptsNote(row); strings.Contains(got, "without a lock") {
+		t.Errorf("scripts that hold every transaction: %q", got)
+	}
+	row.Repeats[0].Scripts = nil
+	if got := ScriptsNote(row); got != "" {
+		t.Errorf("a row of one script has the note %q", got)
+	}
+}

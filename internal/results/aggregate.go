@@ -522,3 +522,40 @@ func Failures(rows []v1alpha1.Result) []Failure {
 	}
 	return failures
 }
+
+// ScriptSummary is one script of a run of several over a row's successful repeats.
+type ScriptSummary struct {
+	Key v1alpha1.ConfigMapKey
+	// TPS and LatencyAvgMs are medians over the repeats, Transactions their sum.
+	TPS, LatencyAvgMs float64
+	Transactions      int64
+}
+
+// Scripts summarises each script of the row's successful repeats that report theirs, in
+// the files' order, and sums those repeats' own transactions, which the scripts'
+// transactions can fall short of (v1alpha1.ScriptResult).
+func Scripts(row v1alpha1.Result) (scripts []ScriptSummary, runTransactions int64) {
+	tps, latency := map[v1alpha1.ConfigMapKey][]float64{}, map[v1alpha1.ConfigMapKey][]float64{}
+	index := map[v1alpha1.ConfigMapKey]int{}
+	for _, repeat := range Successful(row.Repeats) {
+		if len(repeat.Scripts) == 0 {
+			continue
+		}
+		runTransactions += repeat.Transactions
+		for _, script := range repeat.Scripts {
+			i, found := index[script.Key]
+			if !found {
+				i = len(scripts)
+				index[script.Key] = i
+				scripts = append(scripts, ScriptSummary{Key: script.Key})
+			}
+			scripts[i].Transactions += script.Transactions
+			tps[script.Key] = append(tps[script.Key], script.TPS)
+			latency[script.Key] = append(latency[script.Key], script.LatencyAvgMs)
+		}
+	}
+	for i := range scripts {
+		scripts[i].TPS, scripts[i].LatencyAvgMs = median(tps[scripts[i].Key]), median(latency[scripts[i].Key])
+	}
+	return scripts, runTransactions
+}

@@ -662,3 +662,31 @@ func TestAggregateBoundsTheRunsText(t *testing.T) {
 		t.Error("aggregating changed the runs it was given")
 	}
 }
+
+// TestScripts: each script's median TPS and latency over the repeats that report it, in
+// the files' order, its transactions summed, beside the runs' own; failed repeats and
+// repeats of one script count for none.
+func TestScripts(t *testing.T) {
+	repeat := func(transactions int64, read, write v1alpha1.ScriptResult) v1alpha1.RepeatResult {
+		return v1alpha1.RepeatResult{TPS: 1, Transactions: transactions, Scripts: []v1alpha1.ScriptResult{read, write}}
+	}
+	row := v1alpha1.Result{Repeats: []v1alpha1.RepeatResult{
+		repeat(100, v1alpha1.ScriptResult{Key: "read.sql", Transactions: 70, TPS: 7, LatencyAvgMs: 1},
+			v1alpha1.ScriptResult{Key: "write.sql", Transactions: 30, TPS: 3, LatencyAvgMs: 4}),
+		repeat(120, v1alpha1.ScriptResult{Key: "read.sql", Transactions: 80, TPS: 8, LatencyAvgMs: 2},
+			v1alpha1.ScriptResult{Key: "write.sql", Transactions: 38, TPS: 4, LatencyAvgMs: 6}),
+		{Error: "pgbench failed", Scripts: []v1alpha1.ScriptResult{{Key: "read.sql", Transactions: 1000}}},
+		{TPS: 1, Transactions: 50},
+	}}
+	scripts, runTransactions := Scripts(row)
+	want := []ScriptSummary{
+		{Key: "read.sql", TPS: 7.5, LatencyAvgMs: 1.5, Transactions: 150},
+		{Key: "write.sql", TPS: 3.5, LatencyAvgMs: 5, Transactions: 68},
+	}
+	if !slices.Equal(scripts, want) || runTransactions != 220 {
+		t.Errorf("Scripts = %+v, %d; want %+v, 220", scripts, runTransactions, want)
+	}
+	if scripts, _ := Scripts(v1alpha1.Result{Repeats: []v1alpha1.RepeatResult{{TPS: 1, Transactions: 5}}}); scripts != nil {
+		t.Errorf("a row of one script has scripts %+v", scripts)
+	}
+}
