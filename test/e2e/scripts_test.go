@@ -66,6 +66,23 @@ var _ = Describe("the user's scripts", Label("counter"), func() {
 		Expect(records.Expected).To(BeNumerically(">", 0))
 		Expect(records.AccountingError).To(BeEmpty())
 		Expect(records.Delivered).To(Equal(records.Expected), "every record counted at the source delivered")
+
+		By("recording each script's share of the run, by its key")
+		keys := make([]benchv1alpha1.ConfigMapKey, 0, len(row.Repeats[0].Scripts))
+		var scriptTransactions int64
+		for _, script := range row.Repeats[0].Scripts {
+			_, _ = fmt.Fprintf(GinkgoWriter, "%s: %d transactions, %.1f TPS, %.3f ms\n", script.Key, script.Transactions,
+				script.TPS, script.LatencyAvgMs)
+			keys = append(keys, script.Key)
+			scriptTransactions += script.Transactions
+		}
+		want := make([]benchv1alpha1.ConfigMapKey, 0, len(scripts.Spec.Workload.Scripts.Files))
+		for _, file := range scripts.Spec.Workload.Scripts.Files {
+			want = append(want, file.Key)
+		}
+		Expect(keys).To(Equal(want))
+		// One client, one pgbench thread: the scripts' figures add up to the run's.
+		Expect(scriptTransactions).To(Equal(transactions))
 	})
 
 	It("fails the run of scripts whose ConfigMap is missing, naming it", func(ctx SpecContext) {
