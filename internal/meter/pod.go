@@ -171,7 +171,7 @@ func (s *Service) close(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// Client measures runs with the meter of an instance pod, at URL (http://IP:Port).
+// Client measures runs with the meter of a pod, at URL (http://HOST:Port).
 type Client struct {
 	URL  string
 	HTTP *http.Client
@@ -301,15 +301,15 @@ func (c Client) send(client *http.Client, method, path string, want int) (http.H
 	}
 	response, err := client.Do(request)
 	if err != nil {
-		return nil, nil, fmt.Errorf("the instance pod's meter: %w", err)
+		return nil, nil, fmt.Errorf("the meter: %w", err) // which names the URL
 	}
 	defer response.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(response.Body, 1<<20))
 	if err != nil {
-		return nil, nil, fmt.Errorf("the instance pod's meter: %w", err)
+		return nil, nil, fmt.Errorf("the meter at %s: %w", c.URL, err)
 	}
 	if response.StatusCode != want {
-		return nil, nil, fmt.Errorf("the instance pod's meter answered %s: %s", response.Status, bytes.TrimSpace(body))
+		return nil, nil, fmt.Errorf("the meter at %s answered %s: %s", c.URL, response.Status, bytes.TrimSpace(body))
 	}
 	return response.Header, body, nil
 }
