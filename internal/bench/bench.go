@@ -328,7 +328,7 @@ func runMetered(
 	if exec.Meter != nil {
 		var err error
 		if measurement, err = exec.Meter.Start(); err != nil {
-			return workload.Script{}, nil, nil, nil, fmt.Errorf("measuring the server: %w", err)
+			return workload.Script{}, nil, nil, nil, fmt.Errorf("starting the meters: %w", err)
 		}
 	}
 	script, output, err := runTagged(ctx, exec, exec.Tag, exec.Workload.Duration.Duration, runPgbench)

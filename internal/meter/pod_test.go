@@ -312,3 +312,27 @@ func TestClientWaitsForTheNetworkToAdmitIt(t *testing.T) {
 		t.Errorf("a meter answering 503 received %d requests, want 1", got)
 	}
 }
+
+// TestReceiverMeterThatFails: a receiver's meter that does not answer fails the start of
+// the measurement, naming the receiver's meter, and closes the instance pod's window.
+func TestReceiverMeterThatFails(t *testing.T) {
+	_, pod := servedPod(t)
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "no meter here", http.StatusNotFound)
+	}))
+	t.Cleanup(refusing.Close)
+	for range maxWindows + 1 {
+		_, err := WithReceiver{Pod: pod, Receiver: Client{URL: refusing.URL}}.Start()
+		if err == nil || !strings.Contains(err.Error(), "the syslog receiver's meter: the meter at "+refusing.URL+
+			" answered 404 Not Found: no meter here") {
+			t.Fatalf("a receiver's meter answering 404: %v", err)
+		}
+	}
+	// Every failed start closed its window on the instance pod's meter, which holds at
+	// most maxWindows.
+	measurement, err := pod.Start()
+	if err != nil {
+		t.Fatalf("the instance pod's meter after the failed starts: %v", err)
+	}
+	measurement.End()
+}
