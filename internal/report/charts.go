@@ -446,11 +446,7 @@ func newRecordsChart(all []series, counts []int32) (recordsChart, bool) {
 			r.Delivered.Label += ", " + groupedInt(rec.Unverified) + " unverified"
 		}
 		chart.Notes = append(chart.Notes, RecordNotes(row)...)
-		for _, note := range []string{ReceiverNote(row), ScriptsNote(row)} {
-			if note != "" {
-				chart.Notes = append(chart.Notes, note)
-			}
-		}
+		chart.Notes = append(chart.Notes, measurementNotes(row)...)
 		for _, b := range []*bar{&r.Expected, &r.Delivered} {
 			b.LabelX, b.LabelY = zero+max(r.Expected.Width, r.Delivered.Width)+6, b.Y+barHeight-3
 		}

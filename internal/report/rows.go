@@ -174,11 +174,7 @@ func footnotes(rows []v1alpha1.Result) []string {
 				drops = append(drops, DropNote(row))
 			}
 			drops = append(drops, RecordNotes(row)...)
-			for _, note := range []string{ReceiverNote(row), ScriptsNote(row)} {
-				if note != "" {
-					drops = append(drops, note)
-				}
-			}
+			drops = append(drops, measurementNotes(row)...)
 		}
 		for _, r := range row.Repeats {
 			if r.Error != "" {
@@ -365,6 +361,18 @@ func RecordNotes(row v1alpha1.Result) []string {
 	}
 	if r.Sampler != nil && r.Sampler.Message != "" && !strings.Contains(r.DropReason, r.Sampler.Message) {
 		notes = append(notes, fmt.Sprintf("%s sampler %s: %s", results.RowName(row), r.Sampler.Verdict, r.Sampler.Message))
+	}
+	return notes
+}
+
+// measurementNotes are the figures of a row that the table's columns leave out: the
+// syslog receiver's cost (ReceiverNote) and the scripts' shares (ScriptsNote).
+func measurementNotes(row v1alpha1.Result) []string {
+	var notes []string
+	for _, note := range []string{ReceiverNote(row), ScriptsNote(row)} {
+		if note != "" {
+			notes = append(notes, note)
+		}
 	}
 	return notes
 }
