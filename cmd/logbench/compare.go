@@ -102,7 +102,7 @@ func readCompared(ctx context.Context, opts compareOptions, args []string) ([2]c
 			return compared, err
 		}
 		for i, benchmark := range benchmarks {
-			compared[i] = comparedBenchmark{benchmark, "LoggingBenchmark " + benchmark.Namespace + "/" + benchmark.Name}
+			compared[i] = comparedBenchmark{benchmark, "LoggingBenchmark " + report.QualifiedName(benchmark)}
 		}
 		return compared, nil
 	case 1:

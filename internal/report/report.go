@@ -295,7 +295,7 @@ func Decode(data []byte, name string) (*v1alpha1.LoggingBenchmark, error) {
 	if !strings.HasSuffix(document.Kind, "List") {
 		benchmark, err := decodeBenchmark(data)
 		if err == nil && !wanted(benchmark) {
-			return nil, fmt.Errorf("the file holds LoggingBenchmark %s, not %s", qualifiedName(benchmark), name)
+			return nil, fmt.Errorf("the file holds LoggingBenchmark %s, not %s", QualifiedName(benchmark), name)
 		}
 		return benchmark, err
 	}
@@ -336,7 +336,7 @@ func Decode(data []byte, name string) (*v1alpha1.LoggingBenchmark, error) {
 	case len(benchmarks) > 1:
 		var names []string
 		for _, benchmark := range benchmarks {
-			names = append(names, qualifiedName(benchmark))
+			names = append(names, QualifiedName(benchmark))
 		}
 		return nil, fmt.Errorf("the list holds %d LoggingBenchmarks (%s): give the NAME of one, "+
 			"or NAMESPACE/NAME", len(benchmarks), strings.Join(names, ", "))
@@ -374,9 +374,9 @@ func selectBenchmark(reference string) (func(*v1alpha1.LoggingBenchmark) bool, e
 	}, nil
 }
 
-// qualifiedName is NAMESPACE/NAME, or NAME for a benchmark saved without a namespace
+// QualifiedName is NAMESPACE/NAME, or NAME for a benchmark saved without a namespace
 // (logbench run --local --save).
-func qualifiedName(benchmark *v1alpha1.LoggingBenchmark) string {
+func QualifiedName(benchmark *v1alpha1.LoggingBenchmark) string {
 	if benchmark.Namespace == "" {
 		return benchmark.Name
 	}
