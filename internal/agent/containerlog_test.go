@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
@@ -17,7 +18,9 @@ import (
 
 // TestContainerLogAccount: records missing from the stream of a run during which the
 // kubelet rotated the log (the newest file holds fewer of them than the stream
-// delivered) are unverified, never dropped; csvlog records are checked against
+// delivered) are unverified, never dropped; a stream that read fewer of them than the
+// newest file holds skipped lines, so the file's count is delivered and the rest
+// unverified; csvlog records are checked against
 // CloudNativePG's sampler, which names a loss it explains; a shortfall with neither is
 // dropped and says the container log lacks them.
 func TestContainerLogAccount(t *testing.T) {
@@ -26,10 +29,12 @@ func TestContainerLogAccount(t *testing.T) {
 		name                string
 		delivered, inNewest int64
 		sampled             bool
-		wantDropped         int64
-		wantUnverified      int64
-		wantReason          string
-		wantVerdict         v1alpha1.SamplerVerdict
+		// wantDelivered is the row's delivered count when not the stream's.
+		wantDelivered  int64
+		wantDropped    int64
+		wantUnverified int64
+		wantReason     string
+		wantVerdict    v1alpha1.SamplerVerdict
 	}{
 		{name: "every record delivered", delivered: 1000, inNewest: 400},
 		{name: "records missing after a rotation are unverified", delivered: 990, inNewest: 400, wantUnverified: 10},
@@ -43,12 +48,19 @@ func TestContainerLogAccount(t *testing.T) {
 			wantVerdict: v1alpha1.SamplerExceeds},
 		{name: "csvlog records sampled, and a rotation", delivered: 109, inNewest: 10, sampled: true,
 			wantUnverified: 891, wantVerdict: v1alpha1.SamplerUnknown},
+		{name: "the stream skipped records the newest file holds", delivered: 0, inNewest: 700,
+			wantDelivered: 700, wantUnverified: 300},
+		{name: "csvlog records the stream skipped, all in the newest file", delivered: 50, inNewest: 1000,
+			sampled: true, wantDelivered: 1000, wantVerdict: v1alpha1.SamplerUnknown},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run := *containerLogHolding(t, tag, tc.delivered, tc.inNewest, tc.sampled)
 			got, err := run.Account(context.Background(), records.Expectation{Records: 1000}, tc.delivered)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if want := cmp.Or(tc.wantDelivered, tc.delivered); got.Delivered != want {
+				t.Errorf("delivered %d, want %d", got.Delivered, want)
 			}
 			if got.Dropped == nil || *got.Dropped != tc.wantDropped || got.Unverified != tc.wantUnverified {
 				t.Errorf("dropped %v, unverified %d; want %d and %d", got.Dropped, got.Unverified, tc.wantDropped,

@@ -99,18 +99,21 @@ func (r *nodeAgentRun) Account(
 ) (v1alpha1.Records, error) {
 	refused, trouble := r.loki.since(ctx, delivered)
 	stages := v1alpha1.RecordStages{Stored: &delivered}
+	streamMissed, unverifiedReason := false, ""
 	if r.containerLog != nil {
 		inLog, err := r.containerLog.Delivered(ctx)
 		if err != nil {
 			return v1alpha1.Records{}, fmt.Errorf("counting the run's records in the container log: %w", err)
 		}
-		stages.ContainerLog = &inLog
-		count, _, err := r.containerLog.count(ctx, want, inLog)
+		count, missed, err := r.containerLog.count(ctx, want, inLog)
 		if err != nil {
 			return v1alpha1.Records{}, err
 		}
+		stages.ContainerLog = &count.Delivered
+		streamMissed = missed
 		if count.Unverified > 0 {
 			stages.UnverifiedAt, stages.Unverified = containerLogStage, count.Unverified
+			unverifiedReason = count.UnverifiedReason
 		}
 	}
 	stages.Duplicates = shipping.StoredDuplicates(want, stages, shipping.OutputCounters{}, refused)
@@ -122,19 +125,19 @@ func (r *nodeAgentRun) Account(
 	accounted := shipping.Account(want, delivered, shipping.OutputCounters{}, refused, &stages, trouble, stageReasons,
 		nodeAgentUnexplained)
 	if stages.Unverified > 0 {
-		accounted.UnverifiedReason = unverifiedContainerLog(stages)
+		accounted.UnverifiedReason = unverifiedContainerLog(stages, unverifiedReason)
 	}
 	if r.containerLog != nil {
-		accounted.Sampler = r.containerLog.checkSampler(want, *stages.ContainerLog, stages.Unverified > 0)
+		accounted.Sampler = r.containerLog.checkSampler(want, *stages.ContainerLog, streamMissed)
 	}
 	return accounted, nil
 }
 
 // unverifiedContainerLog says what a rotation hid from the container log's count, and
 // what the node agent, which reads the rotated files, stored of it.
-func unverifiedContainerLog(stages v1alpha1.RecordStages) string {
+func unverifiedContainerLog(stages v1alpha1.RecordStages, containerLogReason string) string {
 	inLog := *stages.ContainerLog
-	reason := fmt.Sprintf("container log: "+rotationUnverified, stages.Unverified)
+	reason := "container log: " + containerLogReason
 	if stored := *stages.Stored - stages.Duplicates; stored > inLog {
 		reason += fmt.Sprintf("; the node agent, which reads the rotated files, stored %d records beyond the %d "+
 			"logbench's stream read", stored-inLog, inLog)
