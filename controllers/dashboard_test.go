@@ -70,6 +70,8 @@ func exportEveryMetric(t *testing.T) map[string]map[string]bool {
 					Stages: &v1alpha1.RecordStages{ContainerLog: new(int64(100)), Stored: new(int64(100))}},
 				LogBytesPerRecord: new(150.0), LogGigabytesPerHour: new(0.5),
 				ShipperCPUCores: new(0.2), ShipperCPUMsPer1kRecords: new(35.0), ShipperPeakMemoryBytes: new(int64(16 << 20)),
+				ReceiverCPUCores: new(0.05), ReceiverCPUMsPer1kRecords: new(8.0),
+				ReceiverPeakMemoryBytes: new(int64(14 << 20)),
 			}, {
 				Destination: "slow", Type: v1alpha1.DestinationStderr, Clients: 4,
 				TPS: 1000, LatencyAvgMs: 4, OverheadPercent: new(5.0), DrainSeconds: 1,

@@ -9,10 +9,15 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	benchv1alpha1 "github.com/logbench/logbench/api/v1alpha1"
+	"github.com/logbench/logbench/internal/testenv"
 )
 
 // The Prometheus that hack/install-prometheus-stack.sh sets up as kube-prometheus-stack
@@ -165,33 +170,84 @@ func expectResultsInPrometheus(ctx context.Context, g Gomega, benchmark *benchv1
 	}
 }
 
-// expectDashboardPanelsAnswer runs every panel query of the chart's Grafana dashboard,
-// its variables substituted as Grafana would for benchmark, and checks that each gives
-// at least one series.
-func expectDashboardPanelsAnswer(ctx context.Context, g Gomega, benchmark *benchv1alpha1.LoggingBenchmark) {
+// dashboardPanel is a panel of the chart's Grafana dashboard and its queries.
+type dashboardPanel struct {
+	Title   string `json:"title"`
+	Targets []struct {
+		Expr string `json:"expr"`
+	} `json:"targets"`
+}
+
+// dashboardPanels reads the panels of the chart's Grafana dashboard.
+func dashboardPanels(g Gomega) []dashboardPanel {
 	content, err := os.ReadFile(dashboardFile)
 	g.Expect(err).NotTo(HaveOccurred())
 	var dashboard struct {
-		Panels []struct {
-			Title   string `json:"title"`
-			Targets []struct {
-				Expr string `json:"expr"`
-			} `json:"targets"`
-		} `json:"panels"`
+		Panels []dashboardPanel `json:"panels"`
 	}
 	g.Expect(json.Unmarshal(content, &dashboard)).To(Succeed())
+	return dashboard.Panels
+}
+
+// panelQueries returns a panel's queries with the dashboard's variables substituted as
+// Grafana would for benchmark.
+func panelQueries(panel dashboardPanel, benchmark *benchv1alpha1.LoggingBenchmark) []string {
 	variables := strings.NewReplacer("$namespace", benchmark.Namespace, "$benchmark", benchmark.Name, "$__range", "1h")
+	queries := make([]string, 0, len(panel.Targets))
+	for _, target := range panel.Targets {
+		queries = append(queries, variables.Replace(target.Expr))
+	}
+	return queries
+}
+
+// expectDashboardPanelsAnswer runs every panel query of the chart's Grafana dashboard
+// for benchmark and checks that each gives at least one series.
+func expectDashboardPanelsAnswer(ctx context.Context, g Gomega, benchmark *benchv1alpha1.LoggingBenchmark) {
 	queries := 0
-	for _, panel := range dashboard.Panels {
-		for _, target := range panel.Targets {
+	for _, panel := range dashboardPanels(g) {
+		for _, query := range panelQueries(panel, benchmark) {
 			queries++
-			query := variables.Replace(target.Expr)
 			samples, err := prometheusQuery(ctx, query)
 			g.Expect(err).NotTo(HaveOccurred(), "panel %q", panel.Title)
 			g.Expect(samples).NotTo(BeEmpty(), "panel %q: %s gives no series", panel.Title, query)
 		}
 	}
 	g.Expect(queries).To(BeNumerically(">", 0), "%s has no panel query", dashboardFile)
+}
+
+// expectReceiversInDashboard runs the dashboard's panels of the syslog receiver's cost
+// for benchmark: each forwarding Syslog row is there twice, as its destination (the
+// sidecar) and as "<destination> receiver".
+func expectReceiversInDashboard(ctx context.Context, benchmark *benchv1alpha1.LoggingBenchmark, rows []benchv1alpha1.Result) {
+	_, err := clientset.CoreV1().Services(prometheusNamespace).Get(ctx, prometheusService, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		testenv.Missing(GinkgoTB(), "the dashboard's receiver panels are checked in the Prometheus of the local "+
+			"cluster's stack (make e2e-up), which this cluster lacks")
+	}
+	Expect(err).NotTo(HaveOccurred())
+	Eventually(func(g Gomega) {
+		panels := 0
+		for _, panel := range dashboardPanels(g) {
+			if !strings.Contains(panel.Title, "receiver") {
+				continue
+			}
+			panels++
+			for _, query := range panelQueries(panel, benchmark) {
+				samples, err := prometheusQuery(ctx, query)
+				g.Expect(err).NotTo(HaveOccurred(), "panel %q", panel.Title)
+				series := map[string]bool{}
+				for _, sample := range samples {
+					series[rowKey(sample.Labels["destination"], sample.Labels["clients"])] = true
+				}
+				for _, row := range rows {
+					for _, bar := range []string{row.Destination, row.Destination + " receiver"} {
+						g.Expect(series).To(HaveKey(rowKey(bar, fmt.Sprint(row.Clients))), "panel %q: %s", panel.Title, query)
+					}
+				}
+			}
+		}
+		g.Expect(panels).To(Equal(2), "the dashboard's panels of the receiver's CPU and memory")
+	}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
 }
 
 // expectDroppedRecordsAlerts checks that the chart's LogbenchRecordsDropped alert fires

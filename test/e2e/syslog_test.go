@@ -194,6 +194,9 @@ var _ = Describe("syslog", Ordered, Label("syslog"), func() {
 		for dest, node := range receiverNodes {
 			Expect(node).NotTo(Equal(primaryNodes[dest]), "%s: the receiver on another node than the primary", dest)
 		}
+
+		By("showing each receiver beside its sidecar in the dashboard's cost panels")
+		expectReceiversInDashboard(ctx, benchmark, rows)
 	})
 })
 

@@ -4,10 +4,14 @@ import (
 	"encoding/json"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/prometheus/prometheus/promql/promqltest"
 )
 
 // dashboardFile is the Grafana dashboard the Helm chart ships.
@@ -107,5 +111,59 @@ func TestVariableQueriesParse(t *testing.T) {
 		if _, err := promql.ParseMetricSelector(grafanaVariables.Replace(match[1])); err != nil {
 			t.Errorf("variable %s: selector %s does not parse: %v", variable.Name, match[1], err)
 		}
+	}
+}
+
+// costSeries are the cost figures of a benchmark with a shipper sidecar ("fluent") and a
+// forwarding Syslog destination ("udp"), whose receiver's pod is measured too.
+const costSeries = `
+load 1m
+	logbench_result_shipper_cpu_ms_per_1k_records{namespace="logbench-e2e", benchmark="e2e", destination="fluent", type="FluentBitSidecar", clients="2"} 35
+	logbench_result_shipper_cpu_ms_per_1k_records{namespace="logbench-e2e", benchmark="e2e", destination="udp", type="Syslog", clients="2"} 30
+	logbench_result_receiver_cpu_ms_per_1k_records{namespace="logbench-e2e", benchmark="e2e", destination="udp", type="Syslog", clients="2"} 8
+	logbench_result_shipper_peak_memory_bytes{namespace="logbench-e2e", benchmark="e2e", destination="fluent", type="FluentBitSidecar", clients="2"} 16000000
+	logbench_result_shipper_peak_memory_bytes{namespace="logbench-e2e", benchmark="e2e", destination="udp", type="Syslog", clients="2"} 15000000
+	logbench_result_receiver_peak_memory_bytes{namespace="logbench-e2e", benchmark="e2e", destination="udp", type="Syslog", clients="2"} 14000000
+`
+
+// TestCostPanelsShowTheReceiverBesideTheSidecar evaluates the shipper cost panels over
+// costSeries: a forwarding Syslog destination's receiver is a bar of its own,
+// "<destination> receiver", beside the sidecars.
+func TestCostPanelsShowTheReceiverBesideTheSidecar(t *testing.T) {
+	storage := promqltest.LoadedStorage(t, costSeries)
+	engine := promqltest.NewTestEngineWithOpts(t, promql.EngineOpts{
+		MaxSamples: 1000, Timeout: time.Minute, Parser: parser.NewParser(parser.Options{}),
+	})
+	want := []string{
+		`{clients="2", destination="fluent"}`, `{clients="2", destination="udp receiver"}`, `{clients="2", destination="udp"}`,
+	}
+	panels := 0
+	for _, panel := range readDashboard(t).Panels {
+		if !strings.Contains(panel.Title, "receiver") {
+			continue
+		}
+		panels++
+		for _, target := range panel.Targets {
+			query, err := engine.NewInstantQuery(t.Context(), storage, nil, grafanaVariables.Replace(target.Expr),
+				time.Unix(0, 0))
+			if err != nil {
+				t.Fatalf("panel %q: %v", panel.Title, err)
+			}
+			vector, err := query.Exec(t.Context()).Vector()
+			if err != nil {
+				t.Fatalf("panel %q: %v", panel.Title, err)
+			}
+			var got []string
+			for _, sample := range vector {
+				got = append(got, sample.Metric.String())
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("panel %q gives %v, want %v", panel.Title, got, want)
+			}
+		}
+	}
+	if panels != 2 {
+		t.Errorf("%d panels show the syslog receiver, want its CPU and its memory", panels)
 	}
 }
