@@ -52,10 +52,7 @@ func TestAlertRules(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatalf("Prometheus refuses %s: %v", rulesFile, errs)
 	}
-	storage := promqltest.LoadedStorage(t, operatorSeries)
-	engine := promqltest.NewTestEngineWithOpts(t, promql.EngineOpts{
-		MaxSamples: 1000, Timeout: time.Minute, Parser: parser.NewParser(parser.Options{}),
-	})
+	evaluate := evaluator(t, operatorSeries)
 	alerts := 0
 	for _, group := range groups.Groups {
 		for _, rule := range group.Rules {
@@ -63,20 +60,10 @@ func TestAlertRules(t *testing.T) {
 				continue
 			}
 			alerts++
-			query, err := engine.NewInstantQuery(t.Context(), storage, nil, rule.Expr, time.Unix(0, 0))
+			firing, err := evaluate(rule.Expr)
 			if err != nil {
 				t.Fatalf("%s: %v", rule.Alert, err)
 			}
-			result := query.Exec(t.Context())
-			vector, err := result.Vector()
-			if err != nil {
-				t.Fatalf("%s: %v", rule.Alert, err)
-			}
-			var firing []string
-			for _, sample := range vector {
-				firing = append(firing, sample.Metric.String())
-			}
-			slices.Sort(firing)
 			if !slices.Equal(firing, want[rule.Alert]) {
 				t.Errorf("%s fires for %v, want %v", rule.Alert, firing, want[rule.Alert])
 			}
@@ -87,5 +74,31 @@ func TestAlertRules(t *testing.T) {
 	}
 	if alerts != len(want) {
 		t.Errorf("%s has %d alerts, the test knows %d", rulesFile, alerts, len(want))
+	}
+}
+
+// evaluator loads series as a Prometheus test file does and returns a function that
+// evaluates a PromQL expression over them with Prometheus's engine, giving the labels of
+// each sample of its answer, sorted.
+func evaluator(t *testing.T, series string) func(expr string) ([]string, error) {
+	storage := promqltest.LoadedStorage(t, series)
+	engine := promqltest.NewTestEngineWithOpts(t, promql.EngineOpts{
+		MaxSamples: 1000, Timeout: time.Minute, Parser: parser.NewParser(parser.Options{}),
+	})
+	return func(expr string) ([]string, error) {
+		query, err := engine.NewInstantQuery(t.Context(), storage, nil, expr, time.Unix(0, 0))
+		if err != nil {
+			return nil, err
+		}
+		vector, err := query.Exec(t.Context()).Vector()
+		if err != nil {
+			return nil, err
+		}
+		labels := make([]string, 0, len(vector))
+		for _, sample := range vector {
+			labels = append(labels, sample.Metric.String())
+		}
+		slices.Sort(labels)
+		return labels, nil
 	}
 }

@@ -7,11 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
-	"github.com/prometheus/prometheus/promql/promqltest"
 )
 
 // dashboardFile is the Grafana dashboard the Helm chart ships.
@@ -130,10 +127,7 @@ load 1m
 // costSeries: a forwarding Syslog destination's receiver is a bar of its own,
 // "<destination> receiver", beside the sidecars.
 func TestCostPanelsShowTheReceiverBesideTheSidecar(t *testing.T) {
-	storage := promqltest.LoadedStorage(t, costSeries)
-	engine := promqltest.NewTestEngineWithOpts(t, promql.EngineOpts{
-		MaxSamples: 1000, Timeout: time.Minute, Parser: parser.NewParser(parser.Options{}),
-	})
+	evaluate := evaluator(t, costSeries)
 	want := []string{
 		`{clients="2", destination="fluent"}`, `{clients="2", destination="udp receiver"}`, `{clients="2", destination="udp"}`,
 	}
@@ -144,20 +138,10 @@ func TestCostPanelsShowTheReceiverBesideTheSidecar(t *testing.T) {
 		}
 		panels++
 		for _, target := range panel.Targets {
-			query, err := engine.NewInstantQuery(t.Context(), storage, nil, grafanaVariables.Replace(target.Expr),
-				time.Unix(0, 0))
+			got, err := evaluate(grafanaVariables.Replace(target.Expr))
 			if err != nil {
 				t.Fatalf("panel %q: %v", panel.Title, err)
 			}
-			vector, err := query.Exec(t.Context()).Vector()
-			if err != nil {
-				t.Fatalf("panel %q: %v", panel.Title, err)
-			}
-			var got []string
-			for _, sample := range vector {
-				got = append(got, sample.Metric.String())
-			}
-			slices.Sort(got)
 			if !slices.Equal(got, want) {
 				t.Errorf("panel %q gives %v, want %v", panel.Title, got, want)
 			}
