@@ -61,7 +61,8 @@ kube_module() {
 # The build module imports every component it can build, so that go.sum holds their
 # dependencies.
 components=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubeadm kubectl)
-go_module_init --edit kube_module "$work" "k8s.io/kubernetes@v${KUBE_VERSION}" \
+go_module_init --edit kube_module --stamp "logbench's go.mod $(sha256sum <"${REPO_ROOT}/go.mod" | cut -c1-16)" \
+  "$work" "k8s.io/kubernetes@v${KUBE_VERSION}" \
   "${components[@]/#/k8s.io/kubernetes/cmd/}"
 
 minor=${KUBE_VERSION#1.}

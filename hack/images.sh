@@ -84,7 +84,8 @@ func main() {
 	coremain.Run()
 }
 GO
-    go_module_init --edit with_prometheus_versions "$dir" "github.com/coredns/coredns@v${COREDNS_VERSION}"
+    go_module_init --edit with_prometheus_versions --stamp "Prometheus ${PROMETHEUS_MODULE_VERSION}" "$dir" \
+      "github.com/coredns/coredns@v${COREDNS_VERSION}"
     go_build "$dir" "$binary" .
   fi
   local rootfs

@@ -34,23 +34,30 @@ go_mod_copy() {
     }' "$gomod" | xargs go mod edit
 }
 
-# go_module_init [--edit FUNCTION] DIR MODULE@VERSION [PACKAGE...] makes DIR a throwaway
-# module that requires MODULE at VERSION and imports each PACKAGE (tools.go), so that the
-# module's own go.mod rules the dependencies: go mod tidy then resolves them. FUNCTION,
-# run in DIR after go mod init with MODULE@VERSION, adds what the main module must say
-# for the build to resolve (replace and exclude directives, which apply only there). A
-# module made already is kept unless it lacks one of the PACKAGEs. Without PACKAGE, DIR's
-# own Go files say what to import, and the module is made again each time.
+# go_module_init [--edit FUNCTION [--stamp TEXT]] DIR MODULE@VERSION [PACKAGE...] makes
+# DIR a throwaway module that requires MODULE at VERSION and imports each PACKAGE
+# (tools.go), so that the module's own go.mod rules the dependencies: go mod tidy then
+# resolves them. FUNCTION, run in DIR after go mod init with MODULE@VERSION, adds what
+# the main module must say for the build to resolve (replace and exclude directives,
+# which apply only there, or another module's requirements). TEXT names what FUNCTION
+# reads besides MODULE@VERSION (a version, a file's checksum). A module made already is
+# kept unless it lacks one of the PACKAGEs or was made with another TEXT. Without
+# PACKAGE, DIR's own Go files say what to import, and the module is made again each time.
 go_module_init() {
-  local edit=''
+  local edit='' stamp=''
   if [ "$1" = --edit ]; then
     edit=$2
+    shift 2
+  fi
+  if [ "$1" = --stamp ]; then
+    stamp=$2
     shift 2
   fi
   local dir=$1 module=$2
   shift 2
   local imports package
   imports=$(
+    [ -z "$stamp" ] || printf '// Made with %s.\n' "$stamp"
     printf 'package tools\n\nimport (\n'
     for package in "$@"; do printf '\t_ "%s"\n' "$package"; done
     printf ')\n'
