@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -82,8 +84,11 @@ func (r *LoggingBenchmarkReconciler) announceRunFinished(benchmark *v1alpha1.Log
 		return
 	}
 	countRun(benchmark, outcomeSucceeded)
-	r.Recorder.Eventf(benchmark, corev1.EventTypeNormal, EventRunSucceeded,
-		"Run %s succeeded: %.1f TPS", finished.Run, result.TPS)
+	message := fmt.Sprintf("Run %s succeeded: %.1f TPS", finished.Run, result.TPS)
+	if failed := len(result.FailedAttempts); failed > 0 {
+		message += fmt.Sprintf(", on attempt %d; attempt %d failed: %s", failed+1, failed, result.FailedAttempts[failed-1])
+	}
+	r.Recorder.Event(benchmark, corev1.EventTypeNormal, EventRunSucceeded, message)
 }
 
 // previousMessage is the destination's message in the status the pass started from: a

@@ -1516,6 +1516,12 @@ type RepeatResult struct {
 	// Error is set when the run failed after its retries; the numbers are then absent.
 	// +optional
 	Error string `json:"error,omitempty"`
+	// FailedAttempts are the errors of the run's attempts that failed before the one
+	// recorded here, oldest first: its runner tries a run three times, so a run measured
+	// after a failover or a restart says what its earlier attempts met.
+	// +optional
+	// +kubebuilder:validation:MaxItems=2
+	FailedAttempts []string `json:"failedAttempts,omitempty"`
 }
 
 // Result is the aggregate of one destination at one client count.

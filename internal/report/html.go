@@ -74,9 +74,17 @@ type tableRow struct {
 	ShipperCores, ShipperCPUPerRecords, ShipperMemory string
 }
 
-// failure is a failed repeat with its full error, which the tables shorten.
+// failure is a failed repeat with its full error, which the tables shorten, or a repeat
+// measured after failed attempts (Error empty), with the errors of those attempts.
 type failure struct {
 	Run, Error string
+	Earlier    []failedAttempt
+}
+
+// failedAttempt is an attempt of a repeat that failed before the recorded one.
+type failedAttempt struct {
+	Attempt int
+	Error   string
 }
 
 func renderHTML(w io.Writer, b *v1alpha1.LoggingBenchmark) error {
@@ -104,9 +112,17 @@ func renderHTML(w io.Writer, b *v1alpha1.LoggingBenchmark) error {
 			if len(r.DrainCurve) > 0 {
 				p.Drains = append(p.Drains, newDrainCurve(row, r))
 			}
-			if r.Error != "" {
+			if r.Error != "" || len(r.FailedAttempts) > 0 {
+				on, _ := attempts(r)
 				which := fmt.Sprintf("%s, %d clients, repeat %d", row.Destination, row.Clients, r.Repeat)
-				p.Failures = append(p.Failures, failure{Run: which, Error: r.Error})
+				if r.Error == "" {
+					which += ", measured" + on
+				}
+				found := failure{Run: which, Error: r.Error}
+				for i, err := range r.FailedAttempts {
+					found.Earlier = append(found.Earlier, failedAttempt{Attempt: i + 1, Error: err})
+				}
+				p.Failures = append(p.Failures, found)
 			}
 		}
 	}

@@ -234,6 +234,19 @@ func TestHTMLShowsFailuresAsText(t *testing.T) {
 	if !slices.Contains(errors, hostileError) || !slices.Contains(errors, "cluster not ready") {
 		t.Errorf("failed repeats shown as %q, want the full messages including %q", errors, hostileError)
 	}
+	// A repeat measured on its second attempt shows the first attempt's whole error.
+	retried := "connecting to the server: the primary restarted\nmore"
+	if !slices.Contains(errors, retried) {
+		t.Errorf("failed attempts shown as %q, want %q", errors, retried)
+	}
+	strongs := find(doc, tag("strong"))
+	runs := make([]string, 0, len(strongs))
+	for _, strong := range strongs {
+		runs = append(runs, textContent(strong))
+	}
+	if measured := "jsonlog, 16 clients, repeat 1, measured on attempt 2"; !slices.Contains(runs, measured) {
+		t.Errorf("repeats with failed attempts named %q, want %q", runs, measured)
+	}
 }
 
 func TestHTMLSaysWhyRecordsWereDropped(t *testing.T) {

@@ -152,8 +152,8 @@ func DuplicatesCell(r v1alpha1.Records, format func(int64) string) string {
 	return format(r.Duplicates)
 }
 
-// footnotes explain the markers, say why records were dropped and list failed repeats,
-// one line each.
+// footnotes explain the markers, say why records were dropped and list failed repeats
+// and those measured after failed attempts, one line each.
 func footnotes(rows []v1alpha1.Result) []string {
 	var estimates bool
 	var accounting, late, drops, failures []string
@@ -177,8 +177,13 @@ func footnotes(rows []v1alpha1.Result) []string {
 			drops = append(drops, measurementNotes(row)...)
 		}
 		for _, r := range row.Repeats {
-			if r.Error != "" {
-				failures = append(failures, fmt.Sprintf("%s repeat %d failed: %s", run, r.Repeat, firstLine(r.Error)))
+			on, earlier := attempts(r)
+			switch {
+			case r.Error != "":
+				failures = append(failures, fmt.Sprintf("%s repeat %d failed%s: %s%s", run, r.Repeat, on,
+					firstLine(r.Error), earlier))
+			case earlier != "":
+				failures = append(failures, fmt.Sprintf("%s repeat %d was measured%s%s", run, r.Repeat, on, earlier))
 			}
 		}
 	}
@@ -461,6 +466,19 @@ func StagesNote(row v1alpha1.Result) string {
 }
 
 // firstLine keeps footnotes one line each; the full error is in the JSON output.
+// attempts says on which attempt a repeat was recorded (" on attempt 2") and what the
+// attempts before it met, each after "; "; both "" for a repeat recorded on its first.
+func attempts(r v1alpha1.RepeatResult) (on, earlier string) {
+	if len(r.FailedAttempts) == 0 {
+		return "", ""
+	}
+	var met strings.Builder
+	for i, err := range r.FailedAttempts {
+		fmt.Fprintf(&met, "; attempt %d failed: %s", i+1, firstLine(err))
+	}
+	return fmt.Sprintf(" on attempt %d", len(r.FailedAttempts)+1), met.String()
+}
+
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line

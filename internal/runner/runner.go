@@ -98,8 +98,9 @@ func (r *Runner) assigned(benchmark *v1alpha1.LoggingBenchmark) (results.RunKey,
 }
 
 // attempt runs run up to Attempts times and returns its result, or the last attempt's
-// error as a failed result. It stops, unfinished, when ctx ends, when the run is recorded
-// by someone else (the operator, past the run's deadline) or when the benchmark goes.
+// error as a failed result, with the errors of the attempts that failed before it. It
+// stops, unfinished, when ctx ends, when the run is recorded by someone else (the
+// operator, past the run's deadline) or when the benchmark goes.
 func (r *Runner) attempt(ctx context.Context, run results.RunKey) (v1alpha1.RepeatResult, bool) {
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -118,17 +119,19 @@ func (r *Runner) attempt(ctx context.Context, run results.RunKey) (v1alpha1.Repe
 	}()
 
 	request := r.Template.For(run.Clients, run.Repeat)
-	var err error
+	var failed []string
 	for attempt := 1; attempt <= Attempts; attempt++ {
 		r.Log.Info("running", "run", run.String(), "attempt", attempt)
-		var result v1alpha1.RepeatResult
-		if result, err = r.Run(runCtx, request); err == nil {
+		result, err := r.Run(runCtx, request)
+		if err == nil {
+			result.FailedAttempts = failed
 			return result, true
 		}
 		if runCtx.Err() != nil {
 			break
 		}
 		r.Log.Info("run attempt failed", "run", run.String(), "attempt", attempt, "error", err.Error())
+		failed = append(failed, benchstatus.Truncate(err.Error()))
 		if attempt < Attempts && sleep(runCtx, r.RetryDelay) != nil {
 			break
 		}
@@ -138,10 +141,11 @@ func (r *Runner) attempt(ctx context.Context, run results.RunKey) (v1alpha1.Repe
 		return v1alpha1.RepeatResult{}, false
 	default:
 	}
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || len(failed) == 0 {
 		return v1alpha1.RepeatResult{}, false
 	}
-	return v1alpha1.RepeatResult{Error: benchstatus.Truncate(err.Error())}, true
+	last := len(failed) - 1
+	return v1alpha1.RepeatResult{Error: failed[last], FailedAttempts: failed[:last:last]}, true
 }
 
 // record creates the run's LoggingBenchmarkRun, retrying until it exists or ctx ends:

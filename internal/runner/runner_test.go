@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -192,7 +194,7 @@ func TestAssignedRunRunsOnceAndIsRecorded(t *testing.T) {
 	record := h.record(csvRun)
 
 	if record.Status.TPS != 200 || record.Status.Repeat != 1 || record.Status.Error != "" ||
-		record.Status.ClientNode != "node-a" || record.Status.ServerNode != "node-b" {
+		record.Status.FailedAttempts != nil || record.Status.ClientNode != "node-a" || record.Status.ServerNode != "node-b" {
 		t.Errorf("recorded %+v", record.Status)
 	}
 	if record.Spec.Benchmark != "b" || record.Spec.Destination != "csv" || record.Spec.Clients != 2 {
@@ -304,19 +306,29 @@ func TestFailingRunIsTriedThreeTimesThenRecordedFailed(t *testing.T) {
 	if h.runs.count() != Attempts {
 		t.Errorf("%d attempts, want %d", h.runs.count(), Attempts)
 	}
+	if want := []string{"pgbench: connection refused", "pgbench: connection refused"}; !slices.Equal(
+		record.Status.FailedAttempts, want) {
+		t.Errorf("failed attempts before the last %q, want %q", record.Status.FailedAttempts, want)
+	}
 }
 
 func TestRunSucceedingOnItsLastAttemptIsRecordedAsSucceeded(t *testing.T) {
 	attempts := 0
 	h := start(t, func(ctx context.Context, req agent.Request) (v1alpha1.RepeatResult, error) {
 		if attempts++; attempts < Attempts {
-			return v1alpha1.RepeatResult{}, errors.New("the primary restarted")
+			return v1alpha1.RepeatResult{}, fmt.Errorf("the primary restarted (attempt %d)", attempts)
 		}
 		return succeeding(ctx, req)
 	}, benchmark(v1alpha1.PhaseRunning, "csv/2/1"))
 
-	if record := h.record(csvRun); record.Status.Error != "" || record.Status.TPS != 200 {
+	record := h.record(csvRun)
+	if record.Status.Error != "" || record.Status.TPS != 200 {
 		t.Errorf("recorded %+v", record.Status)
+	}
+	// The record says what the attempts before the measured one met.
+	if want := []string{"the primary restarted (attempt 1)", "the primary restarted (attempt 2)"}; !slices.Equal(
+		record.Status.FailedAttempts, want) {
+		t.Errorf("failed attempts %q, want %q", record.Status.FailedAttempts, want)
 	}
 }
 

@@ -499,6 +499,8 @@ var _ = Describe("logbench", Ordered, func() {
 		rows := rowsWithRuns(ctx, failover)
 		Expect(rows).To(HaveLen(1))
 		for _, repeat := range rows[0].Repeats {
+			_, _ = fmt.Fprintf(GinkgoWriter, "repeat %d: error %q, failed attempts %q\n", repeat.Repeat, repeat.Error,
+				repeat.FailedAttempts)
 			if repeat.Error != "" {
 				continue
 			}
