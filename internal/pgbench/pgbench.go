@@ -140,9 +140,8 @@ const (
 	scriptLine   = " - "
 	// A script's transactions: "N transactions (P% of total, tps = T)" up to pgbench 17,
 	// "N transactions (P% of total)" then "number of transactions actually processed: N
-	// (tps = T)" from pgbench 18.
+	// (tps = T)" from pgbench 18; T follows tpsPrefix.
 	scriptTransactions = " transactions ("
-	scriptTPS          = "tps = "
 )
 
 // TPS line suffixes that mean "without connection time": pgbench 14+ prints the first,
@@ -233,7 +232,7 @@ func parseScriptLine(stat *ScriptStat, line string) error {
 		}
 	case strings.Contains(line, scriptTransactions):
 		done, share, _ := strings.Cut(line, scriptTransactions)
-		if stat.Transactions, err = count(done); err == nil && strings.Contains(share, scriptTPS) {
+		if stat.Transactions, err = count(done); err == nil && strings.Contains(share, tpsPrefix) {
 			stat.TPS, err = scriptTPSOf(share)
 		}
 	case strings.HasPrefix(line, failedPrefix):
@@ -255,9 +254,9 @@ func parseScriptLine(stat *ScriptStat, line string) error {
 
 // scriptTPSOf reads T out of "(..., tps = T)" or "(tps = T)".
 func scriptTPSOf(s string) (float64, error) {
-	_, tps, found := strings.Cut(s, scriptTPS)
+	_, tps, found := strings.Cut(s, tpsPrefix)
 	if !found {
-		return 0, fmt.Errorf("no %q in %q", scriptTPS, s)
+		return 0, fmt.Errorf("no %q in %q", tpsPrefix, s)
 	}
 	return measure(strings.TrimSuffix(tps, ")"))
 }

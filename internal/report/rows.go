@@ -465,7 +465,6 @@ func StagesNote(row v1alpha1.Result) string {
 	return note
 }
 
-// firstLine keeps footnotes one line each; the full error is in the JSON output.
 // attempts says on which attempt a repeat was recorded (" on attempt 2") and what the
 // attempts before it met, each after "; "; both "" for a repeat recorded on its first.
 func attempts(r v1alpha1.RepeatResult) (on, earlier string) {
@@ -479,6 +478,7 @@ func attempts(r v1alpha1.RepeatResult) (on, earlier string) {
 	return fmt.Sprintf(" on attempt %d", len(r.FailedAttempts)+1), met.String()
 }
 
+// firstLine keeps footnotes one line each; the full error is in the JSON output.
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
