@@ -535,27 +535,33 @@ type ScriptSummary struct {
 // the files' order, and sums those repeats' own transactions, which the scripts'
 // transactions can fall short of (v1alpha1.ScriptResult).
 func Scripts(row v1alpha1.Result) (scripts []ScriptSummary, runTransactions int64) {
-	tps, latency := map[v1alpha1.ConfigMapKey][]float64{}, map[v1alpha1.ConfigMapKey][]float64{}
-	index := map[v1alpha1.ConfigMapKey]int{}
+	// gathered is a script's summary so far and the figures of its repeats.
+	type gathered struct {
+		ScriptSummary
+		tps, latency []float64
+	}
+	var inOrder []*gathered
+	byKey := map[v1alpha1.ConfigMapKey]*gathered{}
 	for _, repeat := range Successful(row.Repeats) {
 		if len(repeat.Scripts) == 0 {
 			continue
 		}
 		runTransactions += repeat.Transactions
 		for _, script := range repeat.Scripts {
-			i, found := index[script.Key]
-			if !found {
-				i = len(scripts)
-				index[script.Key] = i
-				scripts = append(scripts, ScriptSummary{Key: script.Key})
+			g := byKey[script.Key]
+			if g == nil {
+				g = &gathered{ScriptSummary: ScriptSummary{Key: script.Key}}
+				byKey[script.Key] = g
+				inOrder = append(inOrder, g)
 			}
-			scripts[i].Transactions += script.Transactions
-			tps[script.Key] = append(tps[script.Key], script.TPS)
-			latency[script.Key] = append(latency[script.Key], script.LatencyAvgMs)
+			g.Transactions += script.Transactions
+			g.tps = append(g.tps, script.TPS)
+			g.latency = append(g.latency, script.LatencyAvgMs)
 		}
 	}
-	for i := range scripts {
-		scripts[i].TPS, scripts[i].LatencyAvgMs = median(tps[scripts[i].Key]), median(latency[scripts[i].Key])
+	for _, g := range inOrder {
+		g.TPS, g.LatencyAvgMs = median(g.tps), median(g.latency)
+		scripts = append(scripts, g.ScriptSummary)
 	}
 	return scripts, runTransactions
 }
