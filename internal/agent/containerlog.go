@@ -23,8 +23,7 @@ import (
 // newest file afterwards. Those records were written; logbench could not see them.
 const rotationUnverified = "the kubelet rotated the container log while logbench followed it through the API, " +
 	"whose stream skips what it had not read at a rotation (kubernetes/kubernetes#115701): %d records not read by " +
-	"logbench; the API does not serve the rotated file, a node agent reading the node's log files can " +
-	"(count the destination in its loki)"
+	"logbench; " + rotatedFilesUnread
 
 // streamSkippedUnverified explains the records beyond the newest container log file when
 // the API's follow stream read fewer of the run's records than that file holds: the
@@ -32,8 +31,11 @@ const rotationUnverified = "the kubelet rotated the container log while logbench
 // (kubernetes/kubernetes#115701), so the older files may hold the rest.
 const streamSkippedUnverified = "logbench's stream of the container log through the API read fewer of the run's " +
 	"records than the newest log file holds, as it does when the kubelet rotated the container log under it " +
-	"(kubernetes/kubernetes#115701): %d records beyond that file not read by logbench; the API does not serve the " +
-	"rotated files, a node agent reading the node's log files can (count the destination in its loki)"
+	"(kubernetes/kubernetes#115701): %d records beyond that file not read by logbench; " + rotatedFilesUnread
+
+// rotatedFilesUnread says where the records the API could not serve can be counted.
+const rotatedFilesUnread = "the API does not serve the rotated files, a node agent reading the node's log files " +
+	"can (count the destination in its loki)"
 
 // containerLogShortfall explains records missing from the container log that neither a
 // rotation nor the sampler accounts for.
