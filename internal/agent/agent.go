@@ -124,7 +124,7 @@ func destinationFor(ctx context.Context, req Request, route destination.Route, e
 		if err != nil {
 			return nil, noop, fmt.Errorf("connecting to the Kubernetes API to find the primary pod: %w", err)
 		}
-		return newNodeAgentRun(ctx, req, client, route.PodFormat(), tag)
+		return newNodeAgentRun(ctx, req, client, route.PodFormat(), tag, env.Connect)
 	case route.Counted == destination.ContainerLog:
 		// The baseline logs no statements, so its records would appear in CloudNativePG's
 		// default pipeline: counting there proves the baseline really logged nothing.

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/logbench/logbench/api/v1alpha1"
@@ -129,7 +130,7 @@ func (r containerLogRun) checkSampler(want records.Expectation, delivered int64,
 		return &v1alpha1.SamplerCheck{Verdict: v1alpha1.SamplerUnknown, Message: "the kubelet rotated the container " +
 			"log under logbench's stream, which missed records that passed the sampler: its windows cannot be told"}
 	}
-	check := records.CheckSampler(want, delivered, r.sampler.Windows())
+	check := records.CheckSampler(want, delivered, r.sampler.Log())
 	return &check
 }
 
@@ -185,9 +186,10 @@ func newContainerLogRun(
 	run := containerLogRun{inNewestFile: inNewestFile}
 	var counted io.Reader = stream
 	closeLog := func() { stream.Close() }
+	var mark bench.LogMarker
 	// The baseline is read here only to show it logged nothing: no sampler to judge.
 	if req.Destination.Type == v1alpha1.DestinationStdout && req.Destination.EffectiveFormat() == v1alpha1.FormatCSVLog {
-		run.sampler = records.NewSamplerWindows(tag)
+		run.sampler = records.NewSamplerWindows(tag, since.Time)
 		watchers := []io.Writer{run.sampler}
 		if connect != nil {
 			marker, err := connect(ctx)
@@ -197,8 +199,9 @@ func newContainerLogRun(
 			}
 			closeStream := closeLog
 			closeLog = func() { closeStream(); marker.Close(context.Background()) }
+			mark = bench.RaiseLogWith(marker)
 			sessions := func(ctx context.Context) (int64, error) { return bench.SourceOver(marker).Sessions(ctx, tag) }
-			if run.marks, err = bench.NewStreamMarks(bench.RaiseLogWith(marker), sessions); err != nil {
+			if run.marks, err = bench.NewStreamMarks(mark, sessions); err != nil {
 				closeLog()
 				return containerLogRun{}, func() {}, err
 			}
@@ -207,7 +210,67 @@ func newContainerLogRun(
 		counted = io.TeeReader(stream, io.MultiWriter(watchers...))
 	}
 	run.StreamDestination = bench.NewStreamDestination(readCloser{counted, stream}, format, tag)
+	if run.sampler != nil && mark != nil {
+		if err := openSamplerWindow(ctx, run.sampler, mark); err != nil {
+			closeLog()
+			return containerLogRun{}, func() {}, err
+		}
+	}
 	return run, closeLog, nil
+}
+
+// samplerWindowTimeout bounds openSamplerWindow's attempts; the run then goes on, and its
+// check on the sampler is unknown.
+const samplerWindowTimeout = 5 * time.Second
+
+// samplerMarkerWait is how long openSamplerWindow waits for its marker to reach the
+// stream, looking every samplerMarkerPoll.
+const (
+	samplerMarkerWait = time.Second
+	samplerMarkerPoll = 20 * time.Millisecond
+)
+
+// openSamplerWindow has the server log a marker once the stream has shown no survivor of
+// CloudNativePG's sampler for a tick, so that the marker opens a window the stream sees
+// start. A stream opened after a warm-up or another run begins inside a window whose
+// start it cannot see, and counting windows from the wrong start moves the run's bounds
+// by thousands of records (records.SamplerWindows). An attempt fails when another
+// session's record passes meanwhile or the marker does not pass.
+func openSamplerWindow(ctx context.Context, windows *records.SamplerWindows, mark bench.LogMarker) error {
+	deadline := time.Now().Add(samplerWindowTimeout)
+	for attempt := 1; !windows.Placed() && time.Now().Before(deadline); attempt++ {
+		for quiet := windows.UntilQuiet(); quiet > 0; quiet = windows.UntilQuiet() {
+			if time.Now().Add(quiet).After(deadline) {
+				return nil
+			}
+			if err := sleepFor(ctx, quiet); err != nil {
+				return err
+			}
+		}
+		if err := mark(ctx, fmt.Sprintf("window%d", attempt)); err != nil {
+			return fmt.Errorf("logging a marker to open a window of CloudNativePG's sampler: %w", err)
+		}
+		placed := func(context.Context) (bool, error) { return windows.Placed(), nil }
+		// Not placed in time: the marker was sampled away, or another record passed in
+		// the tick before it. The next attempt waits for a quiet tick again.
+		_ = wait.PollUntilContextTimeout(ctx, samplerMarkerPoll, samplerMarkerWait, true, placed)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sleepFor waits for d unless ctx ends first.
+func sleepFor(ctx context.Context, d time.Duration) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
 }
 
 // readCloser reads through a reader that wraps the stream it closes.

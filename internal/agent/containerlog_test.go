@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	corev1 "k8s.io/api/core/v1"
@@ -117,5 +119,102 @@ func TestContainerLogSamplerOnlyForStdout(t *testing.T) {
 		if connected := errors.Is(err, refused); connected != tc.sampled {
 			t.Errorf("%s: connected for markers %t, want %t (%v)", tc.destination.Type, connected, tc.sampled, err)
 		}
+	}
+}
+
+// TestOpenSamplerWindow: after a warm-up whose survivors the stream shows, the marker is
+// logged once the stream has shown none for a tick, and opens a window whose start the
+// windows can tell; another session's survivor logged within the tick but reaching the
+// stream late spoils that attempt, and the next one is made after a quiet tick again.
+func TestOpenSamplerWindow(t *testing.T) {
+	survivorAt := func(windows *records.SamplerWindows, at time.Time, application string) {
+		_, _ = fmt.Fprintf(windows, `{"level":"info","ts":%q,"logger":"postgres","msg":"record",`+
+			`"record":{"application_name":%q}}`+"\n", at.UTC().Format(time.RFC3339Nano), application)
+	}
+	survivor := func(windows *records.SamplerWindows, application string) {
+		survivorAt(windows, time.Now(), application)
+	}
+	for _, tc := range []struct {
+		name string
+		// late is another session's survivor, logged this long before the first marker,
+		// reaching the stream just before it; none if zero.
+		late     time.Duration
+		attempts int
+	}{
+		{name: "a quiet server", attempts: 1},
+		{name: "another session's record reaching the stream late", late: 500 * time.Millisecond, attempts: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The stream opens a second back, inside the warm-up's logging.
+			opened := time.Now()
+			windows := records.NewSamplerWindows("lb_tag", opened.Add(-time.Second))
+			for back := 900 * time.Millisecond; back >= 0; back -= 300 * time.Millisecond {
+				survivorAt(windows, opened.Add(-back), "lb_warmup_tag")
+			}
+			if windows.Placed() {
+				t.Fatal("a window start told inside the warm-up")
+			}
+			var marks []time.Time
+			mark := func(_ context.Context, id string) error {
+				marks = append(marks, time.Now())
+				if len(marks) == 1 && tc.late > 0 {
+					survivorAt(windows, marks[0].Add(-tc.late), "other")
+				}
+				survivor(windows, "")
+				return nil
+			}
+			started := time.Now()
+			if err := openSamplerWindow(context.Background(), windows, mark); err != nil {
+				t.Fatal(err)
+			}
+			if !windows.Placed() {
+				t.Fatalf("no window start told after %d markers", len(marks))
+			}
+			if len(marks) != tc.attempts {
+				t.Errorf("%d markers, want %d", len(marks), tc.attempts)
+			}
+			if waited := marks[0].Sub(started); waited < time.Second {
+				t.Errorf("the first marker came %s after the warm-up's last survivor, within a tick", waited)
+			}
+		})
+	}
+}
+
+// TestOpenSamplerWindowGivesUp: on a server where another session's records keep passing,
+// no tick is quiet; the run goes on after samplerWindowTimeout, its windows untold.
+func TestOpenSamplerWindowGivesUp(t *testing.T) {
+	opened := time.Now()
+	windows := records.NewSamplerWindows("lb_tag", opened.Add(-time.Second))
+	other := func(at time.Time) {
+		_, _ = fmt.Fprintf(windows, `{"ts":%q,"msg":"record","record":{"application_name":"other"}}`+"\n",
+			at.UTC().Format(time.RFC3339Nano))
+	}
+	for back := 800 * time.Millisecond; back >= 0; back -= 200 * time.Millisecond {
+		other(opened.Add(-back))
+	}
+	ctx := t.Context()
+	go func() {
+		ticker := time.NewTicker(200 * time.Millisecond)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case at := <-ticker.C:
+				other(at)
+			}
+		}
+	}()
+	started := time.Now()
+	marked := 0
+	err := openSamplerWindow(context.Background(), windows, func(context.Context, string) error { marked++; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(started); took > samplerWindowTimeout+time.Second {
+		t.Errorf("gave up after %s, beyond %s", took, samplerWindowTimeout)
+	}
+	if marked > 0 || windows.Placed() {
+		t.Errorf("%d markers logged, window start told %t, on a server never quiet for a tick", marked, windows.Placed())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/logbench/logbench/api/v1alpha1"
@@ -63,9 +64,11 @@ type nodeAgentRun struct {
 }
 
 // newNodeAgentRun starts counting a run tagged tag of the cluster's primary in the node
-// agent's Loki and, unless skipped, in its container log.
+// agent's Loki and, unless skipped, in its container log, whose sampler's windows a
+// session connect opens has start (openSamplerWindow).
 func newNodeAgentRun(
 	ctx context.Context, req Request, client kubernetes.Interface, format records.Format, tag string,
+	connect func(context.Context) (*pgx.Conn, error),
 ) (*nodeAgentRun, func(), error) {
 	pod, err := primaryPod(ctx, client, req.Namespace, req.ClusterName)
 	if err != nil {
@@ -77,7 +80,7 @@ func newNodeAgentRun(
 	if !req.Destination.CountsContainerLog() {
 		return run, func() {}, nil
 	}
-	containerLog, closeLog, err := newContainerLogRun(ctx, client, req, format, tag, nil)
+	containerLog, closeLog, err := newContainerLogRun(ctx, client, req, format, tag, connect)
 	if err != nil {
 		return nil, func() {}, err
 	}
@@ -158,7 +161,7 @@ func (r *nodeAgentRun) stageReasons(
 	inLog := *stages.ContainerLog
 	switch {
 	case stages.LostAt == containerLogStage && r.containerLog.sampler != nil:
-		return []string{records.CheckSampler(want, inLog, r.containerLog.sampler.Windows()).Message}, nil
+		return []string{records.CheckSampler(want, inLog, r.containerLog.sampler.Log()).Message}, nil
 	case stages.LostAt == containerLogStage:
 		return []string{containerLogShortfall}, nil
 	case stages.LostAt == "":

@@ -46,7 +46,7 @@ func containerLogHolding(t *testing.T, tag string, n, inNewest int64, sampled bo
 	var sampler *records.SamplerWindows
 	var log io.ReadCloser = reader
 	if sampled {
-		sampler = records.NewSamplerWindows(tag)
+		sampler = records.NewSamplerWindows(tag, time.Time{})
 		log = readCloser{io.TeeReader(reader, sampler), reader}
 	}
 	stream := bench.NewStreamDestination(log, records.FormatContainerLog, tag)

@@ -58,11 +58,26 @@ type SamplerWindow struct {
 	LaterRun, LaterOther int64
 }
 
+// SamplerLog is what the container log tells of the sampler's windows: the windows that
+// held records of the run, and the run's records that passed before the first window
+// whose start could be told.
+type SamplerLog struct {
+	Windows []SamplerWindow
+	// Unplaced counts the run's records seen before the first window start that could
+	// be told; UnplacedWindows is how many windows they may span.
+	Unplaced, UnplacedWindows int64
+}
+
 // SamplerWindows rebuilds the sampler's windows of the message "record" from the
 // container log as it is written to it: every entry that opens a window passes the
-// sampler, so the survivors' own times show where each window starts. It keeps the
-// start of the current line (where CloudNativePG puts the time and the message) and
-// whether the line holds the run's tag. Safe for one writer and concurrent readers.
+// sampler, so the survivors' own times show where each window starts. A log read from
+// the middle does not show where its first window started: a survivor opens a window for
+// certain only if no entry passed in the second before it, which takes seeing that
+// second whole, from the log's start on. Survivors before the first such one cannot be
+// put in windows: counted from the wrong start, each window would take up to 100
+// entries of the next for later survivors standing for 100 each. It keeps the start of
+// the current line (where CloudNativePG puts the time and the message) and whether the
+// line holds the run's tag. Safe for one writer and concurrent readers.
 type SamplerWindows struct {
 	mu      sync.Mutex
 	tag     []byte
@@ -70,15 +85,47 @@ type SamplerWindows struct {
 	tail    []byte
 	tagSeen bool
 	windows []SamplerWindow
+	// lastSurvivor is the time of the latest survivor seen, or the log's start until one
+	// is seen after it; windows stays empty until a survivor comes a tick after it.
+	lastSurvivor time.Time
+	// unplaced counts the run's survivors before the first window, first and last the
+	// times of the first and last of them.
+	unplaced                    int64
+	firstUnplaced, lastUnplaced time.Time
+	// arrived is when the last survivor, or the log's start, reached this reader.
+	arrived time.Time
 }
 
 // samplerHead is how much of a line is kept to find its time and message: CloudNativePG
 // writes the level, time, logger and message before the record's fields.
 const samplerHead = 256
 
-// NewSamplerWindows rebuilds the sampler's windows of a log whose run's records hold tag.
-func NewSamplerWindows(tag string) *SamplerWindows {
-	return &SamplerWindows{tag: []byte(tag)}
+// NewSamplerWindows rebuilds the sampler's windows of a log whose run's records hold tag,
+// read from since: every entry logged from then on is in it (the zero time: from the
+// sampler's first entry).
+func NewSamplerWindows(tag string, since time.Time) *SamplerWindows {
+	return &SamplerWindows{tag: []byte(tag), lastSurvivor: since, arrived: time.Now()}
+}
+
+// Placed tells whether a window start has been told: the windows from it on are the
+// sampler's.
+func (w *SamplerWindows) Placed() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.windows) > 0
+}
+
+// samplerWayMargin is what UntilQuiet adds to the tick for a survivor's way from the
+// instance manager to this reader.
+const samplerWayMargin = 100 * time.Millisecond
+
+// UntilQuiet is how long until this reader will have seen no survivor for a tick since
+// the last one reached it, or the log started: an entry logged then that passes opens a
+// window whose start can be told, unless another entry passed in between.
+func (w *SamplerWindows) UntilQuiet() time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return max(0, samplerTick+samplerWayMargin-time.Since(w.arrived))
 }
 
 // Write takes the log in chunks of any size.
@@ -124,8 +171,26 @@ func (w *SamplerWindows) endLine() {
 	w.head, w.tail, w.tagSeen = w.head[:0], w.tail[:0], false
 }
 
-// add puts an entry that passed the sampler at its time into its window.
+// add puts an entry that passed the sampler at its time into its window, once a window
+// start has been told.
 func (w *SamplerWindows) add(at time.Time, ofRun bool) {
+	w.arrived = time.Now()
+	if len(w.windows) == 0 {
+		opens := !at.Before(w.lastSurvivor.Add(samplerTick))
+		if at.After(w.lastSurvivor) {
+			w.lastSurvivor = at
+		}
+		if !opens {
+			if ofRun {
+				if w.unplaced == 0 {
+					w.firstUnplaced = at
+				}
+				w.unplaced++
+				w.lastUnplaced = at
+			}
+			return
+		}
+	}
 	if n := len(w.windows); n == 0 || !at.Before(w.windows[n-1].Start.Add(samplerTick)) {
 		w.windows = append(w.windows, SamplerWindow{Start: at})
 	}
@@ -145,17 +210,22 @@ func (w *SamplerWindows) add(at time.Time, ofRun bool) {
 	}
 }
 
-// Windows returns the windows that held records of the run.
-func (w *SamplerWindows) Windows() []SamplerWindow {
+// Log returns the windows that held records of the run, and the run's records seen
+// before the first.
+func (w *SamplerWindows) Log() SamplerLog {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var run []SamplerWindow
+	log := SamplerLog{Unplaced: w.unplaced}
+	if w.unplaced > 0 {
+		// Windows last a tick or more: a span meets at most this many of them.
+		log.UnplacedWindows = int64(w.lastUnplaced.Sub(w.firstUnplaced)/samplerTick) + 2
+	}
 	for _, window := range w.windows {
 		if window.Run > 0 {
-			run = append(run, window)
+			log.Windows = append(log.Windows, window)
 		}
 	}
-	return run
+	return log
 }
 
 var (
@@ -195,12 +265,27 @@ func sampledRecordTime(head []byte) (time.Time, bool) {
 // within three binomial standard deviations of the windows together (none when the
 // windows held only the run's records, which makes the bounds exact); up to 99 entries
 // after a window's last survivor are unseen. The expectation is between want.Records and
-// want.Upper(); delivered is the run's records counted in the container log.
-func CheckSampler(want Expectation, delivered int64, windows []SamplerWindow) v1alpha1.SamplerCheck {
-	check := v1alpha1.SamplerCheck{Windows: int32(len(windows))}
+// want.Upper(); delivered is the run's records counted in the container log. The run's
+// records seen before the first window's start could be told leave the bounds unknown,
+// unless more passed than any sampler lets through or none was lost.
+func CheckSampler(want Expectation, delivered int64, log SamplerLog) v1alpha1.SamplerCheck {
+	check := v1alpha1.SamplerCheck{Windows: int32(int64(len(log.Windows)) + log.UnplacedWindows)}
+	if log.Unplaced > 0 {
+		bounded := check
+		bounded.ReceivedMin, bounded.ReceivedMax = delivered, max(delivered, want.Upper())
+		if judged := JudgeSampler(bounded, want, delivered); judged.Verdict == v1alpha1.SamplerNotSampled ||
+			judged.Verdict == v1alpha1.SamplerNoLoss {
+			return judged
+		}
+		check.Verdict = v1alpha1.SamplerUnknown
+		check.Message = fmt.Sprintf("CloudNativePG's log sampler (%s) let %d of the run's records through, %d of them "+
+			"before logbench's stream of the container log showed where one of the sampler's one-second windows "+
+			"starts: how many it received cannot be told", SamplerIssue, delivered, log.Unplaced)
+		return check
+	}
 	var counted, estimate, unseen int64
 	var variance float64
-	for _, window := range windows {
+	for _, window := range log.Windows {
 		counted += window.Run
 		if window.Run+window.Other < samplerFirst {
 			estimate += window.Run

@@ -70,7 +70,7 @@ func TestSamplerModelMatchesZap(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			start := time.Date(2026, 11, 26, 12, 0, 0, 123_456_789, time.UTC)
 			pass := zapSampler()
-			windows := NewSamplerWindows("lb_stdout_c2_r1_abc")
+			windows := NewSamplerWindows("lb_stdout_c2_r1_abc", time.Time{})
 			var written, survived int64
 			for _, at := range logAt(start, perSecond) {
 				written++
@@ -83,7 +83,7 @@ func TestSamplerModelMatchesZap(t *testing.T) {
 					_, _ = windows.Write([]byte(line[len(line)-12:]))
 				}
 			}
-			check := CheckSampler(Expectation{Records: written}, survived, windows.Windows())
+			check := CheckSampler(Expectation{Records: written}, survived, windows.Log())
 			if written < check.ReceivedMin || written > check.ReceivedMax {
 				t.Errorf("%d written, outside the rebuilt [%d, %d] from %d survivors in %d windows",
 					written, check.ReceivedMin, check.ReceivedMax, survived, check.Windows)
@@ -118,7 +118,7 @@ func TestSamplerOthersSampledToo(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			pass := zapSampler()
 			random := rand.New(rand.NewPCG(10815, 11131))
-			windows := NewSamplerWindows(tag)
+			windows := NewSamplerWindows(tag, time.Time{})
 			var written, survived int64
 			log := func(at time.Time, ofRun bool) {
 				if ofRun {
@@ -150,7 +150,7 @@ func TestSamplerOthersSampledToo(t *testing.T) {
 					log(at, random.Int64N(n+others) >= others)
 				}
 			}
-			check := CheckSampler(Expectation{Records: written}, survived, windows.Windows())
+			check := CheckSampler(Expectation{Records: written}, survived, windows.Log())
 			if written < check.ReceivedMin || written > check.ReceivedMax {
 				t.Errorf("%d written, outside the rebuilt [%d, %d] from %d survivors in %d windows",
 					written, check.ReceivedMin, check.ReceivedMax, survived, check.Windows)
@@ -163,6 +163,73 @@ func TestSamplerOthersSampledToo(t *testing.T) {
 			if spread := check.ReceivedMax - check.ReceivedMin; len(tc.other) == 0 && float64(spread) > 0.05*float64(written) {
 				t.Errorf("bounds [%d, %d] spread %d for %d written: more than 5%%",
 					check.ReceivedMin, check.ReceivedMax, spread, written)
+			}
+		})
+	}
+}
+
+// TestSamplerWindowsReadFromTheMiddle: a stream of the container log opened after a
+// warm-up starts inside one of the sampler's windows. Counted from its first survivor,
+// each window takes the next one's first 100 entries for later survivors standing for
+// 100 each (a run of 115,316 records on the local cluster was bounded at 125,615 to
+// 126,605). A survivor opens a window for certain only after a tick in which none
+// passed: the run's records before one leave the bounds unknown, and a marker logged
+// after such a tick gives exact bounds.
+func TestSamplerWindowsReadFromTheMiddle(t *testing.T) {
+	const tag = "lb_stdout_c1_r1_abc"
+	start := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		// A warm-up logs from start, a marker at marker (none if zero), the run from run.
+		warmup      []int64
+		marker, run time.Duration
+		since       time.Duration
+		verdict     v1alpha1.SamplerVerdict
+	}{
+		{name: "opened inside the warm-up, the run right after it", warmup: []int64{8000, 8000, 8000},
+			since: 2300 * time.Millisecond, run: 3 * time.Second, verdict: v1alpha1.SamplerUnknown},
+		{name: "a marker after a quiet tick", warmup: []int64{8000, 8000, 8000},
+			since: 2300 * time.Millisecond, marker: 4200 * time.Millisecond, run: 4300 * time.Millisecond,
+			verdict: v1alpha1.SamplerMatches},
+		{name: "opened before the warm-up, after a quiet tick", warmup: []int64{0, 8000, 8000},
+			since: 0, run: 3 * time.Second, verdict: v1alpha1.SamplerMatches},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pass := zapSampler()
+			windows := NewSamplerWindows(tag, start.Add(tc.since))
+			var written, survived int64
+			log := func(at time.Time, application string) {
+				if pass(at) && !at.Before(start.Add(tc.since)) {
+					_, _ = fmt.Fprintf(windows, `{"level":"info","ts":%q,"logger":"postgres","msg":"record",`+
+						`"record":{"application_name":%q}}`+"\n", at.Format(time.RFC3339Nano), application)
+					if application == tag {
+						survived++
+					}
+				}
+			}
+			for _, at := range logAt(start, tc.warmup) {
+				log(at, "warm-up")
+			}
+			if tc.marker > 0 {
+				log(start.Add(tc.marker), "")
+			}
+			for _, at := range logAt(start.Add(tc.run), []int64{4400, 4400, 4400, 4400, 4400}) {
+				written++
+				log(at, tag)
+			}
+			check := CheckSampler(Expectation{Records: written}, survived, windows.Log())
+			if check.Verdict != tc.verdict {
+				t.Fatalf("verdict %s, want %s: %s", check.Verdict, tc.verdict, check.Message)
+			}
+			if tc.verdict == v1alpha1.SamplerUnknown {
+				if !strings.Contains(check.Message, "cannot be told") {
+					t.Errorf("message %q does not say the windows cannot be told", check.Message)
+				}
+				return
+			}
+			if written < check.ReceivedMin || written > check.ReceivedMax {
+				t.Errorf("%d written, outside the rebuilt [%d, %d] from %d survivors in %d windows",
+					written, check.ReceivedMin, check.ReceivedMax, survived, check.Windows)
 			}
 		})
 	}
@@ -203,7 +270,7 @@ func TestCheckSamplerVerdicts(t *testing.T) {
 			windows: tenSeconds(90, 0), verdict: v1alpha1.SamplerNoLoss},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := CheckSampler(tc.want, tc.delivered, tc.windows)
+			got := CheckSampler(tc.want, tc.delivered, SamplerLog{Windows: tc.windows})
 			if got.Verdict != tc.verdict || !strings.Contains(got.Message, tc.message) {
 				t.Errorf("%s: %s; want %s saying %q", got.Verdict, got.Message, tc.verdict, tc.message)
 			}
@@ -246,11 +313,11 @@ func TestSamplerWindowsReadsCloudNativePGLines(t *testing.T) {
 		`{"level":"info","ts":"garbage","logger":"postgres","msg":"record","record":{"application_name":"` + tag + `"}}`,
 		`{"level":"info","ts":"2026-11-26T12:00:03Z","logger":"postgres","msg":"record","record":{"message":"other"}}`,
 	}, "\n") + "\n"
-	windows := NewSamplerWindows(tag)
+	windows := NewSamplerWindows(tag, time.Time{})
 	for chunk := range strings.SplitSeq(log, "r") {
 		_, _ = windows.Write([]byte(chunk + "r"))
 	}
-	got := windows.Windows()
+	got := windows.Log().Windows
 	want := []SamplerWindow{
 		{Start: time.Date(2026, 11, 26, 12, 0, 0, 500_000_000, time.UTC), Run: 1, Other: 1},
 		{Start: time.Date(2026, 11, 26, 12, 0, 1, 500_000_000, time.UTC), Run: 1},
@@ -267,19 +334,19 @@ func FuzzSamplerWindows(f *testing.F) {
 	f.Add(`{"ts":1795694401.5,"msg":"record"} tag`+"\n"+`{"ts":"x","msg":"record"}`, 3)
 	f.Add("\n\n\"ts\":\"msg\":\"record\"tagtag\n", 1)
 	f.Fuzz(func(t *testing.T, log string, split int) {
-		whole := NewSamplerWindows("tag")
+		whole := NewSamplerWindows("tag", time.Time{})
 		_, _ = whole.Write([]byte(log))
-		chunked := NewSamplerWindows("tag")
+		chunked := NewSamplerWindows("tag", time.Time{})
 		step := max(1, split%64)
 		for start := 0; start < len(log); start += step {
 			_, _ = chunked.Write([]byte(log[start:min(len(log), start+step)]))
 		}
-		got, want := chunked.Windows(), whole.Windows()
+		got, want := chunked.Log(), whole.Log()
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("in chunks of %d: %v, in one write: %v", step, got, want)
 		}
-		var run int64
-		for _, window := range want {
+		run := want.Unplaced
+		for _, window := range want.Windows {
 			if window.Run <= 0 {
 				t.Fatalf("a window without the run's records: %v", want)
 			}
