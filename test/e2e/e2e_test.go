@@ -572,6 +572,12 @@ func expectSamplerVerdict(row benchv1alpha1.Result) {
 		Expect(sampler.Verdict).NotTo(Equal(benchv1alpha1.SamplerUnknown), "%s: every record was read", what)
 		Expect(sampler.Windows).To(BeNumerically(">", 0), "%s: the sampler's windows were rebuilt", what)
 	}
+	// The sampler cannot have received more of the run's records than the server wrote:
+	// windows counted from a start the stream did not see overshoot it by thousands.
+	if sampler.Verdict == benchv1alpha1.SamplerMatches && !row.Records.ExpectedIsEstimate {
+		Expect(sampler.ReceivedMin).To(BeNumerically("<=", row.Records.Expected),
+			"%s: the sampler's windows bound more records than were written", what)
+	}
 }
 
 // createForThisSpec creates the benchmark and deletes it when the spec ends.
