@@ -224,7 +224,7 @@ func newContainerLogRun(
 const samplerWindowTimeout = 5 * time.Second
 
 // samplerMarkerWait is how long openSamplerWindow waits for its marker to reach the
-// stream, looking every samplerMarkerPoll.
+// stream; it looks at the stream every samplerMarkerPoll.
 const (
 	samplerMarkerWait = time.Second
 	samplerMarkerPoll = 20 * time.Millisecond
@@ -238,19 +238,16 @@ const (
 // session's record passes meanwhile or the marker does not pass.
 func openSamplerWindow(ctx context.Context, windows *records.SamplerWindows, mark bench.LogMarker) error {
 	deadline := time.Now().Add(samplerWindowTimeout)
+	quiet := func(context.Context) (bool, error) { return windows.UntilQuiet() == 0, nil }
+	placed := func(context.Context) (bool, error) { return windows.Placed(), nil }
 	for attempt := 1; !windows.Placed() && time.Now().Before(deadline); attempt++ {
-		for quiet := windows.UntilQuiet(); quiet > 0; quiet = windows.UntilQuiet() {
-			if time.Now().Add(quiet).After(deadline) {
-				return nil
-			}
-			if err := sleepFor(ctx, quiet); err != nil {
-				return err
-			}
+		if err := wait.PollUntilContextTimeout(ctx, samplerMarkerPoll, time.Until(deadline), true, quiet); err != nil {
+			// Never quiet for a tick before the deadline, or ctx ended.
+			return ctx.Err()
 		}
 		if err := mark(ctx, fmt.Sprintf("window%d", attempt)); err != nil {
 			return fmt.Errorf("logging a marker to open a window of CloudNativePG's sampler: %w", err)
 		}
-		placed := func(context.Context) (bool, error) { return windows.Placed(), nil }
 		// Not placed in time: the marker was sampled away, or another record passed in
 		// the tick before it. The next attempt waits for a quiet tick again.
 		_ = wait.PollUntilContextTimeout(ctx, samplerMarkerPoll, samplerMarkerWait, true, placed)
@@ -259,18 +256,6 @@ func openSamplerWindow(ctx context.Context, windows *records.SamplerWindows, mar
 		}
 	}
 	return nil
-}
-
-// sleepFor waits for d unless ctx ends first.
-func sleepFor(ctx context.Context, d time.Duration) error {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
-	}
 }
 
 // readCloser reads through a reader that wraps the stream it closes.
