@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -51,6 +52,11 @@ type containerLogRun struct {
 	*bench.StreamDestination
 	// inNewestFile counts the run's records in the newest container log file.
 	inNewestFile func(ctx context.Context) (int64, error)
+	// newestFileBegan tells when the newest container log file began: its first line's
+	// time, or the zero time when it is empty.
+	newestFileBegan func(ctx context.Context) (time.Time, error)
+	// opened is when the stream was opened, before the run began.
+	opened time.Time
 	// sampler rebuilds CloudNativePG's sampler windows of the run's csvlog records, each
 	// printed as the same message; nil for the other formats, which it does not sample.
 	sampler *records.SamplerWindows
@@ -110,14 +116,31 @@ func (r containerLogRun) count(
 	switch {
 	case inNewest > streamed:
 		count.Delivered, reason = inNewest, streamSkippedUnverified
-	case inNewest == streamed:
+	case inNewest == streamed && streamed > 0:
 		return count, false, nil
+	case inNewest == streamed:
+		// Neither the stream nor the newest file holds a record of the run: a stream that
+		// stalled at a rotation before the run's first record, if the newest file began
+		// after the stream opened.
+		if rotated, err := r.rotatedSinceOpened(ctx); err != nil || !rotated {
+			return count, false, err
+		}
 	}
 	if shortfall := want.Records - count.Delivered; shortfall > 0 {
 		count.Unverified = shortfall
 		count.UnverifiedReason = fmt.Sprintf(reason, shortfall)
 	}
 	return count, true, nil
+}
+
+// rotatedSinceOpened tells whether the newest container log file began after the stream
+// was opened, or is empty: the kubelet rotated the log since.
+func (r containerLogRun) rotatedSinceOpened(ctx context.Context) (bool, error) {
+	began, err := r.newestFileBegan(ctx)
+	if err != nil {
+		return false, fmt.Errorf("reading when the newest container log file began: %w", err)
+	}
+	return began.IsZero() || began.After(r.opened), nil
 }
 
 // checkSampler compares a csvlog run with CloudNativePG's sampler; nil for the other
@@ -163,7 +186,8 @@ func newContainerLogRun(
 	if err != nil {
 		return containerLogRun{}, func() {}, err
 	}
-	since := metav1.NewTime(time.Now().Add(-time.Second))
+	opened := time.Now()
+	since := metav1.NewTime(opened.Add(-time.Second))
 	logOf := func(follow bool) *corev1.PodLogOptions {
 		return &corev1.PodLogOptions{Container: "postgres", Follow: follow, SinceTime: &since}
 	}
@@ -183,7 +207,16 @@ func newContainerLogRun(
 		}
 		return counter.Count(), nil
 	}
-	run := containerLogRun{inNewestFile: inNewestFile}
+	newestFileBegan := func(ctx context.Context) (time.Time, error) {
+		head := int64(newestFileHead)
+		first, err := client.CoreV1().Pods(namespace).GetLogs(pod.Name,
+			&corev1.PodLogOptions{Container: "postgres", Timestamps: true, LimitBytes: &head}).DoRaw(ctx)
+		if err != nil {
+			return time.Time{}, err
+		}
+		return firstLineTime(first)
+	}
+	run := containerLogRun{inNewestFile: inNewestFile, newestFileBegan: newestFileBegan, opened: opened}
 	var counted io.Reader = stream
 	closeLog := func() { stream.Close() }
 	var mark bench.LogMarker
@@ -256,6 +289,24 @@ func openSamplerWindow(ctx context.Context, windows *records.SamplerWindows, mar
 		}
 	}
 	return nil
+}
+
+// newestFileHead is how much of the newest container log file is read for its first
+// line's time.
+const newestFileHead = 4096
+
+// firstLineTime reads the time the kubelet puts before a log's first line (PodLogOptions'
+// Timestamps); the zero time for an empty log.
+func firstLineTime(log []byte) (time.Time, error) {
+	if len(log) == 0 {
+		return time.Time{}, nil
+	}
+	stamp, _, _ := bytes.Cut(log, []byte(" "))
+	began, err := time.Parse(time.RFC3339Nano, string(stamp))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("the container log's first line has no time: %w", err)
+	}
+	return began, nil
 }
 
 // readCloser reads through a reader that wraps the stream it closes.

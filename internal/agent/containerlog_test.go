@@ -31,6 +31,8 @@ func TestContainerLogAccount(t *testing.T) {
 		name                string
 		delivered, inNewest int64
 		sampled             bool
+		// rotatedSinceOpened: the newest file began after the stream opened.
+		rotatedSinceOpened bool
 		// wantDelivered is the row's delivered count when not the stream's.
 		wantDelivered  int64
 		wantDropped    int64
@@ -54,9 +56,15 @@ func TestContainerLogAccount(t *testing.T) {
 			wantDelivered: 700, wantUnverified: 300},
 		{name: "csvlog records the stream skipped, all in the newest file", delivered: 50, inNewest: 1000,
 			sampled: true, wantDelivered: 1000, wantVerdict: v1alpha1.SamplerUnknown},
+		{name: "a stream stalled at a rotation before the run's first record", rotatedSinceOpened: true,
+			wantUnverified: 1000},
+		{name: "no record of the run anywhere, and no rotation", wantDropped: 1000, wantReason: containerLogShortfall},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run := *containerLogHolding(t, tag, tc.delivered, tc.inNewest, tc.sampled)
+			if tc.rotatedSinceOpened {
+				run.newestFileBegan = func(context.Context) (time.Time, error) { return run.opened.Add(time.Second), nil }
+			}
 			got, err := run.Account(context.Background(), records.Expectation{Records: 1000}, tc.delivered)
 			if err != nil {
 				t.Fatal(err)
@@ -86,6 +94,26 @@ func samplerVerdictOf(r v1alpha1.Records) v1alpha1.SamplerVerdict {
 		return ""
 	}
 	return r.Sampler.Verdict
+}
+
+// TestFirstLineTime: the kubelet's time before the newest log file's first line tells
+// when the file began; an empty file began after any run.
+func TestFirstLineTime(t *testing.T) {
+	for _, tc := range []struct {
+		log     string
+		want    time.Time
+		wantErr bool
+	}{
+		{log: "2026-11-29T16:16:07.310878969Z {\"level\":\"info\"}\n2026-11-29T16:16:08Z x\n",
+			want: time.Date(2026, 11, 29, 16, 16, 7, 310878969, time.UTC)},
+		{log: ""},
+		{log: "{\"level\":\"info\"}\n", wantErr: true},
+	} {
+		got, err := firstLineTime([]byte(tc.log))
+		if (err != nil) != tc.wantErr || !got.Equal(tc.want) {
+			t.Errorf("firstLineTime(%q) = %v, %v; want %v, error %t", tc.log, got, err, tc.want, tc.wantErr)
+		}
+	}
 }
 
 // TestContainerLogSamplerOnlyForStdout: a Stdout csvlog row is judged against

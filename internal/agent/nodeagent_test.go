@@ -55,10 +55,14 @@ func containerLogHolding(t *testing.T, tag string, n, inNewest int64, sampled bo
 		time.Sleep(time.Millisecond)
 		count, _ = stream.Delivered(context.Background())
 	}
+	opened := time.Now()
 	return &containerLogRun{
 		StreamDestination: stream,
 		inNewestFile:      func(context.Context) (int64, error) { return inNewest, nil },
-		sampler:           sampler,
+		// The newest file began before the stream opened: no rotation since.
+		newestFileBegan: func(context.Context) (time.Time, error) { return opened.Add(-time.Minute), nil },
+		opened:          opened,
+		sampler:         sampler,
 	}
 }
 
