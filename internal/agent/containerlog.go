@@ -189,7 +189,7 @@ func newContainerLogRun(
 	opened := time.Now()
 	since := metav1.NewTime(opened.Add(-time.Second))
 	logOf := func(follow bool) *corev1.PodLogOptions {
-		return &corev1.PodLogOptions{Container: "postgres", Follow: follow, SinceTime: &since}
+		return &corev1.PodLogOptions{Container: postgresContainer, Follow: follow, SinceTime: &since}
 	}
 	stream, err := client.CoreV1().Pods(namespace).GetLogs(pod.Name, logOf(true)).Stream(ctx)
 	if err != nil {
@@ -210,7 +210,7 @@ func newContainerLogRun(
 	newestFileBegan := func(ctx context.Context) (time.Time, error) {
 		head := int64(newestFileHead)
 		first, err := client.CoreV1().Pods(namespace).GetLogs(pod.Name,
-			&corev1.PodLogOptions{Container: "postgres", Timestamps: true, LimitBytes: &head}).DoRaw(ctx)
+			&corev1.PodLogOptions{Container: postgresContainer, Timestamps: true, LimitBytes: &head}).DoRaw(ctx)
 		if err != nil {
 			return time.Time{}, err
 		}

@@ -155,13 +155,6 @@ func TestContainerLogSamplerOnlyForStdout(t *testing.T) {
 // windows can tell; another session's survivor logged within the tick but reaching the
 // stream late spoils that attempt, and the next one is made after a quiet tick again.
 func TestOpenSamplerWindow(t *testing.T) {
-	survivorAt := func(windows *records.SamplerWindows, at time.Time, application string) {
-		_, _ = fmt.Fprintf(windows, `{"level":"info","ts":%q,"logger":"postgres","msg":"record",`+
-			`"record":{"application_name":%q}}`+"\n", at.UTC().Format(time.RFC3339Nano), application)
-	}
-	survivor := func(windows *records.SamplerWindows, application string) {
-		survivorAt(windows, time.Now(), application)
-	}
 	for _, tc := range []struct {
 		name string
 		// late is another session's survivor, logged this long before the first marker,
@@ -177,7 +170,7 @@ func TestOpenSamplerWindow(t *testing.T) {
 			opened := time.Now()
 			windows := records.NewSamplerWindows("lb_tag", opened.Add(-time.Second))
 			for back := 900 * time.Millisecond; back >= 0; back -= 300 * time.Millisecond {
-				survivorAt(windows, opened.Add(-back), "lb_warmup_tag")
+				logSurvivor(windows, opened.Add(-back), "lb_warmup_tag")
 			}
 			if windows.Placed() {
 				t.Fatal("a window start told inside the warm-up")
@@ -186,9 +179,9 @@ func TestOpenSamplerWindow(t *testing.T) {
 			mark := func(_ context.Context, id string) error {
 				marks = append(marks, time.Now())
 				if len(marks) == 1 && tc.late > 0 {
-					survivorAt(windows, marks[0].Add(-tc.late), "other")
+					logSurvivor(windows, marks[0].Add(-tc.late), "other")
 				}
-				survivor(windows, "")
+				logSurvivor(windows, time.Now(), "")
 				return nil
 			}
 			started := time.Now()
@@ -213,12 +206,8 @@ func TestOpenSamplerWindow(t *testing.T) {
 func TestOpenSamplerWindowGivesUp(t *testing.T) {
 	opened := time.Now()
 	windows := records.NewSamplerWindows("lb_tag", opened.Add(-time.Second))
-	other := func(at time.Time) {
-		_, _ = fmt.Fprintf(windows, `{"ts":%q,"msg":"record","record":{"application_name":"other"}}`+"\n",
-			at.UTC().Format(time.RFC3339Nano))
-	}
 	for back := 800 * time.Millisecond; back >= 0; back -= 200 * time.Millisecond {
-		other(opened.Add(-back))
+		logSurvivor(windows, opened.Add(-back), "other")
 	}
 	ctx := t.Context()
 	go func() {
@@ -229,7 +218,7 @@ func TestOpenSamplerWindowGivesUp(t *testing.T) {
 			case <-ctx.Done():
 				return
 			case at := <-ticker.C:
-				other(at)
+				logSurvivor(windows, at, "other")
 			}
 		}
 	}()
@@ -245,4 +234,11 @@ func TestOpenSamplerWindowGivesUp(t *testing.T) {
 	if marked > 0 || windows.Placed() {
 		t.Errorf("%d markers logged, window start told %t, on a server never quiet for a tick", marked, windows.Placed())
 	}
+}
+
+// logSurvivor writes to windows the line CloudNativePG prints for a record of
+// application that passed its sampler at at.
+func logSurvivor(windows *records.SamplerWindows, at time.Time, application string) {
+	_, _ = fmt.Fprintf(windows, `{"level":"info","ts":%q,"logger":"postgres","msg":"record",`+
+		`"record":{"application_name":%q}}`+"\n", at.UTC().Format(time.RFC3339Nano), application)
 }

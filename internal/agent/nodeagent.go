@@ -64,8 +64,8 @@ type nodeAgentRun struct {
 }
 
 // newNodeAgentRun starts counting a run tagged tag of the cluster's primary in the node
-// agent's Loki and, unless skipped, in its container log, whose sampler's windows a
-// session connect opens has start (openSamplerWindow).
+// agent's Loki and, unless skipped, in its container log; connect opens the session whose
+// marker starts a window of CloudNativePG's sampler the stream sees (openSamplerWindow).
 func newNodeAgentRun(
 	ctx context.Context, req Request, client kubernetes.Interface, format records.Format, tag string,
 	connect func(context.Context) (*pgx.Conn, error),
