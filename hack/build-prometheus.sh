@@ -27,7 +27,7 @@ build_in_module() {
     [ -x "${out}/${target%%=*}-v${version}" ] || missing+=("$target")
   done
   if ((${#missing[@]})); then
-    go_module_init "$work" "$module" "${packages[@]}"
+    go_module_init --tags "$tags" "$work" "$module" "${packages[@]}"
     for target in "${missing[@]}"; do
       log "building ${target#*=} ${version} (first time takes several minutes)"
       go_build ${tags:+-tags "$tags"} -X "github.com/prometheus/common/version.Version=${version}" \

@@ -34,17 +34,20 @@ go_mod_copy() {
     }' "$gomod" | xargs go mod edit
 }
 
-# go_module_init [--edit FUNCTION [--stamp TEXT]] DIR MODULE@VERSION [PACKAGE...] makes
-# DIR a throwaway module that requires MODULE at VERSION and imports each PACKAGE
-# (tools.go), so that the module's own go.mod rules the dependencies: go mod tidy then
-# resolves them. FUNCTION, run in DIR after go mod init with MODULE@VERSION, adds what
-# the main module must say for the build to resolve (replace and exclude directives,
-# which apply only there, or another module's requirements). TEXT names what FUNCTION
-# reads besides MODULE@VERSION (a version, a file's checksum). A module made already is
-# kept unless it lacks one of the PACKAGEs or was made with another TEXT. Without
-# PACKAGE, DIR's own Go files say what to import, and the module is made again each time.
+# go_module_init [--edit FUNCTION [--stamp TEXT]] [--tags TAGS] DIR MODULE@VERSION
+# [PACKAGE...] makes DIR a throwaway module that requires MODULE at VERSION and imports
+# each PACKAGE (tools.go), so that the module's own go.mod rules the dependencies. FUNCTION,
+# run in DIR after go mod init with MODULE@VERSION, adds what the main module must say for
+# the build to resolve (replace and exclude directives, which apply only there, or another
+# module's requirements). TEXT names what FUNCTION reads besides MODULE@VERSION (a
+# version, a file's checksum). The dependencies are resolved for this platform's build
+# with TAGS only, as go_build will build: go mod tidy would resolve them for every
+# platform and tag, which for Loki fetches a third more modules and takes about twice
+# as long (docs/development.md). A module made already is kept unless it lacks one of
+# the PACKAGEs or was made with another TEXT or TAGS. Without PACKAGE, DIR's own Go files
+# say what to import, and the module is made again each time.
 go_module_init() {
-  local edit='' stamp=''
+  local edit='' stamp='' tags=''
   if [ "$1" = --edit ]; then
     edit=$2
     shift 2
@@ -53,11 +56,16 @@ go_module_init() {
     stamp=$2
     shift 2
   fi
+  if [ "$1" = --tags ]; then
+    tags=$2
+    shift 2
+  fi
   local dir=$1 module=$2
   shift 2
   local imports package
   imports=$(
     [ -z "$stamp" ] || printf '// Made with %s.\n' "$stamp"
+    [ -z "$tags" ] || printf '// Resolved for the build tags %s.\n' "$tags"
     printf 'package tools\n\nimport (\n'
     for package in "$@"; do printf '\t_ "%s"\n' "$package"; done
     printf ')\n'
@@ -73,7 +81,7 @@ go_module_init() {
     [ -z "$edit" ] || "$edit" "$module"
     go mod edit -require "$module"
     [ $# -eq 0 ] || printf '%s\n' "$imports" >tools.go
-    go mod tidy >/dev/null
+    go list -mod=mod -deps ${tags:+-tags "$tags"} "${@:-./...}" >/dev/null
   )
 }
 
