@@ -268,6 +268,12 @@ func TestCheckSamplerVerdicts(t *testing.T) {
 			windows: tenSeconds(6_365, 0), verdict: v1alpha1.SamplerNotSampled},
 		{name: "nothing lost", want: Expectation{Records: 900}, delivered: 900,
 			windows: tenSeconds(90, 0), verdict: v1alpha1.SamplerNoLoss},
+		{name: "bounds above what the server wrote", want: Expectation{Records: 1_900}, delivered: 1_010,
+			windows: tenSeconds(101, 0), verdict: v1alpha1.SamplerUnknown, message: "misread its windows"},
+		{name: "bounds above an estimate's most", want: Expectation{Records: 1_500, Max: 1_900, Estimate: true},
+			delivered: 1_010, windows: tenSeconds(101, 0), verdict: v1alpha1.SamplerUnknown, message: "the 1900 the server wrote"},
+		{name: "no most to exceed", want: Expectation{Records: 1_500, Estimate: true, Unpredictable: true},
+			delivered: 1_010, windows: tenSeconds(101, 0), verdict: v1alpha1.SamplerMatches},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := CheckSampler(tc.want, tc.delivered, SamplerLog{Windows: tc.windows})
@@ -279,9 +285,10 @@ func TestCheckSamplerVerdicts(t *testing.T) {
 }
 
 // TestJudgeSamplerOnMeasuredRows: rows of the e2e suite on the local cluster
-// (CloudNativePG 1.30.0) whose windows' bounds came out just above the
-// records written, judged NotSampled though they kept 5% and 3% of them. A sampled run
-// cannot let more through than 100 a window and one in a hundred of the rest.
+// (CloudNativePG 1.30.0) whose windows, counted from a start the stream did not see,
+// bounded more records than were written: once judged NotSampled though they kept 5% and
+// 3% of them (a sampled run cannot let more through than 100 a window and one in a
+// hundred of the rest), then MatchesSampler on impossible bounds.
 func TestJudgeSamplerOnMeasuredRows(t *testing.T) {
 	for _, tc := range []struct {
 		name                 string
@@ -289,8 +296,9 @@ func TestJudgeSamplerOnMeasuredRows(t *testing.T) {
 		least, most, windows int64
 		verdict              v1alpha1.SamplerVerdict
 	}{
-		{"default level, 1 client", 25_148, 1_235, 25_292, 26_282, 11, v1alpha1.SamplerMatches},
-		{"pgaudit, 1 client", 22_086, 714, 23_187, 23_781, 6, v1alpha1.SamplerMatches},
+		{"default level, 1 client", 25_148, 1_235, 25_292, 26_282, 11, v1alpha1.SamplerUnknown},
+		{"pgaudit, 1 client", 22_086, 714, 23_187, 23_781, 6, v1alpha1.SamplerUnknown},
+		{"default level, bounds that hold", 25_148, 1_235, 25_092, 26_082, 11, v1alpha1.SamplerMatches},
 		{"debug level, 1 client", 21_972, 21_972, 2_197_200, 2_198_199, 11, v1alpha1.SamplerNotSampled},
 	} {
 		check := v1alpha1.SamplerCheck{ReceivedMin: tc.least, ReceivedMax: tc.most, Windows: int32(tc.windows)}
