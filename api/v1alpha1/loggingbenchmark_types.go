@@ -1334,7 +1334,9 @@ const (
 	// instance manager did not sample them (a log level below info, or a fixed release).
 	SamplerNotSampled SamplerVerdict = "NotSampled"
 	// SamplerUnknown: logbench did not see every record that reached the container log
-	// (a rotation under its stream), so the sampler's windows cannot be told.
+	// (a rotation under its stream), or saw the run's records pass before it could tell
+	// where a window starts, or the windows as read bound more records than the server
+	// wrote: the sampler's windows cannot be told.
 	SamplerUnknown SamplerVerdict = "Unknown"
 )
 
