@@ -325,7 +325,8 @@ func JudgeSampler(check v1alpha1.SamplerCheck, want Expectation, delivered int64
 		// would clear any loss.
 		check.Verdict = v1alpha1.SamplerUnknown
 		check.Message = fmt.Sprintf("CloudNativePG's log sampler (%s) cannot have received more of the run's records "+
-			"than the %d the server wrote, yet %s: logbench misread its windows, and how many it dropped cannot be told",
+			"than the server can have written (%d), yet %s: logbench misread its windows, and how many it dropped "+
+			"cannot be told",
 			SamplerIssue, want.Upper(), through)
 	case want.Records <= check.ReceivedMax:
 		check.Verdict = v1alpha1.SamplerMatches
