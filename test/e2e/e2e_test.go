@@ -575,6 +575,12 @@ func expectSamplerVerdict(row benchv1alpha1.Result) {
 			"%s: every record was read, yet: %s", what, sampler.Message)
 		Expect(sampler.Windows).To(BeNumerically(">", 0), "%s: the sampler's windows were rebuilt", what)
 	}
+	// Checked here too, apart from the product's own check: the sampler cannot have
+	// received more of the run's records than the server wrote.
+	if sampler.Verdict == benchv1alpha1.SamplerMatches && !row.Records.ExpectedIsEstimate {
+		Expect(sampler.ReceivedMin).To(BeNumerically("<=", row.Records.Expected),
+			"%s: the sampler's windows bound more records than were written", what)
+	}
 }
 
 // createForThisSpec creates the benchmark and deletes it when the spec ends.
