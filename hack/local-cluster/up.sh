@@ -304,7 +304,8 @@ podLogsDir: ${CLUSTER_DIR}/pod-logs
 resolvConf: ${CLUSTER_DIR}/resolv.conf
 imageGCHighThresholdPercent: 100
 # containerLogMaxSize stays at the kubelet's default 10Mi, which users keep: the e2e suite
-# checks that the agent counts a Stdout destination's records across its rotations.
+# checks that the agent counts a Stdout destination's records across its rotations (when
+# its runs write more than that, which depends on the node's speed).
 evictionHard:
   nodefs.available: "1%"
   imagefs.available: "1%"
