@@ -280,6 +280,8 @@ var _ = Describe("logbench", Ordered, func() {
 			debug.Spec.Postgres.InstanceManagerLogLevel = "debug"
 			debug.Spec.Baseline.Enabled = false
 			debug.Spec.Destinations = []benchv1alpha1.Destination{{Name: "stdout", Type: benchv1alpha1.DestinationStdout}}
+			// One client count: its row stands beside the default level's.
+			debug.Spec.Workload.Clients = []int32{1}
 			createForThisSpec(ctx, debug)
 			DeferCleanup(func() {
 				if CurrentSpecReport().Failed() {

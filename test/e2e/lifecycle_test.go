@@ -77,6 +77,12 @@ var _ = Describe("lifecycle", Label("lifecycle"), func() {
 	It("runs a benchmark deleted and applied again at once from one file to Complete; deleting it leaves nothing",
 		func(ctx SpecContext) {
 			reapplied := newBenchmark("reapply")
+			// A file destination and a Stdout one beside the baseline: fewer clusters to
+			// start twice than the suite's benchmark has.
+			reapplied.Spec.Destinations = []benchv1alpha1.Destination{
+				{Name: "csvlog", Type: benchv1alpha1.DestinationCSVLog},
+				{Name: "stdout", Type: benchv1alpha1.DestinationStdout},
+			}
 			reapplied.Spec.Workload.Clients = []int32{1}
 			reapplied.Spec.Workload.Duration = metav1.Duration{Duration: 5 * time.Second}
 			file := writeManifest(reapplied)
