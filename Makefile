@@ -188,16 +188,15 @@ endef
 
 # make ci is what CI runs, and the only place that says what runs beside what, for a
 # machine of two cores: first the tests, checks and lint beside the build of the e2e
-# stack, the local cluster's bring-up (both mostly compile, and take about as long cold)
-# and the two specs that replace the operator, which run alone on the cluster and mostly
-# wait; then the e2e suite's two lanes, which keep both cores busy. The cluster comes
+# stack and the local cluster's bring-up (both mostly compile, and take about as long
+# cold), then the e2e suite, whose two lanes keep both cores busy. The cluster comes
 # down at the end, whatever failed. The local cluster needs root. Its kubelets evict pods
 # when the disk runs low: the free space at the start and the end tells that apart.
 .PHONY: ci
-ci: ## Run everything CI runs: make test, check and lint beside make e2e-up and e2e-serial, then make e2e-local-lanes.
+ci: ## Run everything CI runs: make test, check and lint beside make e2e-up, then make e2e-suite.
 	@mkdir -p $(LOCALBIN); start=$$(date +%s); status=0; \
 	echo "make ci: free disk at the start: $$(df -h --output=avail . | tail -1)"; \
-	{ $(call side-by-side,test check lint,e2e-up e2e-serial) && $(MAKE) --no-print-directory e2e-local-lanes; } || status=$$?; \
+	{ $(call side-by-side,test check lint,e2e-up) && $(MAKE) --no-print-directory e2e-suite; } || status=$$?; \
 	echo "make ci: free disk before the cluster comes down: $$(df -h --output=avail . | tail -1)"; \
 	$(MAKE) --no-print-directory local-cluster-down; \
 	echo "make ci: exit $$status after $$(( $$(date +%s) - start ))s"; exit $$status
@@ -425,7 +424,7 @@ e2e-local: ## Run the e2e suite's specs E2E_LABEL_FILTER selects on the running 
 # one the commit below (bump it when the chart or the status changes shape).
 UPGRADE_FROM ?= $(shell git describe --tags --match 'v[0-9]*' --abbrev=0 2>/dev/null || echo a99c411f93a1a5bc748b653938928214a8f529fd)
 
-# The upgrade spec replaces the operator that every other spec uses: it runs alone, before
+# The upgrade spec replaces the operator that every other spec uses: it runs alone, after
 # them, on the running local cluster.
 .PHONY: e2e-upgrade
 e2e-upgrade: helm ## Upgrade the local cluster's logbench from UPGRADE_FROM to this tree while a benchmark runs (the upgrade spec).
@@ -435,7 +434,7 @@ e2e-upgrade: helm ## Upgrade the local cluster's logbench from UPGRADE_FROM to t
 		$(MAKE) --no-print-directory e2e-local E2E_LABEL_FILTER=upgrade
 
 # The install-path spec removes the operator every other spec uses and installs it as
-# docs/installation.md says, then puts the suite's back: it runs alone, before them.
+# docs/installation.md says, then puts the suite's back: it runs alone, last.
 .PHONY: e2e-install-path
 e2e-install-path: helm ## Walk docs/installation.md's install path on the running local cluster (the install-path spec).
 	$(MAKE) --no-print-directory e2e-local E2E_LABEL_FILTER=install-path
@@ -444,11 +443,8 @@ e2e-install-path: helm ## Walk docs/installation.md's install path on the runnin
 e2e-up: loki otelcol prometheus-stack ## Build Loki, the collector and the Prometheus stack, then bring the local cluster up with them on two nodes.
 	LOCAL_CLUSTER_NODES=2 $(MAKE) --no-print-directory local-cluster-up
 
-.PHONY: e2e-serial
-e2e-serial: e2e-upgrade e2e-install-path ## Run the specs that replace the operator, the upgrade spec and the install path, one after the other on the running local cluster.
-
 .PHONY: e2e-suite
-e2e-suite: e2e-serial e2e-local-lanes ## Run the upgrade spec and the install path, then the shipping tests and the e2e suite, on the running local cluster.
+e2e-suite: e2e-local-lanes e2e-upgrade e2e-install-path ## Run the shipping tests, the e2e suite, the upgrade spec and the install path on the running local cluster.
 
 .PHONY: e2e
 e2e: ## Bring the local cluster up, run the shipping tests, the e2e suite and the upgrade spec, take the cluster down.

@@ -66,7 +66,7 @@ var localVariants = map[string]localVariant{
 }
 
 // The install-path spec removes the suite's operator and installs it again as
-// docs/installation.md says, so it runs alone, before the other specs (make e2e-serial);
+// docs/installation.md says, so it runs alone, after every other spec (make e2e-suite);
 // the other make targets leave it out by its label. It restores the suite's operator
 // when it ends.
 var _ = Describe("install path", Label("install-path"), Serial, func() {
