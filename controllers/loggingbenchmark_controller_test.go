@@ -190,7 +190,7 @@ var _ = Describe("LoggingBenchmark reconciler", func() {
 			}
 			return names
 		}
-		Eventually(runnerNames).Should(Equal([]string{builders.RunnerName("happy", "baseline")}))
+		Eventually(runnerNames, timeout).Should(Equal([]string{builders.RunnerName("happy", "baseline")}))
 		Consistently(func(g Gomega) {
 			benchmark := &v1alpha1.LoggingBenchmark{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "happy"}, benchmark)).To(Succeed())
