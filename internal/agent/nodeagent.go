@@ -121,7 +121,11 @@ func (r *nodeAgentRun) Account(
 	}
 	stages.Duplicates = shipping.StoredDuplicates(want, stages, shipping.OutputCounters{}, refused)
 	stages.LostAt = stages.LosingStage(want.Exact())
-	stageReasons, err := r.stageReasons(ctx, want, stages)
+	var sampler *v1alpha1.SamplerCheck
+	if r.containerLog != nil {
+		sampler = r.containerLog.checkSampler(want, *stages.ContainerLog, streamMissed)
+	}
+	stageReasons, err := r.stageReasons(ctx, stages, sampler)
 	if err != nil {
 		return v1alpha1.Records{}, err
 	}
@@ -130,9 +134,7 @@ func (r *nodeAgentRun) Account(
 	if stages.Unverified > 0 {
 		accounted.UnverifiedReason = unverifiedContainerLog(stages, unverifiedReason)
 	}
-	if r.containerLog != nil {
-		accounted.Sampler = r.containerLog.checkSampler(want, *stages.ContainerLog, streamMissed)
-	}
+	accounted.Sampler = sampler
 	return accounted, nil
 }
 
@@ -149,19 +151,19 @@ func unverifiedContainerLog(stages v1alpha1.RecordStages, containerLogReason str
 }
 
 // stageReasons explain the losing stage of a Stdout destination counted in the container
-// log and in its node agent's Loki: the container log's own shortfall (the sampler's, or
-// unexplained), or the records it held that Loki does not, with the kubelet's rotations
-// the agent had to keep up with.
+// log and in its node agent's Loki: the container log's own shortfall (the sampler
+// check's message, or unexplained), or the records it held that Loki does not, with the
+// kubelet's rotations the agent had to keep up with.
 func (r *nodeAgentRun) stageReasons(
-	ctx context.Context, want records.Expectation, stages v1alpha1.RecordStages,
+	ctx context.Context, stages v1alpha1.RecordStages, sampler *v1alpha1.SamplerCheck,
 ) ([]string, error) {
 	if r.containerLog == nil {
 		return nil, nil
 	}
 	inLog := *stages.ContainerLog
 	switch {
-	case stages.LostAt == containerLogStage && r.containerLog.sampler != nil:
-		return []string{records.CheckSampler(want, inLog, r.containerLog.sampler.Log()).Message}, nil
+	case stages.LostAt == containerLogStage && sampler != nil:
+		return []string{sampler.Message}, nil
 	case stages.LostAt == containerLogStage:
 		return []string{containerLogShortfall}, nil
 	case stages.LostAt == "":

@@ -81,6 +81,8 @@ func TestNodeAgentRunNamesTheLosingStage(t *testing.T) {
 		lostAt, reason   string
 		unverified       int64
 		unverifiedReason string
+		// samplerVerdict is the sampler check's verdict, when told.
+		samplerVerdict v1alpha1.SamplerVerdict
 	}{
 		"every record stored": {inLog: 1000, inNewest: 1000, stored: 1000},
 		"loki refused records": {inLog: 1000, inNewest: 1000, stored: 700, refused: 450, lostAt: "stored",
@@ -102,7 +104,10 @@ func TestNodeAgentRunNamesTheLosingStage(t *testing.T) {
 				"run's records than the newest log file holds"},
 		"csvlog records sampled on their way to the container log": {inLog: 109, inNewest: 109, stored: 109,
 			sampled: true, lostAt: "containerLog", reason: "the loss matches CloudNativePG's log sampler " +
-				"(cloudnative-pg issue #10815"},
+				"(cloudnative-pg issue #10815", samplerVerdict: v1alpha1.SamplerMatches},
+		"csvlog records sampled, and a rotation under the stream": {inLog: 109, inNewest: 10, stored: 109,
+			sampled: true, lostAt: "stored", reason: unverifiedStageUnknown, unverified: 891,
+			unverifiedReason: "891 records not read by logbench", samplerVerdict: v1alpha1.SamplerUnknown},
 		"container log skipped": {skipLog: true, stored: 800, refused: 200, lostAt: "stored",
 			reason: "loki refused pushes of 200 samples, retries included (rate_limited 200)"},
 	} {
@@ -143,6 +148,11 @@ func TestNodeAgentRunNamesTheLosingStage(t *testing.T) {
 			}
 			if tc.sampled != (got.Sampler != nil) {
 				t.Errorf("sampler check %+v, want one: %t", got.Sampler, tc.sampled)
+			}
+			if got.Sampler != nil && (tc.samplerVerdict != "" && got.Sampler.Verdict != tc.samplerVerdict ||
+				got.Stages.LostAt == "containerLog" && got.DropReason != got.Sampler.Message) {
+				t.Errorf("sampler check %+v, want verdict %q saying the drop reason %q",
+					got.Sampler, tc.samplerVerdict, got.DropReason)
 			}
 			if got.Stages.LostAt == "containerLog" && got.Stages.UnverifiedAt == "containerLog" {
 				t.Errorf("the kubelet is blamed for records logbench could not read: %+v", got.Stages)
